@@ -1,0 +1,114 @@
+// CPU strided copy/convert and fill on the StridedLoop; CUDA transfers forwarded to ops/cuda.
+#include "core/copy.h"
+
+#include <cmath>
+#include <cstring>
+#include <limits>
+#include <type_traits>
+
+#include "core/strided_loop.h"
+
+namespace qgrad {
+
+#ifdef QGRAD_WITH_CUDA
+void cuda_copy_into(const Tensor& src, const Tensor& dst);  // core/copy_cuda.cu
+void cuda_fill(const Tensor& dst, double value);            // core/copy_cuda.cu
+void cuda_copy_between_devices(const Tensor& src, const Tensor& dst);
+#endif
+
+namespace {
+
+// Float -> int conversions clamp first (out-of-range casts are undefined behaviour) and map NaN
+// to 0; the ranges of the int types are exact in double.
+template <typename To, typename From>
+To convert(From v) {
+  if constexpr (std::is_integral_v<To> && std::is_floating_point_v<From>) {
+    if (std::isnan(v)) return 0;
+    const double lo = static_cast<double>(std::numeric_limits<To>::lowest());
+    const double hi = static_cast<double>(std::numeric_limits<To>::max());
+    double d = static_cast<double>(v);
+    if (d <= lo) return std::numeric_limits<To>::lowest();
+    if (d >= hi) return std::numeric_limits<To>::max();
+    return static_cast<To>(d);
+  } else {
+    return static_cast<To>(v);
+  }
+}
+
+template <typename To, typename From>
+void copy_typed(const Tensor& src, const Tensor& dst) {
+  const From* s = static_cast<const From*>(src.raw_data());
+  To* d = static_cast<To*>(dst.raw_data());
+  if (src.is_contiguous() && dst.is_contiguous()) {
+    const std::int64_t n = src.numel();
+    if constexpr (std::is_same_v<To, From>) {
+      parallel_for(n, kParallelGrain, [&](std::int64_t b, std::int64_t e) {
+        std::memcpy(d + b, s + b, static_cast<std::size_t>(e - b) * sizeof(To));
+      });
+    } else {
+      parallel_for(n, kParallelGrain, [&](std::int64_t b, std::int64_t e) {
+        for (std::int64_t i = b; i < e; ++i) d[i] = convert<To>(s[i]);
+      });
+    }
+    return;
+  }
+  StridedLoop<2> loop(dst.shape(), {dst.strides(), src.strides()}, {0, 0});
+  loop.run([&](const std::array<std::int64_t, 2>& off, std::int64_t n,
+               const std::array<std::int64_t, 2>& st) {
+    To* dp = d + off[0];
+    const From* sp = s + off[1];
+    if (st[0] == 1 && st[1] == 1) {
+      for (std::int64_t i = 0; i < n; ++i) dp[i] = convert<To>(sp[i]);
+    } else {
+      for (std::int64_t i = 0; i < n; ++i) dp[i * st[0]] = convert<To>(sp[i * st[1]]);
+    }
+  });
+}
+
+}  // namespace
+
+void copy_into(const Tensor& src, const Tensor& dst) {
+  QGRAD_CHECK(src.shape() == dst.shape(), ShapeError, "copy: source shape ", src.shape(),
+              " differs from destination shape ", dst.shape());
+  check_same_device("copy", src, dst);
+  if (dst.numel() == 0) return;
+#ifdef QGRAD_WITH_CUDA
+  if (dst.device().is_cuda()) return cuda_copy_into(src, dst);
+#endif
+  QGRAD_DISPATCH_ALL(dst.dtype(), "copy", [&] {
+    using To = scalar_t;
+    QGRAD_DISPATCH_ALL(src.dtype(), "copy", [&] { copy_typed<To, scalar_t>(src, dst); });
+  });
+}
+
+void fill_tensor(const Tensor& dst, double value) {
+  if (dst.numel() == 0) return;
+#ifdef QGRAD_WITH_CUDA
+  if (dst.device().is_cuda()) return cuda_fill(dst, value);
+#endif
+  QGRAD_DISPATCH_ALL(dst.dtype(), "fill_", [&] {
+    const scalar_t v = convert<scalar_t>(value);
+    scalar_t* d = static_cast<scalar_t*>(dst.raw_data());
+    StridedLoop<1> loop(dst.shape(), {dst.strides()}, {0});
+    loop.run([&](const std::array<std::int64_t, 1>& off, std::int64_t n,
+                 const std::array<std::int64_t, 1>& st) {
+      scalar_t* p = d + off[0];
+      if (st[0] == 1) {
+        for (std::int64_t i = 0; i < n; ++i) p[i] = v;
+      } else {
+        for (std::int64_t i = 0; i < n; ++i) p[i * st[0]] = v;
+      }
+    });
+  });
+}
+
+void copy_between_devices(const Tensor& src, const Tensor& dst) {
+#ifdef QGRAD_WITH_CUDA
+  cuda_copy_between_devices(src, dst);
+#else
+  throw DeviceError("to: cannot copy from " + src.device().str() + " to " + dst.device().str() +
+                    ": this build of qgrad has no CUDA support");
+#endif
+}
+
+}  // namespace qgrad

@@ -1,0 +1,37 @@
+// Device: where a tensor's bytes live (CPU, or a CUDA device by index). Part of every Tensor.
+#pragma once
+
+#include <ostream>
+#include <string>
+
+namespace qgrad {
+
+enum class DeviceType { CPU, CUDA };
+
+struct Device {
+  DeviceType type = DeviceType::CPU;
+  int index = 0;
+
+  constexpr Device() = default;
+  constexpr Device(DeviceType t, int i = 0) : type(t), index(i) {}  // NOLINT: implicit by design
+  // Parses "cpu", "cuda", "cuda:1".
+  static Device parse(const std::string& s);
+
+  bool is_cpu() const { return type == DeviceType::CPU; }
+  bool is_cuda() const { return type == DeviceType::CUDA; }
+  std::string str() const;
+  friend bool operator==(const Device& a, const Device& b) {
+    return a.type == b.type && (a.type == DeviceType::CPU || a.index == b.index);
+  }
+  friend bool operator!=(const Device& a, const Device& b) { return !(a == b); }
+  friend std::ostream& operator<<(std::ostream& os, const Device& d) { return os << d.str(); }
+};
+
+inline constexpr Device kCPU{DeviceType::CPU, 0};
+inline constexpr Device kCUDA{DeviceType::CUDA, 0};
+
+// True when this build has CUDA support and at least one device is visible.
+bool cuda_is_available();
+int cuda_device_count();
+
+}  // namespace qgrad

@@ -1,0 +1,207 @@
+// Tensor creation functions. Random draws use the Philox generator counter-wise, so results do
+// not depend on thread count; Box-Muller turns pairs of uniforms into normals.
+#include "core/factory.h"
+
+#include <cmath>
+
+#include "core/copy.h"
+#include "core/strided_loop.h"
+
+namespace qgrad {
+
+namespace {
+
+Tensor finish(Tensor t, const TensorOptions& opts) {
+  if (opts.requires_grad_) t.set_requires_grad(true);
+  return t;
+}
+
+// Fills a new CPU tensor of `dtype` with f(i) for each element, then moves it to opts.device.
+template <typename F>
+Tensor generate(const Shape& shape, DType dtype, const TensorOptions& opts, F&& f) {
+  Tensor t = empty(shape, TensorOptions().dtype(dtype));
+  QGRAD_DISPATCH_ALL(dtype, "generate", [&] {
+    scalar_t* p = t.data_ptr<scalar_t>();
+    parallel_for(t.numel(), kParallelGrain, [&](std::int64_t b, std::int64_t e) {
+      for (std::int64_t i = b; i < e; ++i) p[i] = static_cast<scalar_t>(f(i));
+    });
+  });
+  if (!opts.device_.is_cpu()) t = t.to(opts.device_);
+  return finish(t, opts);
+}
+
+}  // namespace
+
+Tensor empty(const Shape& shape, TensorOptions opts) {
+  for (auto s : shape)
+    QGRAD_CHECK(s >= 0, ShapeError, "empty: negative dimension in shape ", shape);
+  const DType dt = opts.dtype_or(kFloat32);
+  auto storage = std::make_shared<Storage>(
+      static_cast<std::size_t>(numel_of(shape)) * dtype_size(dt), opts.device_);
+  Tensor t(
+      std::make_shared<TensorImpl>(std::move(storage), 0, shape, contiguous_strides(shape), dt));
+  return finish(t, opts);
+}
+
+Tensor full(const Shape& shape, double value, TensorOptions opts) {
+  bool rg = opts.requires_grad_;
+  Tensor t = empty(shape, opts.requires_grad(false));
+  fill_tensor(t, value);
+  if (rg) t.set_requires_grad(true);
+  return t;
+}
+Tensor zeros(const Shape& shape, TensorOptions opts) {
+  return full(shape, 0.0, opts);
+}
+Tensor ones(const Shape& shape, TensorOptions opts) {
+  return full(shape, 1.0, opts);
+}
+Tensor scalar_tensor(double value, TensorOptions opts) {
+  return full({}, value, opts);
+}
+
+static TensorOptions like(const Tensor& t) {
+  return TensorOptions().dtype(t.dtype()).device(t.device());
+}
+Tensor empty_like(const Tensor& t) {
+  return empty(t.shape(), like(t));
+}
+Tensor zeros_like(const Tensor& t) {
+  return zeros(t.shape(), like(t));
+}
+Tensor ones_like(const Tensor& t) {
+  return ones(t.shape(), like(t));
+}
+Tensor full_like(const Tensor& t, double value) {
+  return full(t.shape(), value, like(t));
+}
+
+Tensor arange(double end, TensorOptions opts) {
+  return arange(0.0, end, 1.0, opts);
+}
+
+Tensor arange(double start, double end, double step, TensorOptions opts) {
+  QGRAD_CHECK(step != 0 && std::isfinite(step) && std::isfinite(start) && std::isfinite(end),
+              ValueError,
+              "arange: expected finite start/end and a non-zero step, got start=", start,
+              " end=", end, " step=", step);
+  QGRAD_CHECK((end - start) / step >= 0, ValueError, "arange: step ", step,
+              " has the wrong sign for start=", start, " end=", end);
+  const auto n = static_cast<std::int64_t>(std::ceil((end - start) / step));
+  return generate({n}, opts.dtype_or(kInt64), opts,
+                  [&](std::int64_t i) { return start + static_cast<double>(i) * step; });
+}
+
+template <typename T>
+Tensor from_vector(const std::vector<T>& data, const Shape& shape, TensorOptions opts) {
+  Shape sh = shape.empty() ? Shape{static_cast<std::int64_t>(data.size())} : shape;
+  QGRAD_CHECK(numel_of(sh) == static_cast<std::int64_t>(data.size()), ShapeError,
+              "from_vector: shape ", sh, " needs ", numel_of(sh), " values, got ", data.size());
+  Tensor t = empty(sh, TensorOptions().dtype(dtype_v<T>));
+  std::copy(data.begin(), data.end(), t.data_ptr<T>());
+  const DType target = opts.dtype_or(dtype_v<T>);
+  if (target != t.dtype()) t = t.to(target);
+  if (!opts.device_.is_cpu()) t = t.to(opts.device_);
+  return finish(t, opts);
+}
+template Tensor from_vector<float>(const std::vector<float>&, const Shape&, TensorOptions);
+template Tensor from_vector<double>(const std::vector<double>&, const Shape&, TensorOptions);
+template Tensor from_vector<std::int8_t>(const std::vector<std::int8_t>&, const Shape&,
+                                         TensorOptions);
+template Tensor from_vector<std::uint8_t>(const std::vector<std::uint8_t>&, const Shape&,
+                                          TensorOptions);
+template Tensor from_vector<std::int32_t>(const std::vector<std::int32_t>&, const Shape&,
+                                          TensorOptions);
+template Tensor from_vector<std::int64_t>(const std::vector<std::int64_t>&, const Shape&,
+                                          TensorOptions);
+
+Tensor tensor(std::initializer_list<double> values, TensorOptions opts) {
+  if (!opts.dtype_) opts.dtype(kFloat32);
+  return from_vector(std::vector<double>(values), {}, opts);
+}
+
+Tensor uniform(const Shape& shape, double low, double high, Generator& gen, TensorOptions opts) {
+  QGRAD_CHECK(low <= high, ValueError, "uniform: expected low <= high, got ", low, " and ", high);
+  const DType dt = opts.dtype_or(kFloat32);
+  QGRAD_CHECK(is_floating(dt), DTypeError, "uniform: expected a floating dtype, got ",
+              dtype_name(dt));
+  const std::uint64_t n = static_cast<std::uint64_t>(numel_of(shape));
+  if (dt == kFloat32) {
+    const std::uint64_t first = gen.reserve(n);
+    return generate(shape, dt, opts, [&](std::int64_t i) {
+      auto b = gen.block(first + static_cast<std::uint64_t>(i) / 4);
+      float u = uint_to_unit_float(b[i % 4]);
+      return static_cast<float>(low + (high - low) * static_cast<double>(u));
+    });
+  }
+  const std::uint64_t first = gen.reserve(2 * n);
+  return generate(shape, dt, opts, [&](std::int64_t i) {
+    auto b = gen.block(first + static_cast<std::uint64_t>(i) / 2);
+    int k = static_cast<int>(i % 2) * 2;
+    return low + (high - low) * uint_to_unit_double(b[k], b[k + 1]);
+  });
+}
+
+Tensor rand(const Shape& shape, Generator& gen, TensorOptions opts) {
+  return uniform(shape, 0.0, 1.0, gen, opts);
+}
+
+Tensor normal(const Shape& shape, double mean, double std, Generator& gen, TensorOptions opts) {
+  QGRAD_CHECK(std >= 0, ValueError, "normal: expected std >= 0, got ", std);
+  const DType dt = opts.dtype_or(kFloat32);
+  QGRAD_CHECK(is_floating(dt), DTypeError, "normal: expected a floating dtype, got ",
+              dtype_name(dt));
+  // Each element uses one whole block: two 53-bit uniforms for Box-Muller.
+  const std::uint64_t n = static_cast<std::uint64_t>(numel_of(shape));
+  const std::uint64_t first = gen.reserve(4 * n);
+  return generate(shape, dt, opts, [&](std::int64_t i) {
+    auto b = gen.block(first + static_cast<std::uint64_t>(i));
+    double u1 = 1.0 - uint_to_unit_double(b[0], b[1]);  // (0, 1]: log is finite
+    double u2 = uint_to_unit_double(b[2], b[3]);
+    double z = std::sqrt(-2.0 * std::log(u1)) * std::cos(2.0 * M_PI * u2);
+    return mean + std * z;
+  });
+}
+
+Tensor randn(const Shape& shape, Generator& gen, TensorOptions opts) {
+  return normal(shape, 0.0, 1.0, gen, opts);
+}
+
+Tensor randint(std::int64_t low, std::int64_t high, const Shape& shape, Generator& gen,
+               TensorOptions opts) {
+  QGRAD_CHECK(low < high, ValueError, "randint: expected low < high, got ", low, " and ", high);
+  const auto range = static_cast<std::uint64_t>(high - low);
+  const std::uint64_t n = static_cast<std::uint64_t>(numel_of(shape));
+  const std::uint64_t first = gen.reserve(2 * n);
+  return generate(shape, opts.dtype_or(kInt64), opts, [&](std::int64_t i) {
+    auto b = gen.block(first + static_cast<std::uint64_t>(i) / 2);
+    int k = static_cast<int>(i % 2) * 2;
+    std::uint64_t v = (static_cast<std::uint64_t>(b[k]) << 32) | b[k + 1];
+    return static_cast<double>(low + static_cast<std::int64_t>(v % range));
+  });
+}
+
+Tensor bernoulli(const Shape& shape, double p, Generator& gen, TensorOptions opts) {
+  QGRAD_CHECK(p >= 0 && p <= 1, ValueError, "bernoulli: expected 0 <= p <= 1, got ", p);
+  const std::uint64_t n = static_cast<std::uint64_t>(numel_of(shape));
+  const std::uint64_t first = gen.reserve(2 * n);
+  return generate(shape, opts.dtype_or(kFloat32), opts, [&](std::int64_t i) {
+    auto b = gen.block(first + static_cast<std::uint64_t>(i) / 2);
+    int k = static_cast<int>(i % 2) * 2;
+    return uint_to_unit_double(b[k], b[k + 1]) < p ? 1.0 : 0.0;
+  });
+}
+
+Tensor randperm(std::int64_t n, Generator& gen) {
+  QGRAD_CHECK(n >= 0, ValueError, "randperm: expected n >= 0, got ", n);
+  Tensor t = arange(static_cast<double>(n));
+  std::int64_t* p = t.data_ptr<std::int64_t>();
+  // Fisher-Yates with 64-bit draws.
+  for (std::int64_t i = n - 1; i > 0; --i) {
+    std::uint64_t v = (static_cast<std::uint64_t>(gen.next_u32()) << 32) | gen.next_u32();
+    std::swap(p[i], p[static_cast<std::int64_t>(v % static_cast<std::uint64_t>(i + 1))]);
+  }
+  return t;
+}
+
+}  // namespace qgrad

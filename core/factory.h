@@ -1,0 +1,82 @@
+// Tensor creation: TensorOptions (dtype, device, requires_grad with chainable setters, as in
+// libtorch), constant fills, ranges, construction from host data, and random tensors drawn
+// from an explicit Generator.
+#pragma once
+
+#include <initializer_list>
+#include <optional>
+#include <vector>
+
+#include "core/generator.h"
+#include "core/tensor.h"
+
+namespace qgrad {
+
+struct TensorOptions {
+  std::optional<DType> dtype_;  // unset: float32, or the element type for from_vector
+  Device device_ = kCPU;
+  bool requires_grad_ = false;
+
+  TensorOptions& dtype(DType d) {
+    dtype_ = d;
+    return *this;
+  }
+  TensorOptions& device(Device d) {
+    device_ = d;
+    return *this;
+  }
+  TensorOptions& requires_grad(bool r = true) {
+    requires_grad_ = r;
+    return *this;
+  }
+  DType dtype_or(DType fallback) const { return dtype_.value_or(fallback); }
+};
+
+Tensor empty(const Shape& shape, TensorOptions opts = {});
+Tensor zeros(const Shape& shape, TensorOptions opts = {});
+Tensor ones(const Shape& shape, TensorOptions opts = {});
+Tensor full(const Shape& shape, double value, TensorOptions opts = {});
+Tensor scalar_tensor(double value, TensorOptions opts = {});  // 0-d
+Tensor empty_like(const Tensor& t);
+Tensor zeros_like(const Tensor& t);
+Tensor ones_like(const Tensor& t);
+Tensor full_like(const Tensor& t, double value);
+
+// [0, end) and [start, end) with step, like torch.arange (default dtype int64 for arange(n)).
+Tensor arange(double end, TensorOptions opts = TensorOptions().dtype(DType::Int64));
+Tensor arange(double start, double end, double step = 1.0,
+              TensorOptions opts = TensorOptions().dtype(DType::Int64));
+
+// From host values (converted to opts.dtype, which defaults to T's dtype). Shape {} or empty means
+// 1-D of data.size().
+template <typename T>
+Tensor from_vector(const std::vector<T>& data, const Shape& shape = {}, TensorOptions opts = {});
+// tensor({1, 2, 3}) -> float32 1-D.
+Tensor tensor(std::initializer_list<double> values, TensorOptions opts = {});
+
+// Random tensors; each call advances `gen`.
+Tensor rand(const Shape& shape, Generator& gen, TensorOptions opts = {});   // U[0, 1)
+Tensor randn(const Shape& shape, Generator& gen, TensorOptions opts = {});  // N(0, 1)
+Tensor uniform(const Shape& shape, double low, double high, Generator& gen,
+               TensorOptions opts = {});
+Tensor normal(const Shape& shape, double mean, double std, Generator& gen, TensorOptions opts = {});
+// Integers in [low, high), default int64.
+Tensor randint(std::int64_t low, std::int64_t high, const Shape& shape, Generator& gen,
+               TensorOptions opts = TensorOptions().dtype(DType::Int64));
+// 1 with probability p, else 0.
+Tensor bernoulli(const Shape& shape, double p, Generator& gen, TensorOptions opts = {});
+// A random permutation of [0, n) (int64).
+Tensor randperm(std::int64_t n, Generator& gen);
+
+extern template Tensor from_vector<float>(const std::vector<float>&, const Shape&, TensorOptions);
+extern template Tensor from_vector<double>(const std::vector<double>&, const Shape&, TensorOptions);
+extern template Tensor from_vector<std::int8_t>(const std::vector<std::int8_t>&, const Shape&,
+                                                TensorOptions);
+extern template Tensor from_vector<std::uint8_t>(const std::vector<std::uint8_t>&, const Shape&,
+                                                 TensorOptions);
+extern template Tensor from_vector<std::int32_t>(const std::vector<std::int32_t>&, const Shape&,
+                                                 TensorOptions);
+extern template Tensor from_vector<std::int64_t>(const std::vector<std::int64_t>&, const Shape&,
+                                                 TensorOptions);
+
+}  // namespace qgrad

@@ -1,0 +1,89 @@
+// Broadcasting binary ops (differentiable where it makes sense): arithmetic, pow, maximum and
+// minimum, comparisons (uint8 results, 1 for true) and the C++ operators.
+#pragma once
+
+#include "core/tensor.h"
+
+namespace qgrad {
+
+enum class BinaryOp { Add, Sub, Mul, Div, Pow, Maximum, Minimum, Eq, Ne, Lt, Le, Gt, Ge };
+const char* binary_op_name(BinaryOp op);
+
+Tensor add(const Tensor& a, const Tensor& b);
+Tensor sub(const Tensor& a, const Tensor& b);
+Tensor mul(const Tensor& a, const Tensor& b);
+Tensor div(const Tensor& a, const Tensor& b);
+Tensor pow(const Tensor& a, const Tensor& b);
+Tensor maximum(const Tensor& a, const Tensor& b);  // elementwise max; ties split the gradient
+Tensor minimum(const Tensor& a, const Tensor& b);
+Tensor eq(const Tensor& a, const Tensor& b);
+Tensor ne(const Tensor& a, const Tensor& b);
+Tensor lt(const Tensor& a, const Tensor& b);
+Tensor le(const Tensor& a, const Tensor& b);
+Tensor gt(const Tensor& a, const Tensor& b);
+Tensor ge(const Tensor& a, const Tensor& b);
+
+// Scalar forms: the scalar takes the tensor's dtype (float32 for an int tensor and a
+// non-integral scalar), as in PyTorch.
+Tensor add(const Tensor& a, double b);
+Tensor sub(const Tensor& a, double b);
+Tensor sub(double a, const Tensor& b);
+Tensor mul(const Tensor& a, double b);
+Tensor div(const Tensor& a, double b);
+Tensor div(double a, const Tensor& b);
+Tensor pow(const Tensor& a, double exponent);
+Tensor maximum(const Tensor& a, double b);
+Tensor minimum(const Tensor& a, double b);
+Tensor eq(const Tensor& a, double b);
+Tensor ne(const Tensor& a, double b);
+Tensor lt(const Tensor& a, double b);
+Tensor le(const Tensor& a, double b);
+Tensor gt(const Tensor& a, double b);
+Tensor ge(const Tensor& a, double b);
+
+// The 0-d tensor a scalar becomes when combined with `like`.
+Tensor scalar_like(double v, const Tensor& like);
+
+// The raw kernel entry (no autograd): out = a op b for tensors of out's shape (a, b may be
+// broadcast views). Used by ops that need a plain elementwise result.
+void binary_kernel(BinaryOp op, const Tensor& a, const Tensor& b, const Tensor& out);
+
+inline Tensor operator+(const Tensor& a, const Tensor& b) {
+  return add(a, b);
+}
+inline Tensor operator-(const Tensor& a, const Tensor& b) {
+  return sub(a, b);
+}
+inline Tensor operator*(const Tensor& a, const Tensor& b) {
+  return mul(a, b);
+}
+inline Tensor operator/(const Tensor& a, const Tensor& b) {
+  return div(a, b);
+}
+inline Tensor operator+(const Tensor& a, double b) {
+  return add(a, b);
+}
+inline Tensor operator-(const Tensor& a, double b) {
+  return sub(a, b);
+}
+inline Tensor operator*(const Tensor& a, double b) {
+  return mul(a, b);
+}
+inline Tensor operator/(const Tensor& a, double b) {
+  return div(a, b);
+}
+inline Tensor operator+(double a, const Tensor& b) {
+  return add(b, a);
+}
+inline Tensor operator-(double a, const Tensor& b) {
+  return sub(a, b);
+}
+inline Tensor operator*(double a, const Tensor& b) {
+  return mul(b, a);
+}
+inline Tensor operator/(double a, const Tensor& b) {
+  return div(a, b);
+}
+Tensor operator-(const Tensor& a);
+
+}  // namespace qgrad

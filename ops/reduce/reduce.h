@@ -1,0 +1,33 @@
+// Reductions over any set of axes with keepdim, all differentiable: sum, mean, var (with
+// Bessel's correction), max/min along a dim (values and indices), amax/amin (gradient shared
+// among ties, as PyTorch), argmax/argmin; and sum_to_shape for broadcast gradients.
+#pragma once
+
+#include <optional>
+#include <utility>
+
+#include "core/tensor.h"
+
+namespace qgrad {
+
+// dims empty = all dims.
+Tensor sum(const Tensor& x, const Shape& dims = {}, bool keepdim = false);
+Tensor mean(const Tensor& x, const Shape& dims = {}, bool keepdim = false);
+// correction 1 = unbiased (torch.var default), 0 = population variance.
+Tensor var(const Tensor& x, const Shape& dims = {}, std::int64_t correction = 1,
+           bool keepdim = false);
+Tensor amax(const Tensor& x, const Shape& dims = {}, bool keepdim = false);
+Tensor amin(const Tensor& x, const Shape& dims = {}, bool keepdim = false);
+// Max/min over one dim: (values, int64 indices of the first extreme element).
+std::pair<Tensor, Tensor> max(const Tensor& x, std::int64_t dim, bool keepdim = false);
+std::pair<Tensor, Tensor> min(const Tensor& x, std::int64_t dim, bool keepdim = false);
+// Over all elements when dim is empty (index into the flattened tensor).
+Tensor argmax(const Tensor& x, std::optional<std::int64_t> dim = std::nullopt,
+              bool keepdim = false);
+Tensor argmin(const Tensor& x, std::optional<std::int64_t> dim = std::nullopt,
+              bool keepdim = false);
+
+// Sums `grad` over the dims that broadcasting added or expanded, giving `shape`.
+Tensor sum_to_shape(const Tensor& grad, const Shape& shape);
+
+}  // namespace qgrad

@@ -1,0 +1,83 @@
+// where and logical ops: broadcasting, dtype handling, and where's backward rule (the gradient
+// goes to `a` where cond holds and to `b` elsewhere).
+#include "ops/where/where.h"
+
+#include "core/autograd/function.h"
+#include "core/factory.h"
+#include "ops/binary/binary.h"
+#include "ops/device_check.h"
+#include "ops/reduce/reduce.h"
+#include "ops/where/where_cpu.h"
+
+namespace qgrad {
+
+namespace {
+Tensor as_mask(const Tensor& t) {
+  if (t.dtype() == kUInt8) return t;
+  return ne(t, 0.0);
+}
+}  // namespace
+
+Tensor where(const Tensor& cond, const Tensor& a, const Tensor& b) {
+  require_defined("where", "condition", cond);
+  require_defined("where", "input", a);
+  require_defined("where", "other", b);
+  check_same_device("where", cond, a);
+  check_same_device("where", a, b);
+  require_cpu("where", a);
+  const Shape shape =
+      broadcast_shapes(broadcast_shapes(cond.shape(), a.shape(), "where"), b.shape(), "where");
+  const DType dt = promote_types(a.dtype(), b.dtype());
+  Tensor out = empty(shape, TensorOptions().dtype(dt).device(a.device()));
+  {
+    NoGradGuard ng;
+    Tensor c = as_mask(cond).expand(shape);
+    Tensor ca = (a.dtype() == dt ? a : a.to(dt)).expand(shape);
+    Tensor cb = (b.dtype() == dt ? b : b.to(dt)).expand(shape);
+    if (out.numel() > 0) where_cpu(c, ca, cb, out);
+  }
+  if (needs_grad({a, b})) {
+    SavedTensor sc(as_mask(cond));
+    Shape sa = a.shape(), sb = b.shape();
+    record("WhereBackward", {a, b}, {&out}, [=](const TensorList& g) {
+      Tensor c = sc.get();
+      Tensor z = zeros_like(g[0]);
+      return TensorList{sum_to_shape(where(c, g[0], z), sa), sum_to_shape(where(c, z, g[0]), sb)};
+    });
+  }
+  return out;
+}
+
+Tensor where(const Tensor& cond, const Tensor& a, double b) {
+  return where(cond, a, scalar_like(b, a));
+}
+Tensor where(const Tensor& cond, double a, const Tensor& b) {
+  return where(cond, scalar_like(a, b), b);
+}
+
+namespace {
+Tensor logical(int op, const Tensor& a, const Tensor& b) {
+  const char* name = op == 0 ? "logical_and" : op == 1 ? "logical_or" : "logical_not";
+  require_defined(name, "input", a);
+  require_defined(name, "other", b);
+  check_same_device(name, a, b);
+  require_cpu(name, a);
+  const Shape shape = broadcast_shapes(a.shape(), b.shape(), name);
+  Tensor out = empty(shape, TensorOptions().dtype(kUInt8).device(a.device()));
+  NoGradGuard ng;
+  if (out.numel() > 0) logical_cpu(op, as_mask(a).expand(shape), as_mask(b).expand(shape), out);
+  return out;
+}
+}  // namespace
+
+Tensor logical_and(const Tensor& a, const Tensor& b) {
+  return logical(0, a, b);
+}
+Tensor logical_or(const Tensor& a, const Tensor& b) {
+  return logical(1, a, b);
+}
+Tensor logical_not(const Tensor& a) {
+  return logical(2, a, a);
+}
+
+}  // namespace qgrad
