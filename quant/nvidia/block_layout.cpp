@@ -12,8 +12,8 @@ BlockLayout make_block_layout(const Shape& shape, const Shape& block) {
   Shape d, b;
   for (std::size_t k = 0; k < shape.size(); ++k) {
     const std::int64_t dk = shape[k];
-    const std::int64_t bk = (block[k] <= 0 || block[k] >= dk) ? std::max<std::int64_t>(dk, 1)
-                                                                 : block[k];
+    const std::int64_t bk =
+        (block[k] <= 0 || block[k] >= dk) ? std::max<std::int64_t>(dk, 1) : block[k];
     L.grid_shape.push_back(dk == 0 ? 0 : (dk + bk - 1) / bk);
     if (dk == 1) continue;
     // Axis k+1 joins axis k when it is a single block (its blocks then tile axis k's blocks

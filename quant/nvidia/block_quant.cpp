@@ -135,9 +135,9 @@ BlockPlan make_plan(const char* op, const Tensor& x, const BlockQuantSpec& spec,
 
   // Second-level layout over the grid.
   const Shape& G = p.layout.grid_shape;
-  const Shape block2 =
-      bs.scale_block_sizes.empty() ? Shape(G.size(), 0)
-                                   : per_axis_blocks(op, G, bs.scale_block_sizes, 1);
+  const Shape block2 = bs.scale_block_sizes.empty()
+                           ? Shape(G.size(), 0)
+                           : per_axis_blocks(op, G, bs.scale_block_sizes, 1);
   const BlockLayout L2 = make_block_layout(G, block2);
 
   if (mx) {
@@ -235,8 +235,8 @@ void BlockSizes::validate(const char* op) const {
   QGRAD_CHECK(!axes.empty(), ValueError, op, ": block_sizes needs at least one axis: block size");
   std::set<std::int64_t> seen;
   for (const auto& [axis, size] : axes) {
-    QGRAD_CHECK(size > 0, ValueError, op, ": block size for axis ", axis,
-                " must be positive, got ", size);
+    QGRAD_CHECK(size > 0, ValueError, op, ": block size for axis ", axis, " must be positive, got ",
+                size);
     QGRAD_CHECK(seen.insert(axis).second, ValueError, op, ": block_sizes lists axis ", axis,
                 " twice");
   }
@@ -254,8 +254,8 @@ void BlockSizes::validate(const char* op) const {
   for (const auto& [axis, size] : scale_block_sizes) {
     QGRAD_CHECK(size > 0, ValueError, op, ": scale block size for axis ", axis,
                 " must be positive, got ", size);
-    QGRAD_CHECK(seen2.insert(axis).second, ValueError, op, ": scale_block_sizes lists axis ",
-                axis, " twice");
+    QGRAD_CHECK(seen2.insert(axis).second, ValueError, op, ": scale_block_sizes lists axis ", axis,
+                " twice");
   }
 }
 

@@ -41,9 +41,9 @@ class NumBits {
       : NumBits(FloatFormat{exponent_bits, mantissa_bits}) {}
 
   bool is_float() const { return is_float_; }
-  int bits() const { return bits_; }                  // integer width (0 for float formats)
-  FloatFormat format() const { return format_; }      // (E,M) (meaningless for integers)
-  std::string str() const;                            // "8" or "(4, 3)"
+  int bits() const { return bits_; }              // integer width (0 for float formats)
+  FloatFormat format() const { return format_; }  // (E,M) (meaningless for integers)
+  std::string str() const;                        // "8" or "(4, 3)"
   bool operator==(const NumBits& o) const;
   bool operator!=(const NumBits& o) const { return !(*this == o); }
 

@@ -68,8 +68,8 @@ IntCall prepare_int(const char* op, const Tensor& x, const Tensor& amax, int num
   return c;
 }
 
-Tensor fake_int(const char* op, const char* node, const Tensor& x, const Tensor& amax,
-                int num_bits, bool is_unsigned, bool narrow_range) {
+Tensor fake_int(const char* op, const char* node, const Tensor& x, const Tensor& amax, int num_bits,
+                bool is_unsigned, bool narrow_range) {
   IntCall c = prepare_int(op, x, amax, num_bits, is_unsigned, narrow_range);
   Tensor out = apply_int_quant(c.xc, c.layout, c.amax, c.range, /*fake=*/true);
   record_clip_ste(node, {x, amax}, out, c.xc, c.layout, c.amax);
@@ -104,14 +104,13 @@ Tensor fake_tensor_quant(const Tensor& x, const Tensor& amax, int num_bits, bool
                   narrow_range);
 }
 
-Tensor legacy_fake_tensor_quant(const Tensor& x, const Tensor& amax, int num_bits,
-                                bool is_unsigned, bool narrow_range) {
+Tensor legacy_fake_tensor_quant(const Tensor& x, const Tensor& amax, int num_bits, bool is_unsigned,
+                                bool narrow_range) {
   return fake_int("legacy_fake_tensor_quant", "LegacyFakeTensorQuantBackward", x, amax, num_bits,
                   is_unsigned, narrow_range);
 }
 
-Tensor fake_affine_tensor_quant(const Tensor& x, double min_range, double max_range,
-                                int num_bits) {
+Tensor fake_affine_tensor_quant(const Tensor& x, double min_range, double max_range, int num_bits) {
   const char* op = "fake_affine_tensor_quant";
   check_input(op, x);
   QGRAD_CHECK(num_bits >= 1 && num_bits <= 24, ValueError, op, ": num_bits ", num_bits,

@@ -267,9 +267,8 @@ void int_quant_cpu(const Tensor& x, const Tensor& out, const BlockLayout& L, con
 
 void fp_scaled_quant_cpu(const Tensor& x, const Tensor& out, const BlockLayout& L, const Tensor& s,
                          const Tensor& d, const MiniFloatSpec& fmt, bool zero_small, bool fake) {
-  QGRAD_DISPATCH_FLOAT(x.dtype(), "fp_scaled_quant_cpu", [&] {
-    fp_scaled_impl<scalar_t>(x, out, L, s, d, fmt, zero_small, fake);
-  });
+  QGRAD_DISPATCH_FLOAT(x.dtype(), "fp_scaled_quant_cpu",
+                       [&] { fp_scaled_impl<scalar_t>(x, out, L, s, d, fmt, zero_small, fake); });
 }
 
 void fp_divmul_quant_cpu(const Tensor& x, const Tensor& out, const BlockLayout& L, const Tensor& s,
@@ -322,9 +321,8 @@ void range_ste_backward_cpu(const Tensor& dy, const Tensor& x, const Tensor& gx,
     const T* pd = ptr<T>(dy);
     const T* px = ptr<T>(x);
     T* po = ptr<T>(gx);
-    map_contiguous<T>(x.numel(), [&](std::int64_t i) {
-      po[i] = (px[i] <= hi && px[i] >= lo) ? pd[i] : T(0);
-    });
+    map_contiguous<T>(x.numel(),
+                      [&](std::int64_t i) { po[i] = (px[i] <= hi && px[i] >= lo) ? pd[i] : T(0); });
   });
 }
 

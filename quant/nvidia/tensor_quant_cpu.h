@@ -18,14 +18,13 @@ void int_quant_cpu(const Tensor& x, const Tensor& out, const BlockLayout& L, con
 
 // Scaled minifloat: q = cast(x * s[g]); out = fake ? q / d[g] : q. With zero_small, inputs with
 // |x| < 2^-24 give +0 (modelopt's ScaledE4M3 zero mask).
-void fp_scaled_quant_cpu(const Tensor& x, const Tensor& out, const BlockLayout& L,
-                         const Tensor& s, const Tensor& d, const MiniFloatSpec& fmt,
-                         bool zero_small, bool fake);
+void fp_scaled_quant_cpu(const Tensor& x, const Tensor& out, const BlockLayout& L, const Tensor& s,
+                         const Tensor& d, const MiniFloatSpec& fmt, bool zero_small, bool fake);
 
 // Divide-then-multiply minifloat (MX and NVFP4): q = cast(x / s[g]); out = fake ? q * s[g] : q.
 // A block with s[g] == 0 gives x * 0 (a signed zero).
-void fp_divmul_quant_cpu(const Tensor& x, const Tensor& out, const BlockLayout& L,
-                         const Tensor& s, const MiniFloatSpec& fmt, bool fake);
+void fp_divmul_quant_cpu(const Tensor& x, const Tensor& out, const BlockLayout& L, const Tensor& s,
+                         const MiniFloatSpec& fmt, bool fake);
 
 // Clipped straight-through estimator: gx = |x| <= amax[g] ? dy : 0 (inclusive; NaN x gives 0).
 void clip_ste_backward_cpu(const Tensor& dy, const Tensor& x, const Tensor& gx,

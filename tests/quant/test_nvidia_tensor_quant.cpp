@@ -163,8 +163,8 @@ TEST_CASE("nvidia fake_tensor_quant: per-channel amax broadcasting", "[quant][nv
   Tensor amax_last = f32({0.1f, 0.4f, 0.0f, 1.0f, 3.0f});
   Tensor y2 = fake_tensor_quant(x, amax_last);
   for (int k = 0; k < 5; ++k) {
-    Tensor yk = fake_tensor_quant(x.select(2, k).contiguous(),
-                                  scalar32(amax_last.to_vector<float>()[k]));
+    Tensor yk =
+        fake_tensor_quant(x.select(2, k).contiguous(), scalar32(amax_last.to_vector<float>()[k]));
     require_bits(y2.select(2, k).contiguous(), yk.to_vector<float>());
   }
   // tensor_quant returns the scale with amax's shape, 1 where amax is zero.
@@ -174,9 +174,9 @@ TEST_CASE("nvidia fake_tensor_quant: per-channel amax broadcasting", "[quant][nv
   (void)q;
   // Non-contiguous input gives the same values as its contiguous copy.
   Tensor xt = randn({5, 6}, gen).t();
-  require_bits(fake_tensor_quant(xt, f32({1, 2, 3, 4, 5, 6}, {6, 1})),
-               fake_tensor_quant(xt.contiguous(), f32({1, 2, 3, 4, 5, 6}, {6, 1}))
-                   .to_vector<float>());
+  require_bits(
+      fake_tensor_quant(xt, f32({1, 2, 3, 4, 5, 6}, {6, 1})),
+      fake_tensor_quant(xt.contiguous(), f32({1, 2, 3, 4, 5, 6}, {6, 1})).to_vector<float>());
 }
 
 TEST_CASE("nvidia fake_tensor_quant: clipped STE mask is inclusive", "[quant][nvidia]") {
