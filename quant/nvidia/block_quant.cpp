@@ -227,8 +227,13 @@ Tensor run_plan(const BlockPlan& p) {
 }  // namespace
 
 bool BlockSizes::operator==(const BlockSizes& o) const {
-  return axes == o.axes && type == o.type && scale_bits == o.scale_bits &&
-         scale_block_sizes == o.scale_block_sizes;
+  // Axis order carries no meaning (JSON objects do not keep it), so compare sorted lists.
+  auto sorted = [](AxisSizes v) {
+    std::sort(v.begin(), v.end());
+    return v;
+  };
+  return sorted(axes) == sorted(o.axes) && type == o.type && scale_bits == o.scale_bits &&
+         sorted(scale_block_sizes) == sorted(o.scale_block_sizes);
 }
 
 void BlockSizes::validate(const char* op) const {

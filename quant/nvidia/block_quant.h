@@ -44,7 +44,7 @@ namespace qgrad::nvidia {
 enum class BlockQuantType { Static, Dynamic };
 
 struct BlockSizes {
-  // (axis, block size) in the order given; axes may be negative.
+  // (axis, block size); axes may be negative; order does not matter (== ignores it).
   std::vector<std::pair<std::int64_t, std::int64_t>> axes;
   BlockQuantType type = BlockQuantType::Static;
   std::optional<NumBits> scale_bits;
