@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "core/factory.h"
+#include "quant/nvidia/block_quant.h"
 #include "quant/nvidia/num_bits.h"
 #include "quant/nvidia/tensor_quant.h"
 
@@ -244,4 +245,33 @@ TEST_CASE("nvidia scaled_e4m3: amax scaling, zero mask, per-channel, STE", "[qua
   REQUIRE_THROWS_AS(scaled_e4m3(x3, scalar_tensor(-1.0f)), ValueError);
   REQUIRE_THROWS_WITH(scaled_e4m3(x3, scalar_tensor(1.0f), 9, 3), Catch::Contains("scaled_e4m3"));
   REQUIRE_THROWS_AS(scaled_e4m3(x3, from_vector<float>({1, 2, 3}, {3})), ShapeError);
+}
+
+TEST_CASE("nvidia minifloat: float64 kernel equals the float32 kernel and the reference",
+          "[quant][nvidia]") {
+  Generator gen(21);
+  Tensor x32 = uniform({5000}, -600.0, 600.0, gen);
+  Tensor x64 = x32.to(kFloat64);
+  for (FloatFormat f : {kE4M3, kE5M2, kE2M1}) {
+    const MiniFloatSpec spec = minifloat_spec(f);
+    const std::vector<double> got = scaled_minifloat_quant(x64, Tensor(), f).to_vector<double>();
+    const std::vector<float> got32 = scaled_minifloat_quant(x32, Tensor(), f).to_vector<float>();
+    const std::vector<double> in = x64.to_vector<double>();
+    for (std::size_t i = 0; i < in.size(); ++i) {
+      INFO(f.str() << " " << in[i]);
+      REQUIRE(got[i] == minifloat_round(in[i], spec));
+      REQUIRE(static_cast<double>(got32[i]) == got[i]);
+    }
+  }
+  // Block quantization runs in float64 too (per block the float64 scaled cast).
+  BlockQuantSpec spec;
+  spec.num_bits = NumBits(4, 3);
+  spec.block_sizes.axes = {{-1, 7}};
+  spec.block_sizes.type = BlockQuantType::Dynamic;
+  Tensor y = block_fake_quant(x64.reshape({50, 100}), spec);
+  CHECK(y.dtype() == kFloat64);
+  Tensor a = block_amax(x64.reshape({50, 100}), spec.block_sizes);
+  Tensor ref = scaled_e4m3(x64.reshape({50, 100}).select(0, 3).narrow(0, 7, 7).contiguous(),
+                           a.select(0, 3).select(0, 1));
+  CHECK(y.select(0, 3).narrow(0, 7, 7).contiguous().to_vector<double>() == ref.to_vector<double>());
 }
