@@ -182,7 +182,19 @@ void fp_divmul_impl(const Tensor& x, const Tensor& out, const BlockLayout& L, co
   for_each_segment(L, [&](std::int64_t off, std::int64_t n, std::int64_t g, std::int64_t step) {
     const T* a = px + off;
     T* o = po + off;
-    for (std::int64_t j = 0; j < n; ++j) o[j] = one(a[j], ps[g + j * step]);
+    if (step != 0) {
+      for (std::int64_t j = 0; j < n; ++j) o[j] = one(a[j], ps[g + j]);
+      return;
+    }
+    // One scale for the segment: branch-free loops the compiler vectorises.
+    const T s = ps[g];
+    if (s == T(0)) {
+      for (std::int64_t j = 0; j < n; ++j) o[j] = a[j] * T(0);
+    } else if (fake) {
+      for (std::int64_t j = 0; j < n; ++j) o[j] = cast(a[j] / s) * s;
+    } else {
+      for (std::int64_t j = 0; j < n; ++j) o[j] = cast(a[j] / s);
+    }
   });
 }
 
