@@ -1,7 +1,8 @@
-// CPU loss kernels. Cross entropy is one pass per position over its C logits: max, then
-// sum(exp(x - max)) (and, with label smoothing, sum(weight * (x - max))) in double, giving the
-// loss and the position's log-sum-exp, which the backward pass reuses to recompute the softmax
-// without storing it. Positions are split across threads; totals are summed afterwards in order.
+// CPU loss kernels. Cross entropy makes short passes per position over its C logits: max, then
+// sum(exp(x - max)) (and, with label smoothing, sum(weight * (x - max))), vectorised with the
+// softmax family's exp and blocked sums (ops/softmax/vec_math.h). They give the loss and the
+// position's log-sum-exp, which the backward pass reuses to recompute the softmax without
+// storing it. Positions are split across threads; totals are summed afterwards in order.
 #include "ops/loss/loss_cpu.h"
 
 #include <algorithm>
@@ -10,6 +11,7 @@
 
 #include "core/strided_loop.h"
 #include "ops/softmax/dim_view.h"
+#include "ops/softmax/vec_math.h"
 
 namespace qgrad {
 
@@ -24,6 +26,43 @@ struct ClassRows {
     return x + n * v.outer_stride + s * v.inner_stride;
   }
 };
+
+// Max m, log(sum(exp(x - m))) and, when `smooth`, sum(w_c * (x_c - m)) of one position's C
+// logits at stride st (compile-time 1 when kUnit).
+template <bool kUnit, typename T>
+void log_sum_exp(const T* x, std::int64_t C, std::int64_t st, const T* w, bool smooth,
+                 double& max_out, double& log_s, double& sw) {
+  const std::int64_t s1 = kUnit ? 1 : st;
+  T m = x[0];
+#pragma omp simd reduction(max : m)
+  for (std::int64_t c = 1; c < C; ++c) m = x[c * s1] > m ? x[c * s1] : m;
+  max_out = static_cast<double>(m);
+  log_s = std::log(blocked_sum<T>(
+      C, [&](std::int64_t c) { return exp_nonpositive(static_cast<T>(x[c * s1] - m)); }));
+  if (!smooth) return;
+  if (w)
+    sw = blocked_sum<T>(C, [&](std::int64_t c) { return w[c] * (x[c * s1] - m); });
+  else
+    sw = blocked_sum<T>(C, [&](std::int64_t c) { return x[c * s1] - m; });
+}
+
+// gr[c] = coef_p * exp(x_c - lse) - coef_w * w_c over one position (gr at pitch `pitch`).
+template <bool kUnit, typename T>
+void softmax_grad_row(const T* x, std::int64_t C, std::int64_t st, std::int64_t pitch, double lse,
+                      T coef_p, T coef_w, const T* w, T* gr) {
+  const std::int64_t s1 = kUnit ? 1 : st, p1 = kUnit ? 1 : pitch;
+  if (w) {
+#pragma omp simd
+    for (std::int64_t c = 0; c < C; ++c)
+      gr[c * p1] = coef_p * exp_nonpositive(static_cast<T>(static_cast<double>(x[c * s1]) - lse)) -
+                   coef_w * w[c];
+  } else {
+#pragma omp simd
+    for (std::int64_t c = 0; c < C; ++c)
+      gr[c * p1] =
+          coef_p * exp_nonpositive(static_cast<T>(static_cast<double>(x[c * s1]) - lse)) - coef_w;
+  }
+}
 
 template <typename T>
 double weight_total(const T* w, std::int64_t C) {
@@ -65,20 +104,11 @@ ClassLossTotals class_loss_typed(const Tensor& input, const Tensor& target, cons
         out[pos] = -wt * static_cast<double>(xr[t * cs]);
         continue;
       }
-      T m = xr[0];
-      for (std::int64_t c = 1; c < C; ++c) m = xr[c * cs] > m ? xr[c * cs] : m;
-      const double md = static_cast<double>(m);
-      double s = 0, sw = 0;
-      if (eps > 0) {
-        for (std::int64_t c = 0; c < C; ++c) {
-          const T v = xr[c * cs];
-          s += static_cast<double>(std::exp(v - m));
-          sw += (w ? static_cast<double>(w[c]) : 1.0) * (static_cast<double>(v) - md);
-        }
-      } else {
-        for (std::int64_t c = 0; c < C; ++c) s += static_cast<double>(std::exp(xr[c * cs] - m));
-      }
-      const double log_s = std::log(s);
+      double log_s = 0, md = 0, sw = 0;
+      if (cs == 1)
+        log_sum_exp<true>(xr, C, 1, w, eps > 0, md, log_s, sw);
+      else
+        log_sum_exp<false>(xr, C, cs, w, eps > 0, md, log_s, sw);
       plse[pos] = md + log_s;
       const double logp_t = (static_cast<double>(xr[t * cs]) - md) - log_s;
       double loss = -(1.0 - eps) * wt * logp_t;
@@ -139,16 +169,16 @@ void class_loss_backward_typed(const Tensor& input, const Tensor& target, const 
       const double l = plse[pos];
       const T coef_p = static_cast<T>(sc * ((1.0 - eps) * wt + eps_c * w_all));
       const T coef_w = static_cast<T>(sc * eps_c);
-      for (std::int64_t c = 0; c < C; ++c) {
-        const T prob = std::exp(static_cast<T>(static_cast<double>(xr[c * cs]) - l));
-        gr[c * S] = coef_p * prob - coef_w * (w ? w[c] : T(1));
-      }
+      if (cs == 1 && S == 1)
+        softmax_grad_row<true>(xr, C, 1, 1, l, coef_p, coef_w, w, gr);
+      else
+        softmax_grad_row<false>(xr, C, cs, S, l, coef_p, coef_w, w, gr);
       gr[t * S] -= static_cast<T>(sc * (1.0 - eps) * wt);
     }
   });
 }
 
-constexpr std::int64_t kSumBlock = 16384;
+constexpr std::int64_t kMseBlock = 16384;
 
 template <typename T>
 double mse_sum_typed(const Tensor& a, const Tensor& b) {
@@ -156,11 +186,11 @@ double mse_sum_typed(const Tensor& a, const Tensor& b) {
   const T* pa = ac.data_ptr<T>();
   const T* pb = bc.data_ptr<T>();
   const std::int64_t n = a.numel();
-  const std::int64_t blocks = (n + kSumBlock - 1) / kSumBlock;
+  const std::int64_t blocks = (n + kMseBlock - 1) / kMseBlock;
   std::vector<double> partial(static_cast<std::size_t>(blocks), 0.0);
   parallel_for(blocks, 2, [&](std::int64_t b0, std::int64_t b1) {
     for (std::int64_t k = b0; k < b1; ++k) {
-      const std::int64_t i0 = k * kSumBlock, i1 = std::min(n, i0 + kSumBlock);
+      const std::int64_t i0 = k * kMseBlock, i1 = std::min(n, i0 + kMseBlock);
       double s[4] = {0, 0, 0, 0};
       std::int64_t i = i0;
       for (; i + 4 <= i1; i += 4)

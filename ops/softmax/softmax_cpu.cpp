@@ -1,9 +1,12 @@
 // CPU softmax / log_softmax. The input is seen as [outer, C, inner] (DimView). When the softmax
 // dim is innermost (inner == 1) each row of C elements is processed in three short passes that
-// stay in cache (max, exp-sum, normalise). Otherwise a tile of up to kTile neighbouring columns
-// is processed at once, so the loops over the tile run along contiguous memory and vectorise.
-// Sums are accumulated in double; log_softmax writes (x - max) - log(sum), which stays exact for
-// huge logits where (x - (max + log(sum))) would round away the log term.
+// stay in cache (max, exp-sum, normalise); rows with unit stride get a separately compiled
+// loop. Otherwise a tile of up to kTile neighbouring columns is processed at once, so the loops
+// over the tile run along contiguous memory. Every loop is an `omp simd` loop with an inlinable
+// exp (vec_math.h), so it vectorises; sums are taken in blocks in the element type and the
+// blocks added in double. log_softmax writes
+// (x - max) - log(sum), which stays exact for huge logits where x - (max + log(sum)) would
+// round the log term away.
 #include "ops/softmax/softmax_cpu.h"
 
 #include <algorithm>
@@ -11,6 +14,7 @@
 
 #include "core/strided_loop.h"
 #include "ops/softmax/dim_view.h"
+#include "ops/softmax/vec_math.h"
 
 namespace qgrad {
 
@@ -18,122 +22,134 @@ namespace {
 
 constexpr std::int64_t kTile = 256;
 
+// Adds per-column partial sums (element type) into the double totals and clears them.
 template <typename T>
-inline T max_of(T a, T b) {
-  return b > a ? b : a;  // keeps a NaN in `a`; a NaN anywhere poisons the sum anyway
+void flush(T* part, double* total, std::int64_t cnt) {
+  for (std::int64_t i = 0; i < cnt; ++i) {
+    total[i] += static_cast<double>(part[i]);
+    part[i] = 0;
+  }
 }
 
 // ---- forward ----
 
-template <typename T>
+// One row of n elements at stride st (compile-time 1 when kUnit). y is contiguous and doubles
+// as scratch for the exponentials.
+template <bool kUnit, typename T>
 void forward_row(const T* x, std::int64_t n, std::int64_t st, T* y, bool log) {
+  const std::int64_t s1 = kUnit ? 1 : st;
   T m = x[0];
-  for (std::int64_t c = 1; c < n; ++c) m = max_of(m, x[c * st]);
-  double s = 0;
+#pragma omp simd reduction(max : m)
+  for (std::int64_t c = 1; c < n; ++c) m = x[c * s1] > m ? x[c * s1] : m;
+  const double s = blocked_sum<T>(n, [&](std::int64_t c) {
+    const T e = exp_nonpositive(static_cast<T>(x[c * s1] - m));
+    y[c] = e;
+    return e;
+  });
   if (log) {
-    for (std::int64_t c = 0; c < n; ++c) s += static_cast<double>(std::exp(x[c * st] - m));
     const T lse = static_cast<T>(std::log(s));
-    for (std::int64_t c = 0; c < n; ++c) y[c] = (x[c * st] - m) - lse;
+#pragma omp simd
+    for (std::int64_t c = 0; c < n; ++c) y[c] = (x[c * s1] - m) - lse;
   } else {
-    for (std::int64_t c = 0; c < n; ++c) {
-      const T e = std::exp(x[c * st] - m);
-      y[c] = e;
-      s += static_cast<double>(e);
-    }
     const T inv = static_cast<T>(1.0 / s);
+#pragma omp simd
     for (std::int64_t c = 0; c < n; ++c) y[c] *= inv;
   }
 }
 
 // Columns [i0, i0 + cnt) of block `o`; y points at out[o, 0, i0] (contiguous, row pitch `inner`).
-template <typename T>
+template <bool kUnit, typename T>
 void forward_tile(const T* xb, const DimView& v, std::int64_t cnt, T* y, bool log) {
-  const std::int64_t C = v.size, cs = v.size_stride, is = v.inner_stride, pitch = v.inner;
-  T mx[kTile];
+  const std::int64_t C = v.size, cs = v.size_stride, is = kUnit ? 1 : v.inner_stride;
+  const std::int64_t pitch = v.inner;
+  T mx[kTile], part[kTile];
   double sm[kTile];
-  for (std::int64_t i = 0; i < cnt; ++i) mx[i] = xb[i * is];
+  for (std::int64_t i = 0; i < cnt; ++i) {
+    mx[i] = xb[i * is];
+    sm[i] = 0;
+    part[i] = 0;
+  }
   for (std::int64_t c = 1; c < C; ++c) {
     const T* xc = xb + c * cs;
-    for (std::int64_t i = 0; i < cnt; ++i) mx[i] = max_of(mx[i], xc[i * is]);
+#pragma omp simd
+    for (std::int64_t i = 0; i < cnt; ++i) mx[i] = xc[i * is] > mx[i] ? xc[i * is] : mx[i];
   }
-  for (std::int64_t i = 0; i < cnt; ++i) sm[i] = 0;
-  if (log) {
-    for (std::int64_t c = 0; c < C; ++c) {
-      const T* xc = xb + c * cs;
-      for (std::int64_t i = 0; i < cnt; ++i)
-        sm[i] += static_cast<double>(std::exp(xc[i * is] - mx[i]));
+  for (std::int64_t c = 0; c < C; ++c) {
+    const T* xc = xb + c * cs;
+    T* yc = y + c * pitch;
+#pragma omp simd
+    for (std::int64_t i = 0; i < cnt; ++i) {
+      const T e = exp_nonpositive(static_cast<T>(xc[i * is] - mx[i]));
+      yc[i] = e;
+      part[i] += e;
     }
-    T lse[kTile];
-    for (std::int64_t i = 0; i < cnt; ++i) lse[i] = static_cast<T>(std::log(sm[i]));
-    for (std::int64_t c = 0; c < C; ++c) {
-      const T* xc = xb + c * cs;
-      T* yc = y + c * pitch;
-      for (std::int64_t i = 0; i < cnt; ++i) yc[i] = (xc[i * is] - mx[i]) - lse[i];
-    }
-  } else {
-    for (std::int64_t c = 0; c < C; ++c) {
-      const T* xc = xb + c * cs;
-      T* yc = y + c * pitch;
-      for (std::int64_t i = 0; i < cnt; ++i) {
-        const T e = std::exp(xc[i * is] - mx[i]);
-        yc[i] = e;
-        sm[i] += static_cast<double>(e);
-      }
-    }
-    T inv[kTile];
-    for (std::int64_t i = 0; i < cnt; ++i) inv[i] = static_cast<T>(1.0 / sm[i]);
-    for (std::int64_t c = 0; c < C; ++c) {
-      T* yc = y + c * pitch;
-      for (std::int64_t i = 0; i < cnt; ++i) yc[i] *= inv[i];
+    if ((c + 1) % kSumBlock == 0 || c + 1 == C) flush(part, sm, cnt);
+  }
+  T f[kTile];  // log(sum) for log_softmax, 1 / sum for softmax
+  for (std::int64_t i = 0; i < cnt; ++i) f[i] = static_cast<T>(log ? std::log(sm[i]) : 1.0 / sm[i]);
+  for (std::int64_t c = 0; c < C; ++c) {
+    const T* xc = xb + c * cs;
+    T* yc = y + c * pitch;
+    if (log) {
+#pragma omp simd
+      for (std::int64_t i = 0; i < cnt; ++i) yc[i] = (xc[i * is] - mx[i]) - f[i];
+    } else {
+#pragma omp simd
+      for (std::int64_t i = 0; i < cnt; ++i) yc[i] *= f[i];
     }
   }
 }
 
 // ---- backward ----
 
-template <typename T>
+template <bool kUnit, typename T>
 void backward_row(const T* g, std::int64_t n, std::int64_t st, const T* y, T* gx, bool log) {
-  double s = 0;
+  const std::int64_t s1 = kUnit ? 1 : st;
   if (log) {
-    for (std::int64_t c = 0; c < n; ++c) s += static_cast<double>(g[c * st]);
-    const T sum = static_cast<T>(s);
-    for (std::int64_t c = 0; c < n; ++c) gx[c] = g[c * st] - std::exp(y[c]) * sum;
+    const T sum = static_cast<T>(blocked_sum<T>(n, [&](std::int64_t c) { return g[c * s1]; }));
+#pragma omp simd
+    for (std::int64_t c = 0; c < n; ++c) gx[c] = g[c * s1] - exp_nonpositive(y[c]) * sum;
   } else {
-    for (std::int64_t c = 0; c < n; ++c) s += static_cast<double>(g[c * st] * y[c]);
-    const T dot = static_cast<T>(s);
-    for (std::int64_t c = 0; c < n; ++c) gx[c] = y[c] * (g[c * st] - dot);
+    const T dot =
+        static_cast<T>(blocked_sum<T>(n, [&](std::int64_t c) { return g[c * s1] * y[c]; }));
+#pragma omp simd
+    for (std::int64_t c = 0; c < n; ++c) gx[c] = y[c] * (g[c * s1] - dot);
   }
 }
 
-template <typename T>
+template <bool kUnit, typename T>
 void backward_tile(const T* gb, const DimView& v, std::int64_t cnt, const T* y, T* gx, bool log) {
-  const std::int64_t C = v.size, cs = v.size_stride, is = v.inner_stride, pitch = v.inner;
+  const std::int64_t C = v.size, cs = v.size_stride, is = kUnit ? 1 : v.inner_stride;
+  const std::int64_t pitch = v.inner;
   double acc[kTile];
-  for (std::int64_t i = 0; i < cnt; ++i) acc[i] = 0;
+  T part[kTile];
+  for (std::int64_t i = 0; i < cnt; ++i) {
+    acc[i] = 0;
+    part[i] = 0;
+  }
+  for (std::int64_t c = 0; c < C; ++c) {
+    const T* gc = gb + c * cs;
+    const T* yc = y + c * pitch;
+    if (log) {
+#pragma omp simd
+      for (std::int64_t i = 0; i < cnt; ++i) part[i] += gc[i * is];
+    } else {
+#pragma omp simd
+      for (std::int64_t i = 0; i < cnt; ++i) part[i] += gc[i * is] * yc[i];
+    }
+    if ((c + 1) % kSumBlock == 0 || c + 1 == C) flush(part, acc, cnt);
+  }
   T s[kTile];
-  if (log) {
-    for (std::int64_t c = 0; c < C; ++c) {
-      const T* gc = gb + c * cs;
-      for (std::int64_t i = 0; i < cnt; ++i) acc[i] += static_cast<double>(gc[i * is]);
-    }
-    for (std::int64_t i = 0; i < cnt; ++i) s[i] = static_cast<T>(acc[i]);
-    for (std::int64_t c = 0; c < C; ++c) {
-      const T* gc = gb + c * cs;
-      const T* yc = y + c * pitch;
-      T* oc = gx + c * pitch;
-      for (std::int64_t i = 0; i < cnt; ++i) oc[i] = gc[i * is] - std::exp(yc[i]) * s[i];
-    }
-  } else {
-    for (std::int64_t c = 0; c < C; ++c) {
-      const T* gc = gb + c * cs;
-      const T* yc = y + c * pitch;
-      for (std::int64_t i = 0; i < cnt; ++i) acc[i] += static_cast<double>(gc[i * is] * yc[i]);
-    }
-    for (std::int64_t i = 0; i < cnt; ++i) s[i] = static_cast<T>(acc[i]);
-    for (std::int64_t c = 0; c < C; ++c) {
-      const T* gc = gb + c * cs;
-      const T* yc = y + c * pitch;
-      T* oc = gx + c * pitch;
+  for (std::int64_t i = 0; i < cnt; ++i) s[i] = static_cast<T>(acc[i]);
+  for (std::int64_t c = 0; c < C; ++c) {
+    const T* gc = gb + c * cs;
+    const T* yc = y + c * pitch;
+    T* oc = gx + c * pitch;
+    if (log) {
+#pragma omp simd
+      for (std::int64_t i = 0; i < cnt; ++i) oc[i] = gc[i * is] - exp_nonpositive(yc[i]) * s[i];
+    } else {
+#pragma omp simd
       for (std::int64_t i = 0; i < cnt; ++i) oc[i] = yc[i] * (gc[i * is] - s[i]);
     }
   }
@@ -166,13 +182,21 @@ void softmax_cpu(const Tensor& x, std::int64_t dim, bool log, const Tensor& out)
     const T* px = static_cast<const T*>(xs.raw_data());
     T* py = out.data_ptr<T>();
     const std::int64_t block = v.size * v.inner;  // elements per outer block of `out`
+    const bool unit = v.inner == 1 ? v.size_stride == 1 : v.inner_stride == 1;
     for_each_job(v, [&](std::int64_t o, std::int64_t i0, std::int64_t cnt) {
       const T* xb = px + o * v.outer_stride + i0 * v.inner_stride;
       T* yb = py + o * block + i0;
-      if (v.inner == 1)
-        forward_row(xb, v.size, v.size_stride, yb, log);
-      else
-        forward_tile(xb, v, cnt, yb, log);
+      if (v.inner == 1) {
+        if (unit)
+          forward_row<true>(xb, v.size, 1, yb, log);
+        else
+          forward_row<false>(xb, v.size, v.size_stride, yb, log);
+      } else {
+        if (unit)
+          forward_tile<true>(xb, v, cnt, yb, log);
+        else
+          forward_tile<false>(xb, v, cnt, yb, log);
+      }
     });
   });
 }
@@ -190,13 +214,21 @@ void softmax_backward_cpu(const Tensor& g, const Tensor& y, std::int64_t dim, bo
     const T* py = y.data_ptr<T>();
     T* po = grad_in.data_ptr<T>();
     const std::int64_t block = v.size * v.inner;
+    const bool unit = v.inner == 1 ? v.size_stride == 1 : v.inner_stride == 1;
     for_each_job(v, [&](std::int64_t o, std::int64_t i0, std::int64_t cnt) {
       const T* gb = pg + o * v.outer_stride + i0 * v.inner_stride;
       const std::int64_t off = o * block + i0;
-      if (v.inner == 1)
-        backward_row(gb, v.size, v.size_stride, py + off, po + off, log);
-      else
-        backward_tile(gb, v, cnt, py + off, po + off, log);
+      if (v.inner == 1) {
+        if (unit)
+          backward_row<true>(gb, v.size, 1, py + off, po + off, log);
+        else
+          backward_row<false>(gb, v.size, v.size_stride, py + off, po + off, log);
+      } else {
+        if (unit)
+          backward_tile<true>(gb, v, cnt, py + off, po + off, log);
+        else
+          backward_tile<false>(gb, v, cnt, py + off, po + off, log);
+      }
     });
   });
 }

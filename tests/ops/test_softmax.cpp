@@ -3,7 +3,9 @@
 // and extreme logits; float64 gradchecks; the threaded path vs a composed reference; errors.
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <cmath>
+#include <limits>
 #include <string>
 
 #include "core/autograd/grad_mode.h"
@@ -13,6 +15,7 @@
 #include "ops/binary/binary.h"
 #include "ops/reduce/reduce.h"
 #include "ops/softmax/softmax.h"
+#include "ops/softmax/vec_math.h"
 #include "ops/unary/unary.h"
 
 using namespace qgrad;
@@ -181,7 +184,38 @@ TEST_CASE("softmax threaded path matches a composed reference", "[softmax]") {
   }
 }
 
+TEST_CASE("the vectorised exp is accurate on (-inf, 0] and keeps NaN", "[softmax]") {
+  double worst = 0;
+  for (float v = -87.3f; v <= 0.0f; v += 0.000731f) {
+    const double want = std::exp(static_cast<double>(v));
+    worst = std::max(worst, std::abs(static_cast<double>(exp_nonpositive(v)) - want) / want);
+  }
+  INFO("worst relative error " << worst);
+  REQUIRE(worst < 2.5e-7);
+  REQUIRE(exp_nonpositive(0.0f) == 1.0f);
+  REQUIRE(exp_nonpositive(-std::numeric_limits<float>::infinity()) == 0.0f);
+  REQUIRE(exp_nonpositive(-100.0f) == 0.0f);
+  REQUIRE(std::isnan(exp_nonpositive(std::numeric_limits<float>::quiet_NaN())));
+  REQUIRE(std::abs(exp_nonpositive(1e-7f) - 1.0f) < 1e-6f);  // rounding noise above 0
+}
+
+TEST_CASE("softmax sums over more classes than one summation block", "[softmax]") {
+  Generator gen(12);
+  const Tensor x = mul(randn({1300, 3, 2}, gen), 4.0);  // C = 1300 along dim 0, columns of 6
+  for (std::int64_t d : {0, 2}) {
+    INFO("dim " << d);
+    const Tensor xd = d == 0 ? x : x.permute({1, 2, 0}).contiguous();  // C last for dim 2
+    const Tensor e = exp(sub(xd, amax(xd, {d}, true)));
+    const Tensor ref = div(e, sum(e, {d}, true));
+    require_close(softmax(xd, d), ref, 1e-5, 1e-9);
+    require_close(log_softmax(xd, d), log(ref), 1e-5, 1e-5);
+  }
+}
+
 TEST_CASE("softmax edge shapes: 0-d, empty, size-1 dims", "[softmax]") {
+  const double nan = std::numeric_limits<double>::quiet_NaN();
+  for (double v : softmax(tensor({1.0, nan, 2.0}), 0).to_vector<double>()) REQUIRE(std::isnan(v));
+  for (double v : log_softmax(tensor({nan, 1.0}), 0).to_vector<double>()) REQUIRE(std::isnan(v));
   Tensor s = scalar_tensor(3.0);
   REQUIRE(softmax(s, 0).item<double>() == 1.0);
   REQUIRE(log_softmax(s, -1).item<double>() == 0.0);
