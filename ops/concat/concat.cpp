@@ -88,6 +88,7 @@ Tensor stack(const std::vector<Tensor>& tensors, std::int64_t dim) {
   QGRAD_CHECK(!tensors.empty(), ValueError, "stack: expected a non-empty list of tensors");
   for (std::size_t k = 0; k < tensors.size(); ++k) {
     QGRAD_CHECK(tensors[k].defined(), ValueError, "stack: tensor ", k, " is undefined");
+    require_cpu("stack", tensors[k]);
     QGRAD_CHECK(tensors[k].shape() == tensors[0].shape(), ShapeError,
                 "stack: expected all tensors to have the same shape, but tensor 0 has shape ",
                 tensors[0].shape(), " and tensor ", k, " has shape ", tensors[k].shape());

@@ -8,6 +8,7 @@
 #include <string>
 
 #include "core/autograd/gradcheck.h"
+#include "core/device.h"
 #include "core/factory.h"
 #include "core/npy.h"
 #include "ops/binary/binary.h"
@@ -175,4 +176,10 @@ TEST_CASE("pad errors name the op and the problem", "[pad][errors]") {
   REQUIRE_THROWS_AS(pad(zeros({2, 0}), {1, 1}, "replicate"), ShapeError);
   REQUIRE_THROWS_AS(pad(arange(3).to(kInt8), {1, 1}, "constant", 1000.0), ValueError);
   REQUIRE_THROWS_AS(pad(Tensor(), {1, 1}), ValueError);
+}
+
+TEST_CASE("pad on a CUDA tensor is a clear DeviceError (runs where CUDA is available)",
+          "[pad][errors][cuda]") {
+  if (!cuda_is_available()) return;  // the CPU-only build has no CUDA tensors to reject
+  REQUIRE_THROWS_AS(pad(zeros({2, 3}).to(kCUDA), {1, 1}), DeviceError);
 }

@@ -10,6 +10,7 @@
 
 #include "core/autograd/grad_mode.h"
 #include "core/autograd/gradcheck.h"
+#include "core/device.h"
 #include "core/factory.h"
 #include "core/npy.h"
 #include "ops/binary/binary.h"
@@ -235,4 +236,12 @@ TEST_CASE("softmax errors name the op", "[softmax][errors]") {
   REQUIRE_THROWS_WITH(log_softmax(x, -3),
                       Catch::Contains("log_softmax") && Catch::Contains("out of range"));
   REQUIRE_THROWS_AS(softmax(Tensor(), 0), ValueError);
+}
+
+TEST_CASE("softmax on a CUDA tensor is a clear DeviceError (runs where CUDA is available)",
+          "[softmax][errors][cuda]") {
+  if (!cuda_is_available()) return;  // the CPU-only build has no CUDA tensors to reject
+  const Tensor x = zeros({2, 3}).to(kCUDA);
+  REQUIRE_THROWS_AS(softmax(x, 1), DeviceError);
+  REQUIRE_THROWS_WITH(log_softmax(x, 1), Catch::Contains("log_softmax"));
 }
