@@ -24,9 +24,15 @@ PadMode parse_mode(const std::string& mode) {
                    mode + "'");
 }
 
-// A fill value must be representable in an integer tensor's dtype (it is then truncated).
+// A fill value must be representable in the input's dtype (integers then truncate it; floats
+// also take +-inf and NaN).
 void check_value(const Tensor& x, double value) {
-  if (is_floating(x.dtype())) return;
+  if (is_floating(x.dtype())) {
+    QGRAD_CHECK(!std::isfinite(value) || x.dtype() == kFloat64 ||
+                    std::abs(value) <= static_cast<double>(std::numeric_limits<float>::max()),
+                ValueError, "pad: value ", value, " is out of the range of float32");
+    return;
+  }
   double lo = 0, hi = 0;
   QGRAD_DISPATCH_ALL(x.dtype(), "pad", [&] {
     lo = static_cast<double>(std::numeric_limits<scalar_t>::lowest());

@@ -175,6 +175,8 @@ TEST_CASE("pad errors name the op and the problem", "[pad][errors]") {
   REQUIRE_THROWS_AS(pad(x, {1, 1}, "reflect", 2.0), ValueError);
   REQUIRE_THROWS_AS(pad(zeros({2, 0}), {1, 1}, "replicate"), ShapeError);
   REQUIRE_THROWS_AS(pad(arange(3).to(kInt8), {1, 1}, "constant", 1000.0), ValueError);
+  REQUIRE_THROWS_WITH(pad(zeros({2}), {1, 1}, "constant", 1e300), Catch::Contains("float32"));
+  REQUIRE(pad(zeros({2}), {1, 0}, "constant", -INFINITY).to_vector<double>()[0] == -INFINITY);
   REQUIRE_THROWS_AS(pad(Tensor(), {1, 1}), ValueError);
 }
 
