@@ -103,9 +103,11 @@ Tensor class_loss(const Tensor& input, const Tensor& target, const ClassLossArgs
   SavedTensor sx(x), st(tgt), sw(weight);
   const Shape in_shape = input.shape(), x_shape = x.shape();
   const std::string backward_name = a.from_logits ? "CrossEntropyBackward" : "NllLossBackward";
+  const bool from_logits = a.from_logits;
   record(backward_name, {input}, {&out}, [=](const TensorList& g) {
     Tensor xs = sx.get();
-    Tensor gx = a.from_logits ? empty(x_shape, out_opts) : zeros(x_shape, out_opts);
+    // nll writes only the target entries; cross entropy writes every entry.
+    Tensor gx = from_logits ? empty(x_shape, out_opts) : zeros(x_shape, out_opts);
     require_cpu(name, g[0]);
     // The kernel reads g as a contiguous array (one value per position, or one shared value).
     Tensor gc = g[0].to(xs.dtype()).contiguous();
