@@ -235,6 +235,35 @@ TEST_CASE("cross_entropy threaded path matches a composed reference", "[loss]") 
   require_close(xl.grad(), div(sub(softmax(x, 1), onehot), static_cast<double>(N)), 1e-4, 1e-8);
 }
 
+TEST_CASE("cross_entropy: spatial tiles agree with the row kernel", "[loss]") {
+  // [N, C, S] with S > one tile (contiguous, so the unit-stride tile path) vs the same logits as
+  // [N * S, C] rows; with weights, ignored targets and label smoothing, value and gradient.
+  Generator gen(10);
+  const std::int64_t N = 3, C = 6, S = 301;
+  const Tensor x = mul(randn({N, C, S}, gen), 4.0);
+  Tensor t = randint(0, C, {N, S}, gen);
+  std::int64_t* tp = t.data_ptr<std::int64_t>();
+  for (std::int64_t i = 0; i < N * S; i += 7) tp[i] = -100;
+  const Tensor w = add(rand({C}, gen), 0.5);
+  const Tensor g = randn({N, S}, gen);
+  for (std::string red : {"mean", "none"}) {
+    INFO(red);
+    const auto o = CrossEntropyOptions().weight(w).label_smoothing(0.2).reduction(red);
+    Tensor xa = leaf(x), xb = leaf(x.permute({0, 2, 1}).contiguous());
+    Tensor ya = cross_entropy(xa, t, o);
+    Tensor yb = cross_entropy(xb.reshape({N * S, C}), t.reshape({N * S}), o);
+    require_close(ya.reshape({-1}), yb.reshape({-1}), 1e-5, 1e-6);
+    if (red == "none") {
+      ya.backward(g);
+      yb.backward(g.reshape({N * S}));
+    } else {
+      ya.backward();
+      yb.backward();
+    }
+    require_close(xa.grad(), xb.grad().permute({0, 2, 1}), 1e-5, 1e-7);
+  }
+}
+
 TEST_CASE("loss errors: types and messages", "[loss][errors]") {
   const Tensor x = zeros({3, 5});
   const Tensor t = from_vector<std::int64_t>({0, 7, 1}, {3});
