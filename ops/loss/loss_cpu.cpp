@@ -1,8 +1,11 @@
-// CPU loss kernels. Cross entropy makes short passes per position over its C logits: max, then
+// CPU loss kernels. Cross entropy makes short passes over each position's C logits: max, then
 // sum(exp(x - max)) (and, with label smoothing, sum(weight * (x - max))), vectorised with the
 // softmax family's exp and blocked sums (ops/softmax/vec_math.h). They give the loss and the
 // position's log-sum-exp, which the backward pass reuses to recompute the softmax without
-// storing it. Positions are split across threads; totals are summed afterwards in order.
+// storing it. [N, C] inputs run position by position along their class rows; spatial inputs
+// [N, C, d1, ...] run a tile of neighbouring positions at once, so each pass over the classes
+// walks contiguous memory. Work is split across threads; the totals are summed afterwards in
+// position order, independent of the thread count.
 #include "ops/loss/loss_cpu.h"
 
 #include <algorithm>
