@@ -185,7 +185,7 @@ TEST_CASE("softmax threaded path matches a composed reference", "[softmax]") {
   }
 }
 
-TEST_CASE("the vectorised exp is accurate on (-inf, 0] and keeps NaN", "[softmax]") {
+TEST_CASE("the vectorised exp is accurate for x <= 0 and keeps NaN", "[softmax]") {
   double worst = 0;
   for (float v = -87.3f; v <= 0.0f; v += 0.000731f) {
     const double want = std::exp(static_cast<double>(v));
