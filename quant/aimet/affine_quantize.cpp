@@ -27,21 +27,6 @@ const char* kind_name(AffineKind k) {
   }
 }
 
-// scale / offset must broadcast to x when aligned at the trailing dims.
-void check_encoding_shape(const char* op, const char* arg, const Tensor& p, const Tensor& x) {
-  require_floating(op, arg, p);
-  require_cpu(op, p);
-  QGRAD_CHECK(p.dtype() == x.dtype(), DTypeError, op, ": ", arg, " must have the input's dtype ",
-              dtype_name(x.dtype()), ", got ", dtype_name(p.dtype()));
-  bool ok = p.dim() <= x.dim();
-  for (std::int64_t i = 1; ok && i <= p.dim(); ++i) {
-    const std::int64_t ps = p.size(p.dim() - i), xs = x.size(x.dim() - i);
-    ok = ps == 1 || ps == xs;
-  }
-  QGRAD_CHECK(ok, ShapeError, op, ": ", arg, " of shape ", p.shape(),
-              " cannot be expanded like the input of shape ", x.shape());
-}
-
 bool representable_in_float(std::int64_t v) {
   return v >= -(std::int64_t{1} << 24) && v <= (std::int64_t{1} << 24);
 }
@@ -76,8 +61,8 @@ Tensor apply(AffineKind kind, const Tensor& x, const Tensor& scale, const Tensor
   const char* op = kind_name(kind);
   require_floating(op, "input", x);
   require_cpu(op, x);
-  check_encoding_shape(op, "scale", scale, x);
-  check_encoding_shape(op, "offset", offset, x);
+  check_broadcast_param(op, "scale", scale, x);
+  check_broadcast_param(op, "offset", offset, x);
   if (kind != AffineKind::Dequantize) check_quant_range(op, qmin, qmax);
   if (kind == AffineKind::Quantize) check_grid_float32(op, x.dtype(), qmin, qmax);
   for (double v : offset.to_vector<double>())

@@ -42,6 +42,20 @@ std::vector<double> per_channel_floats(const char* op, const char* arg, const Te
   return t.to_vector<double>();
 }
 
+void check_broadcast_param(const char* op, const char* arg, const Tensor& p, const Tensor& x) {
+  require_floating(op, arg, p);
+  require_cpu(op, p);
+  QGRAD_CHECK(p.dtype() == x.dtype(), DTypeError, op, ": ", arg, " must have the input's dtype ",
+              dtype_name(x.dtype()), ", got ", dtype_name(p.dtype()));
+  bool ok = p.dim() <= x.dim();
+  for (std::int64_t i = 1; ok && i <= p.dim(); ++i) {
+    const std::int64_t ps = p.size(p.dim() - i), xs = x.size(x.dim() - i);
+    ok = ps == 1 || ps == xs;
+  }
+  QGRAD_CHECK(ok, ShapeError, op, ": ", arg, " of shape ", p.shape(),
+              " cannot be expanded like the input of shape ", x.shape());
+}
+
 double single_float(const char* op, const char* arg, const Tensor& t) {
   require_floating(op, arg, t);
   QGRAD_CHECK(t.numel() == 1 && t.dim() <= 1, ShapeError, op, ": ", arg,
