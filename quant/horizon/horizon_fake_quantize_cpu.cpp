@@ -36,7 +36,7 @@ struct Elem {
 };
 
 template <typename T, typename E>
-void run_strided(const Tensor& x, const Tensor& y, const Tensor& mask, const E& e) {
+void run_strided(const Tensor& x, const Tensor& y, const Tensor& mask, const E& elem) {
   const T* px = static_cast<const T*>(x.raw_data());
   T* py = static_cast<T*>(y.raw_data());
   if (mask.defined()) {
@@ -44,9 +44,11 @@ void run_strided(const Tensor& x, const Tensor& y, const Tensor& mask, const E& 
     StridedLoop<3> loop(y.shape(), {y.strides(), mask.strides(), x.strides()}, {0, 0, 0});
     loop.run([&](const std::array<std::int64_t, 3>& off, std::int64_t n,
                  const std::array<std::int64_t, 3>& st) {
-      T* o = py + off[0];
-      std::uint8_t* m = pm + off[1];
-      const T* a = px + off[2];
+      // Local copies and restrict: the uint8 mask stores could otherwise alias the parameters.
+      const E e = elem;
+      T* __restrict__ o = py + off[0];
+      std::uint8_t* __restrict__ m = pm + off[1];
+      const T* __restrict__ a = px + off[2];
       if (st[0] == 1 && st[1] == 1 && st[2] == 1) {
         for (std::int64_t i = 0; i < n; ++i) o[i] = e(a[i], m[i]);
       } else {
@@ -58,8 +60,9 @@ void run_strided(const Tensor& x, const Tensor& y, const Tensor& mask, const E& 
   StridedLoop<2> loop(y.shape(), {y.strides(), x.strides()}, {0, 0});
   loop.run([&](const std::array<std::int64_t, 2>& off, std::int64_t n,
                const std::array<std::int64_t, 2>& st) {
-    T* o = py + off[0];
-    const T* a = px + off[1];
+    const E e = elem;
+    T* __restrict__ o = py + off[0];
+    const T* __restrict__ a = px + off[1];
     if (st[0] == 1 && st[1] == 1) {
       for (std::int64_t i = 0; i < n; ++i) o[i] = e(a[i]);
     } else {

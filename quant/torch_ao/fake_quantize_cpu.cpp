@@ -99,13 +99,15 @@ void run_strided(const Tensor& x, const Tensor& y, const Tensor& mask, const Ele
     StridedLoop<3> loop(y.shape(), {y.strides(), mask.strides(), x.strides()}, {0, 0, 0});
     loop.run([&](const std::array<std::int64_t, 3>& off, std::int64_t n,
                  const std::array<std::int64_t, 3>& st) {
-      T* o = py + off[0];
-      std::uint8_t* m = pm + off[1];
-      const T* a = px + off[2];
+      // Local copies and restrict: the uint8 mask stores could otherwise alias the parameters.
+      const Elem e = elem;
+      T* __restrict__ o = py + off[0];
+      std::uint8_t* __restrict__ m = pm + off[1];
+      const T* __restrict__ a = px + off[2];
       if (st[0] == 1 && st[1] == 1 && st[2] == 1) {
-        for (std::int64_t i = 0; i < n; ++i) o[i] = elem(a[i], m[i]);
+        for (std::int64_t i = 0; i < n; ++i) o[i] = e(a[i], m[i]);
       } else {
-        for (std::int64_t i = 0; i < n; ++i) o[i * st[0]] = elem(a[i * st[2]], m[i * st[1]]);
+        for (std::int64_t i = 0; i < n; ++i) o[i * st[0]] = e(a[i * st[2]], m[i * st[1]]);
       }
     });
     return;
@@ -113,12 +115,13 @@ void run_strided(const Tensor& x, const Tensor& y, const Tensor& mask, const Ele
   StridedLoop<2> loop(y.shape(), {y.strides(), x.strides()}, {0, 0});
   loop.run([&](const std::array<std::int64_t, 2>& off, std::int64_t n,
                const std::array<std::int64_t, 2>& st) {
-    T* o = py + off[0];
-    const T* a = px + off[1];
+    const Elem e = elem;
+    T* __restrict__ o = py + off[0];
+    const T* __restrict__ a = px + off[1];
     if (st[0] == 1 && st[1] == 1) {
-      for (std::int64_t i = 0; i < n; ++i) o[i] = elem(a[i]);
+      for (std::int64_t i = 0; i < n; ++i) o[i] = e(a[i]);
     } else {
-      for (std::int64_t i = 0; i < n; ++i) o[i * st[0]] = elem(a[i * st[1]]);
+      for (std::int64_t i = 0; i < n; ++i) o[i * st[0]] = e(a[i * st[1]]);
     }
   });
 }
@@ -193,29 +196,87 @@ void per_channel(const Tensor& x, std::int64_t axis, const std::vector<double>& 
 // One element of the learnable backward. PyTorch: xq = rne(fma(x, 1/s, zp)); in range
 // dS = ((dy * fma(xq - zp, s, -x)) * (1/s)) * g, dZP = 0; clamped dS = (dy * (bound - zp)) * g,
 // dZP = (-dy * s) * g; dx = dy * in_range. A NaN x poisons dS and dZP (qgrad's choice: PyTorch's
-// int64 conversion of NaN is undefined).
+// int64 conversion of NaN is undefined). Written branch-free (selects) so the loop vectorises.
+// Range tests compare in T when the bounds are exact in T (narrow), else in double as PyTorch's
+// int64 comparison does.
 template <typename T>
 struct LearnableGradElem {
-  T scale, inv, zp, g, small, big;
+  T scale, inv, zp, g, small, big, qmin_t, qmax_t;
   double qmin, qmax, zpd;
+  template <bool kNarrow>
   T operator()(T x, T dy, T& ds, T& dz) const {
     const T xq = std::nearbyint(std::fma(x, inv, zp));
-    const double q = static_cast<double>(xq);
-    if (q < qmin || q > qmax) {
-      ds = (dy * (q < qmin ? small : big)) * g;
-      dz = (-dy * scale) * g;
-      return dy * T(0);
+    bool below, above;
+    T q_minus_zp;
+    if constexpr (kNarrow) {
+      below = xq < qmin_t;
+      above = xq > qmax_t;
+      q_minus_zp = xq - zp;
+    } else {
+      const double q = static_cast<double>(xq);
+      below = q < qmin;
+      above = q > qmax;
+      q_minus_zp = static_cast<T>(q - zpd);
     }
-    if (std::isnan(xq)) {
-      ds = dz = std::numeric_limits<T>::quiet_NaN();
-      return dy * T(0);
-    }
-    const T diff = std::fma(static_cast<T>(q - zpd), scale, -x);
-    ds = ((dy * diff) * inv) * g;
-    dz = T(0);
-    return dy * T(1);
+    const bool nan = xq != xq;
+    const bool in = !(below | above | nan);
+    const T diff = std::fma(q_minus_zp, scale, -x);
+    const T ds_in = ((dy * diff) * inv) * g;
+    const T bound = below ? small : big;
+    const T ds_out = (dy * bound) * g;
+    const T dz_out = (-dy * scale) * g;
+    T s = in ? ds_in : ds_out;
+    T z = in ? T(0) : dz_out;
+    ds = nan ? xq : s;
+    dz = nan ? xq : z;
+    return in ? dy : dy * T(0);
   }
 };
+
+// Runs the element over [b, end) and adds the gradient sums to s / z. Elements are processed in
+// blocks through small buffers (so the element loop vectorises), and the sums go through kLanes
+// independent double accumulators in a fixed order (so they do not depend on the thread count).
+template <typename T, bool kNarrow>
+void learnable_range(const LearnableGradElem<T>& elem, const T* __restrict__ px,
+                     const T* __restrict__ pg, T* __restrict__ po, std::int64_t b, std::int64_t end,
+                     double& s, double& z) {
+  constexpr int kLanes = 16;
+  constexpr std::int64_t kBlock = 256;
+  const LearnableGradElem<T> e = elem;
+  double as[kLanes] = {}, az[kLanes] = {};
+  T bs[kBlock], bz[kBlock];
+  for (std::int64_t i0 = b; i0 < end; i0 += kBlock) {
+    const std::int64_t m = std::min(kBlock, end - i0);
+    for (std::int64_t j = 0; j < m; ++j) {
+      T ds, dz;
+      po[i0 + j] = e.template operator()<kNarrow>(px[i0 + j], pg[i0 + j], ds, dz);
+      bs[j] = ds;
+      bz[j] = dz;
+    }
+    for (std::int64_t j = m; j < kBlock; ++j) bs[j] = bz[j] = T(0);
+    for (std::int64_t j = 0; j < kBlock; j += kLanes)
+      for (int l = 0; l < kLanes; ++l) {
+        as[l] += static_cast<double>(bs[j + l]);
+        az[l] += static_cast<double>(bz[j + l]);
+      }
+  }
+  double ts = 0, tz = 0;
+  for (int l = 0; l < kLanes; ++l) {
+    ts += as[l];
+    tz += az[l];
+  }
+  s += ts;
+  z += tz;
+}
+
+template <typename T>
+void learnable_range(const LearnableGradElem<T>& e, bool narrow, const T* px, const T* pg, T* po,
+                     std::int64_t b, std::int64_t end, double& s, double& z) {
+  if (narrow)
+    learnable_range<T, true>(e, px, pg, po, b, end, s, z);
+  else
+    learnable_range<T, false>(e, px, pg, po, b, end, s, z);
+}
 
 // The per-tensor kernel holds an int64 zero point (bound - zp is an integer difference converted
 // to T); the per-channel kernel holds a float zero point (bound converted to T, then subtracted).
@@ -235,6 +296,8 @@ LearnableGradElem<T> make_learnable_elem(double scale, double zp, std::int64_t q
           static_cast<T>(grad_factor),
           bound_minus_zp(qmin),
           bound_minus_zp(qmax),
+          static_cast<T>(qmin),
+          static_cast<T>(qmax),
           static_cast<double>(qmin),
           static_cast<double>(qmax),
           static_cast<double>(z)};
@@ -253,7 +316,9 @@ template <typename T>
 void learnable_per_tensor(const Tensor& x, const Tensor& dy, double scale, double zp,
                           std::int64_t qmin, std::int64_t qmax, double gf, const Tensor& dx,
                           double& dscale, double& dzp) {
-  const LearnableGradElem<T> e = make_learnable_elem<T>(scale, zp, qmin, qmax, gf, true);
+  const LearnableGradElem<T> elem = make_learnable_elem<T>(scale, zp, qmin, qmax, gf, true);
+  const bool narrow =
+      std::is_same<T, double>::value || is_narrow(qmin, qmax, static_cast<std::int64_t>(zp));
   const T* px = x.data_ptr<T>();
   const T* pg = dy.data_ptr<T>();
   T* po = dx.data_ptr<T>();
@@ -265,12 +330,7 @@ void learnable_per_tensor(const Tensor& x, const Tensor& dy, double scale, doubl
     for (std::int64_t k = k0; k < k1; ++k) {
       const std::int64_t b = k * chunk, end = std::min(n, b + chunk);
       double as = 0, az = 0;
-      for (std::int64_t i = b; i < end; ++i) {
-        T ds, dz;
-        po[i] = e(px[i], pg[i], ds, dz);
-        as += ds;
-        az += dz;
-      }
+      learnable_range(elem, narrow, px, pg, po, b, end, as, az);
       ps[static_cast<std::size_t>(k)] = as;
       pz[static_cast<std::size_t>(k)] = az;
     }
@@ -291,8 +351,12 @@ void learnable_per_channel(const Tensor& x, const Tensor& dy, std::int64_t axis,
   const std::size_t C = scale.size();
   std::vector<LearnableGradElem<T>> elems;
   elems.reserve(C);
-  for (std::size_t c = 0; c < C; ++c)
+  bool narrow = true;
+  for (std::size_t c = 0; c < C; ++c) {
     elems.push_back(make_learnable_elem<T>(scale[c], zp[c], qmin, qmax, gf, false));
+    narrow = narrow && (std::is_same<T, double>::value ||
+                        is_narrow(qmin, qmax, static_cast<std::int64_t>(zp[c])));
+  }
   const T* px = x.data_ptr<T>();
   const T* pg = dy.data_ptr<T>();
   T* po = dx.data_ptr<T>();
@@ -307,14 +371,8 @@ void learnable_per_channel(const Tensor& x, const Tensor& dy, std::int64_t axis,
       double* az = pz.data() + k * static_cast<std::int64_t>(C);
       const std::int64_t r0 = k * chunk_rows, r1 = std::min(rows, r0 + chunk_rows);
       loop.run_rows(r0, r1, [&](std::int64_t c, std::int64_t off, std::int64_t n) {
-        const LearnableGradElem<T> e = elems[static_cast<std::size_t>(c)];
         double s = 0, z = 0;
-        for (std::int64_t i = off; i < off + n; ++i) {
-          T ds, dz;
-          po[i] = e(px[i], pg[i], ds, dz);
-          s += ds;
-          z += dz;
-        }
+        learnable_range(elems[static_cast<std::size_t>(c)], narrow, px, pg, po, off, off + n, s, z);
         as[c] += s;
         az[c] += z;
       });

@@ -223,3 +223,15 @@ TEST_CASE("ao learnable fake quantize clamps a zero point outside the range", "[
   CHECK(v[1] == Approx(-0.1f));
   CHECK(v[2] == 0.0f);  // 255 + 10 clamps to 255 -> (255 - 255) * 0.1
 }
+
+TEST_CASE("ao learnable fake quantize: NaN input poisons the parameter gradients",
+          "[quant][torch_ao]") {
+  Tensor x = from_vector<float>({std::nanf(""), 0.3f}, {2}).set_requires_grad(true);
+  Tensor s = param(0.1), z = param(2.0);
+  Tensor y = ao::fake_quantize_learnable_per_tensor_affine(x, s, z, 0, 255);
+  CHECK(std::isnan(y.to_vector<float>()[0]));
+  y.backward(ones({2}));
+  CHECK(x.grad().to_vector<float>() == std::vector<float>{0, 1});
+  CHECK(std::isnan(s.grad().item<float>()));
+  CHECK(std::isnan(z.grad().item<float>()));
+}
