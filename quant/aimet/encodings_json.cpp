@@ -23,8 +23,8 @@ Flat flatten(const AffineEncoding& e) {
   f.min = e.min().to_vector<double>();
   f.max = e.max().to_vector<double>();
   for (double o : e.offset().to_vector<double>()) {
-    QGRAD_CHECK(std::isfinite(o), ValueError, "aimet.encodings_to_json: offset ", o,
-                " is not finite");
+    QGRAD_CHECK(std::isfinite(o) && std::fabs(o) < 9.0e15, ValueError,
+                "aimet.encodings_to_json: offset ", o, " is not a finite integer-sized value");
     f.offset.push_back(static_cast<std::int64_t>(std::nearbyint(o)) + e.qmin());
   }
   return f;
