@@ -14,6 +14,9 @@
 
 namespace qgrad::aimet {
 
+using ao::check_broadcast_param;
+using ao::check_quant_range;
+
 namespace {
 
 const char* kind_name(AffineKind k) {

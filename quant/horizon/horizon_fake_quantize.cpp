@@ -11,6 +11,11 @@
 
 namespace qgrad::horizon {
 
+using ao::check_scale_value;
+using ao::normalize_channel_axis;
+using ao::per_channel_floats;
+using ao::single_float;
+
 Tensor fake_quantize(const Tensor& x, const Tensor& scale, QDType dtype,
                      std::optional<std::int64_t> ch_axis, RoundMode round_mode, bool saturate) {
   const char* op = "horizon.fake_quantize";

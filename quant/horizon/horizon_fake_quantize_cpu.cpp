@@ -11,6 +11,8 @@
 
 namespace qgrad::horizon {
 
+using ao::ChannelLoop;
+
 namespace {
 
 template <typename T, RoundMode M>

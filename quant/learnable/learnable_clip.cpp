@@ -14,6 +14,8 @@
 
 namespace qgrad::learnable {
 
+using ao::check_broadcast_param;
+
 Tensor learnable_clip(const Tensor& x, const Tensor& cmin, const Tensor& cmax) {
   const char* op = "learnable_clip";
   require_floating(op, "input", x);

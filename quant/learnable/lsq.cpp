@@ -13,6 +13,8 @@
 
 namespace qgrad::learnable {
 
+using ao::check_broadcast_param;
+
 namespace {
 
 void check_steps(const char* op, const Tensor& s) {

@@ -13,6 +13,8 @@
 
 namespace qgrad::learnable {
 
+using ao::check_broadcast_param;
+
 namespace {
 
 Tensor apply(const char* op, const Tensor& x, const Tensor& alpha, std::int64_t levels) {

@@ -9,7 +9,7 @@
 #include "core/strided_loop.h"
 #include "quant/torch_ao/channel_loop.h"
 
-namespace qgrad {
+namespace qgrad::ao {
 
 namespace {
 
@@ -95,4 +95,4 @@ std::vector<MinMax> aminmax_per_channel_cpu(const Tensor& x, std::int64_t axis) 
   return out;
 }
 
-}  // namespace qgrad
+}  // namespace qgrad::ao

@@ -8,7 +8,7 @@
 
 #include "core/tensor.h"
 
-namespace qgrad {
+namespace qgrad::ao {
 
 struct MinMax {
   float min = 0;
@@ -20,4 +20,4 @@ MinMax aminmax_cpu(const Tensor& x);
 // x: non-empty contiguous float32; one (min, max) per index of `axis` (normalised).
 std::vector<MinMax> aminmax_per_channel_cpu(const Tensor& x, std::int64_t axis);
 
-}  // namespace qgrad
+}  // namespace qgrad::ao

@@ -10,7 +10,7 @@
 #include "core/shape.h"
 #include "core/strided_loop.h"
 
-namespace qgrad {
+namespace qgrad::ao {
 
 struct ChannelLoop {
   std::int64_t outer = 1;
@@ -49,4 +49,4 @@ struct ChannelLoop {
   }
 };
 
-}  // namespace qgrad
+}  // namespace qgrad::ao

@@ -5,7 +5,7 @@
 
 #include "ops/device_check.h"
 
-namespace qgrad {
+namespace qgrad::ao {
 
 void check_quant_range(const char* op, std::int64_t quant_min, std::int64_t quant_max) {
   QGRAD_CHECK(quant_min <= quant_max, ValueError, op, ": quant_min (", quant_min,
@@ -63,4 +63,4 @@ double single_float(const char* op, const char* arg, const Tensor& t) {
   return t.item<double>();
 }
 
-}  // namespace qgrad
+}  // namespace qgrad::ao

@@ -8,7 +8,7 @@
 
 #include "core/tensor.h"
 
-namespace qgrad {
+namespace qgrad::ao {
 
 // quant_min <= quant_max (ValueError).
 void check_quant_range(const char* op, std::int64_t quant_min, std::int64_t quant_max);
@@ -29,4 +29,4 @@ void check_broadcast_param(const char* op, const char* arg, const Tensor& p, con
 // A one-element floating tensor (shape [] or [1]); returns its value.
 double single_float(const char* op, const char* arg, const Tensor& t);
 
-}  // namespace qgrad
+}  // namespace qgrad::ao
