@@ -13,7 +13,8 @@ namespace qgrad::ao {
 
 // y = (clamp(rne(x * (1/scale)) + zp, qmin, qmax) - zp) * scale. `mask` (uint8, x's shape) may be
 // undefined; when defined it receives 1 where qmin <= rne(x/scale) + zp <= qmax. `scale` is used
-// at float precision, as PyTorch does. x and y may be strided; mask must have y's strides.
+// at float precision, as PyTorch does. x and y may be strided (y must not overlap x); mask
+// must have y's strides.
 void fake_quantize_per_tensor_cpu(const Tensor& x, float scale, std::int64_t zero_point,
                                   std::int64_t quant_min, std::int64_t quant_max, const Tensor& y,
                                   const Tensor& mask);
