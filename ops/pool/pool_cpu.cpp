@@ -3,10 +3,12 @@
 // kept from forward for backward. oneDNN's include-padding average always divides by kh*kw,
 // PyTorch by the window clipped to the padded input (smaller for a ceil_mode window hanging
 // past the right padding) or by divisor_override, so those outputs are rescaled. float64 runs
-// reference loops with PyTorch's exact semantics (first maximum wins, NaN propagates).
+// reference loops with PyTorch's exact semantics (first maximum wins, NaN propagates); so does
+// float32 max pooling of an input holding a NaN, which oneDNN would skip.
 #include "ops/pool/pool_cpu.h"
 
 #include <algorithm>
+#include <atomic>
 #include <cmath>
 #include <limits>
 #include <string>
@@ -163,6 +165,19 @@ void avg_pool_backward_ref(const Tensor& gy, const Tensor& gx, const Pool2dGeome
 
 // ---------------------------------------------------------------------------------------------
 // float32 on oneDNN.
+
+// True when x (contiguous float32) holds a NaN: one vectorised pass over the input.
+bool contains_nan(const Tensor& x) {
+  const float* p = x.data_ptr<float>();
+  std::atomic<bool> found{false};
+  parallel_for(x.numel(), kParallelGrain, [&](std::int64_t b, std::int64_t e) {
+    int any = 0;
+#pragma omp simd reduction(| : any)
+    for (std::int64_t i = b; i < e; ++i) any |= static_cast<int>(std::isnan(p[i]));
+    if (any) found = true;
+  });
+  return found;
+}
 
 struct PoolForward {
   dnnl::pooling_v2_forward::primitive_desc pd;
@@ -340,9 +355,10 @@ Tensor max_pool2d_cpu(const Tensor& x, const Tensor& out, const Pool2dGeometry& 
                       bool keep_workspace) {
   if (out.numel() == 0)
     return keep_workspace ? empty({0}, TensorOptions().dtype(kUInt8)) : Tensor();
-  if (x.dtype() == kFloat64) {
+  if (x.dtype() == kFloat64 || contains_nan(x)) {
     Tensor argmax = keep_workspace ? empty(out.shape(), TensorOptions().dtype(kInt64)) : Tensor();
-    max_pool_ref<double>(x, out, argmax, g);
+    QGRAD_DISPATCH_FLOAT(x.dtype(), "max_pool2d",
+                         [&] { max_pool_ref<scalar_t>(x, out, argmax, g); });
     return argmax;
   }
   return dnb::guarded("max_pool2d", geometry_str(g), [&] {
@@ -362,8 +378,12 @@ Tensor max_pool2d_cpu(const Tensor& x, const Tensor& out, const Pool2dGeometry& 
 
 void max_pool2d_backward_cpu(const Tensor& gy, const Tensor& workspace, const Tensor& gx,
                              const Pool2dGeometry& g) {
-  if (gx.numel() == 0) return;  // (gy is empty exactly when gx is: same N and C, sizes >= 1)
-  if (gx.dtype() == kFloat64) return max_pool_backward_ref<double>(gy, workspace, gx, g);
+  if (gx.numel() == 0) return;        // (gy is empty exactly when gx is: same N and C, sizes >= 1)
+  if (workspace.dtype() == kInt64) {  // the reference forward's argmax
+    QGRAD_DISPATCH_FLOAT(gx.dtype(), "max_pool2d backward",
+                         [&] { max_pool_backward_ref<scalar_t>(gy, workspace, gx, g); });
+    return;
+  }
   dnb::guarded("max_pool2d backward", geometry_str(g), [&] {
     const auto bwd = pool_backward(dnnl::algorithm::pooling_max, g);
     run(bwd->prim, {{DNNL_ARG_DIFF_DST, dnb::wrap(bwd->pd.diff_dst_desc(), gy)},

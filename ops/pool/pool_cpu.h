@@ -11,8 +11,10 @@
 namespace qgrad {
 
 // out = max pooling of x. With keep_workspace, returns what the backward needs to route the
-// gradient to each window's (first) maximum: oneDNN's workspace for float32, the int64 argmax
-// (flat index into the H*W plane) for float64. Otherwise returns an undefined tensor.
+// gradient to each window's (first) maximum: oneDNN's workspace (uint8 bytes) for float32, the
+// int64 argmax (flat index into the H*W plane) for float64 and for float32 input holding a NaN
+// (oneDNN skips NaNs; PyTorch, and the reference loop, propagate them). Otherwise returns an
+// undefined tensor.
 Tensor max_pool2d_cpu(const Tensor& x, const Tensor& out, const Pool2dGeometry& g,
                       bool keep_workspace);
 // gx = gradient of max pooling, from gy and the workspace max_pool2d_cpu returned.

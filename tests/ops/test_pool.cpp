@@ -33,7 +33,8 @@ void require_close(const Tensor& a, const Tensor& b, double rtol, double atol,
   std::size_t bad = 0;
   std::ostringstream first;
   for (std::size_t i = 0; i < va.size(); ++i)
-    if (!(std::fabs(va[i] - vb[i]) <= atol + rtol * std::fabs(vb[i]))) {
+    if (!(std::fabs(va[i] - vb[i]) <= atol + rtol * std::fabs(vb[i])) &&
+        !(std::isnan(va[i]) && std::isnan(vb[i]))) {
       if (bad++ == 0) first << "element " << i << ": " << va[i] << " vs " << vb[i];
     }
   INFO(bad << " mismatches; first " << first.str());
@@ -132,6 +133,14 @@ TEST_CASE("max_pool2d sends the gradient of tied windows to the first maximum, a
   check_golden("max_ties_k3s1", [](const Tensor& x) { return max_pool2d(x, {3}, {1}); });
   check_golden("max_ties_k2s2",
                [](const Tensor& x) { return max_pool2d(x, {2}, {2}, {0}, {1}, true); });
+}
+
+TEST_CASE("max_pool2d propagates NaN and its gradient as PyTorch", "[pool]") {
+  check_golden("max_nan_k2s2", [](const Tensor& x) { return max_pool2d(x, {2}, {2}); });
+  check_golden("max_nan_k3s1", [](const Tensor& x) { return max_pool2d(x, {3}, {1}, {1}); });
+  // The NaN windows really are NaN (the comparison above lets NaN match NaN).
+  const Tensor y = max_pool2d(fixture("max_nan_k2s2", "x"), {2}, {2});
+  REQUIRE(std::isnan(y.to_vector<float>()[0]));
 }
 
 TEST_CASE("avg_pool2d matches PyTorch", "[pool]") {
