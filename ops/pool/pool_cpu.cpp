@@ -166,15 +166,23 @@ void avg_pool_backward_ref(const Tensor& gy, const Tensor& gx, const Pool2dGeome
 // ---------------------------------------------------------------------------------------------
 // float32 on oneDNN.
 
-// True when x (contiguous float32) holds a NaN: one vectorised pass over the input.
+// True when x (contiguous float32) holds a NaN. The vectorised test sums v - v, which is NaN
+// exactly when v is NaN or infinite; only such blocks are rescanned element by element.
 bool contains_nan(const Tensor& x) {
   const float* p = x.data_ptr<float>();
   std::atomic<bool> found{false};
-  parallel_for(x.numel(), kParallelGrain, [&](std::int64_t b, std::int64_t e) {
-    int any = 0;
-#pragma omp simd reduction(| : any)
-    for (std::int64_t i = b; i < e; ++i) any |= static_cast<int>(std::isnan(p[i]));
-    if (any) found = true;
+  // p is captured by value: through a captured reference GCC does not vectorise the loop.
+  parallel_for(x.numel(), kParallelGrain, [p, &found](std::int64_t b, std::int64_t e) {
+    constexpr std::int64_t kBlock = 4096;
+    for (std::int64_t b0 = b; b0 < e && !found; b0 += kBlock) {
+      const std::int64_t b1 = std::min(e, b0 + kBlock);
+      float acc = 0;
+#pragma omp simd reduction(+ : acc)
+      for (std::int64_t i = b0; i < b1; ++i) acc += p[i] - p[i];
+      if (!std::isnan(acc)) continue;
+      for (std::int64_t i = b0; i < b1; ++i)
+        if (std::isnan(p[i])) found = true;
+    }
   });
   return found;
 }

@@ -34,7 +34,7 @@ void require_close(const Tensor& a, const Tensor& b, double rtol, double atol,
   std::size_t bad = 0;
   std::ostringstream first;
   for (std::size_t i = 0; i < va.size(); ++i)
-    if (!(std::fabs(va[i] - vb[i]) <= atol + rtol * std::fabs(vb[i]))) {
+    if (va[i] != vb[i] && !(std::fabs(va[i] - vb[i]) <= atol + rtol * std::fabs(vb[i]))) {
       if (bad++ == 0) first << "element " << i << ": " << va[i] << " vs " << vb[i];
     }
   INFO(bad << " mismatches; first " << first.str());

@@ -6,6 +6,7 @@
 
 #include <cmath>
 #include <functional>
+#include <limits>
 #include <sstream>
 #include <string>
 
@@ -33,7 +34,7 @@ void require_close(const Tensor& a, const Tensor& b, double rtol, double atol,
   std::size_t bad = 0;
   std::ostringstream first;
   for (std::size_t i = 0; i < va.size(); ++i)
-    if (!(std::fabs(va[i] - vb[i]) <= atol + rtol * std::fabs(vb[i])) &&
+    if (va[i] != vb[i] && !(std::fabs(va[i] - vb[i]) <= atol + rtol * std::fabs(vb[i])) &&
         !(std::isnan(va[i]) && std::isnan(vb[i]))) {
       if (bad++ == 0) first << "element " << i << ": " << va[i] << " vs " << vb[i];
     }
@@ -141,6 +142,21 @@ TEST_CASE("max_pool2d propagates NaN and its gradient as PyTorch", "[pool]") {
   // The NaN windows really are NaN (the comparison above lets NaN match NaN).
   const Tensor y = max_pool2d(fixture("max_nan_k2s2", "x"), {2}, {2});
   REQUIRE(std::isnan(y.to_vector<float>()[0]));
+}
+
+TEST_CASE("max_pool2d handles infinities like the float64 reference", "[pool]") {
+  Generator gen(9);
+  std::vector<double> v =
+      randn({2, 3, 7, 8}, gen, TensorOptions().dtype(kFloat64)).to_vector<double>();
+  const double inf = std::numeric_limits<double>::infinity();
+  for (std::size_t i = 0; i < v.size(); i += 7) v[i] = (i % 2) ? inf : -inf;
+  const Tensor x64 = from_vector<double>(v, {2, 3, 7, 8});
+  const Tensor gy = randn({2, 3, 4, 4}, gen, TensorOptions().dtype(kFloat64));
+  const PoolFn fn = [](const Tensor& t) { return max_pool2d(t, {3}, {2}, {1}); };
+  auto [y64, g64] = run_with_grad(fn, x64, gy);
+  auto [y32, g32] = run_with_grad(fn, x64.to(kFloat32), gy);
+  require_close(y32, y64, 1e-6, 1e-6, "output");
+  require_close(g32, g64, 1e-6, 1e-6, "gradient");
 }
 
 TEST_CASE("avg_pool2d matches PyTorch", "[pool]") {
