@@ -5,11 +5,13 @@ qgrad's bench_poolbn binary on the same work (alternating rounds, best median of
 prints both with the ratios qgrad / PyTorch (< 1 means qgrad is faster) of the best time
 (least disturbed by other load on the machine) and of the median.
 
-Usage: OMP_NUM_THREADS=2 python3 bench/bench_poolbn.py build/bench_poolbn [rounds] [reps]
+Usage: python3 bench/bench_poolbn.py [build/bench_poolbn] [--rounds 5] [--reps 20] [--threads 2]
+(--threads sets torch.set_num_threads and OMP_NUM_THREADS of the qgrad binary).
 """
+import argparse
+import os
 import statistics
 import subprocess
-import sys
 import time
 
 import torch
@@ -70,8 +72,9 @@ def torch_times(reps):
     return out
 
 
-def qgrad_times(binary, reps):
-    res = subprocess.run([binary, str(reps)], check=True, capture_output=True, text=True)
+def qgrad_times(binary, reps, threads):
+    env = dict(os.environ, OMP_NUM_THREADS=str(threads))
+    res = subprocess.run([binary, str(reps)], check=True, capture_output=True, text=True, env=env)
     out = {}
     for line in res.stdout.splitlines():
         op, shape, mode, best, median = line.split()
@@ -80,16 +83,20 @@ def qgrad_times(binary, reps):
 
 
 def main():
-    binary = sys.argv[1] if len(sys.argv) > 1 else "build/bench_poolbn"
-    rounds = int(sys.argv[2]) if len(sys.argv) > 2 else 3
-    reps = int(sys.argv[3]) if len(sys.argv) > 3 else 30
-    torch.set_num_threads(2)
+    ap = argparse.ArgumentParser()
+    ap.add_argument("binary", nargs="?", default="build/bench_poolbn")
+    ap.add_argument("--rounds", type=int, default=5)
+    ap.add_argument("--reps", type=int, default=20)
+    ap.add_argument("--threads", type=int, default=2)
+    args = ap.parse_args()
+    binary, rounds, reps = args.binary, args.rounds, args.reps
+    torch.set_num_threads(args.threads)
     inf = (float("inf"), float("inf"))
     best_t, best_q = {}, {}
     for _ in range(rounds):  # alternate, so both see the same machine load
         for k, v in torch_times(reps).items():
             best_t[k] = tuple(map(min, v, best_t.get(k, inf)))
-        for k, v in qgrad_times(binary, reps).items():
+        for k, v in qgrad_times(binary, reps, args.threads).items():
             best_q[k] = tuple(map(min, v, best_q.get(k, inf)))
     print(f"torch {torch.__version__}, {torch.get_num_threads()} threads; {rounds} alternating "
           f"rounds of {reps} timed calls; best = fastest call, median = best round's median (ms)")
