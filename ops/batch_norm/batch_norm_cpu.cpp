@@ -4,6 +4,8 @@
 // own), run partial sums are accumulated in double, and channels are split across threads.
 // Deviations are taken from the mean before scaling ((x - mean) * a + b rather than
 // x * a + (b - mean * a)) so data with a large mean keeps its precision in float32.
+// Not oneDNN: for plain NCHW data oneDNN 2.6 picks its non-JIT ncsp_bnorm, which measured
+// ~8x slower than this kernel on the forward of [128, 32, 28, 28] (single thread).
 #include "ops/batch_norm/batch_norm_cpu.h"
 
 #include <algorithm>
