@@ -3,10 +3,8 @@
 // tensor copy (x.clone()) measured in the same run. Compare with bench/bench_fake_quant.py
 // (PyTorch's torch.fake_quantize_per_*_affine at the same sizes and thread count).
 //
-// Build (from the repository root, after building the library with CMake into build/):
-//   g++ -O3 -march=native -ffp-contract=off -std=c++17 -fopenmp -I. bench/bench_fake_quant.cpp \
-//       build/libqgrad.a -ldnnl -lz -o build/bench_fake_quant
-// Run:  OMP_NUM_THREADS=2 ./build/bench_fake_quant
+// Built by CMake with the library (bench/CMakeLists.txt).
+// Run:  OMP_NUM_THREADS=2 ./build/bench/bench_fake_quant
 //
 // GB/s counts the bytes a minimal implementation must move: forward = read x + write y
 // (8 bytes/element, the same as a copy); forward + backward = read x, write y, read dy, write dx

@@ -2,9 +2,7 @@
 // forward+backward) on [128, 32, 28, 28] and [128, 64, 14, 14]; run by bench_poolbn.py, which times
 // PyTorch on the same work and prints the ratios. Prints one line per measurement:
 //   <op> <shape> <mode> <best milliseconds> <median milliseconds>
-// Build (no CMake target; from the repository root, after building the library in build/):
-//   g++ -std=c++17 -O3 -march=native -fopenmp -I. bench/bench_poolbn.cpp build/libqgrad.a \
-//       -ldnnl -lz -o build/bench_poolbn
+// Built by CMake with the library: build/bench/bench_poolbn.
 #include <algorithm>
 #include <chrono>
 #include <cstdio>

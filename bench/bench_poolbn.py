@@ -5,7 +5,7 @@ qgrad's bench_poolbn binary on the same work (alternating rounds, best median of
 prints both with the ratios qgrad / PyTorch (< 1 means qgrad is faster) of the best time
 (least disturbed by other load on the machine) and of the median.
 
-Usage: python3 bench/bench_poolbn.py [build/bench_poolbn] [--rounds 5] [--reps 20] [--threads 2]
+Usage: python3 bench/bench_poolbn.py [build/bench/bench_poolbn] [--rounds 5] [--reps 20] [--threads 2]
 (--threads sets torch.set_num_threads and OMP_NUM_THREADS of the qgrad binary).
 """
 import argparse
@@ -84,7 +84,7 @@ def qgrad_times(binary, reps, threads):
 
 def main():
     ap = argparse.ArgumentParser()
-    ap.add_argument("binary", nargs="?", default="build/bench_poolbn")
+    ap.add_argument("binary", nargs="?", default="build/bench/bench_poolbn")
     ap.add_argument("--rounds", type=int, default=5)
     ap.add_argument("--reps", type=int, default=20)
     ap.add_argument("--threads", type=int, default=2)
