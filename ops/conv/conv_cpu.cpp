@@ -64,17 +64,32 @@ Buffer make_buffer(const md& desc) {
   return b;
 }
 
-// A reorder from `from` to `to`, or an empty one when the layouts are the same.
+// A reorder from `from` to `to`, or an empty one when the layouts are the same. Reorders get a
+// user scratchpad too, so a cached one can run on several threads at once.
 struct Conversion {
   bool needed = false;
+  dnnl::reorder::primitive_desc pd;
   dnnl::reorder prim;
+
+  void run(const dnnl::memory& from, const dnnl::memory& to) const {
+    std::unordered_map<int, dnnl::memory> args{{DNNL_ARG_FROM, from}, {DNNL_ARG_TO, to}};
+    Tensor scratch;
+    const md sd = pd.scratchpad_desc();
+    if (sd.get_size() > 0) {
+      scratch = empty({static_cast<std::int64_t>((sd.get_size() + 3) / 4)});
+      args.emplace(DNNL_ARG_SCRATCHPAD, dnnl::memory(sd, dn::cpu_engine(), scratch.raw_data()));
+    }
+    prim.execute(dn::cpu_stream(), args);
+  }
 };
 Conversion make_conversion(const md& from, const md& to) {
   Conversion c;
   if (from == to) return c;
   c.needed = true;
-  c.prim =
-      dnnl::reorder(dnnl::reorder::primitive_desc(dn::cpu_engine(), from, dn::cpu_engine(), to));
+  dnnl::primitive_attr attr;
+  attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
+  c.pd = dnnl::reorder::primitive_desc(dn::cpu_engine(), from, dn::cpu_engine(), to, attr);
+  c.prim = dnnl::reorder(c.pd);
   return c;
 }
 
@@ -84,8 +99,7 @@ dnnl::memory convert_in(const Conversion& c, const dnnl::memory& user, const md&
                         Buffer& buf) {
   if (!c.needed) return user;
   buf = make_buffer(want);
-  dnnl::memory src = user;  // execute() takes non-const handles
-  c.prim.execute(dn::cpu_stream(), src, buf.mem);
+  c.run(user, buf.mem);
   return buf.mem;
 }
 
@@ -203,7 +217,7 @@ void forward_f32(const Conv2dGeometry& g, const Tensor& x_in, const Tensor& w_in
     args.emplace(DNNL_ARG_DST, e->y_out.needed ? yb.mem : y_user);
     add_scratchpad(e->pd, args, scratch);
     e->prim.execute(s, args);
-    if (e->y_out.needed) e->y_out.prim.execute(s, yb.mem, y_user);
+    if (e->y_out.needed) e->y_out.run(yb.mem, y_user);
     s.wait();
     if (state) {
       auto st = std::make_shared<Conv2dForwardState>();
@@ -294,7 +308,7 @@ void backward_f32(const Conv2dGeometry& g, const Tensor& gy_in, const Tensor& x_
           {DNNL_ARG_DIFF_SRC, e->gx_out.needed ? gxb.mem : gx_user}};
       add_scratchpad(e->data_pd, args, scratch);
       e->data_prim.execute(s, args);
-      if (e->gx_out.needed) e->gx_out.prim.execute(s, gxb.mem, gx_user);
+      if (e->gx_out.needed) e->gx_out.run(gxb.mem, gx_user);
     }
 
     if (gw.defined() || gb.defined()) {
@@ -330,7 +344,7 @@ void backward_f32(const Conv2dGeometry& g, const Tensor& gy_in, const Tensor& x_
       }
       add_scratchpad(e->weights_pd, args, scratch);
       e->weights_prim.execute(s, args);
-      if (gw.defined() && e->gw_out.needed) e->gw_out.prim.execute(s, gwb.mem, gw_user);
+      if (gw.defined() && e->gw_out.needed) e->gw_out.run(gwb.mem, gw_user);
     }
     s.wait();
   });

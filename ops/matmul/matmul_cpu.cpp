@@ -70,6 +70,13 @@ void matmul_f32(const Tensor& a, const Tensor& b, const Tensor& bias, const Tens
   Operand A = describe(a), B = describe(b);
   const dims out_dims = dn::to_dims(out.shape());
   const std::size_t nd = out_dims.size();
+  // oneDNN broadcasts a batch dim of one operand, not of both (both expanded views): then a
+  // materialises its copy.
+  for (std::size_t d = 0; d + 2 < nd; ++d)
+    if (out_dims[d] > 1 && A.shape[d] == 1 && B.shape[d] == 1) {
+      A = describe(a.contiguous());
+      break;
+    }
   const bool has_bias = bias.defined();
   Tensor bias_c = has_bias ? bias.contiguous() : Tensor();
 

@@ -135,6 +135,7 @@ TEST_CASE("matmul float32 on strided operands agrees with float64", "[matmul]") 
       {base_a.select(0, 1), base_b.select(1, 0).t()},                    // [8,6] @ [7,5]^T
       {randn({6}, gen).expand({2, 4, 6}), randn({6, 3}, gen)},           // stride-0 rows & batch
       {randn({1, 4, 6}, gen).expand({5, 4, 6}), randn({5, 6, 2}, gen)},  // broadcast batch
+      {randn({1, 4, 6}, gen).expand({5, 4, 6}), randn({1, 6, 2}, gen).expand({5, 6, 2})},
   };
   for (const auto& c : cases) {
     Tensor a = c.first, b = c.second;
