@@ -141,12 +141,11 @@ struct ConvForward {
 };
 
 std::shared_ptr<ConvForward> forward_entry(const Conv2dGeometry& g, const Tensor& x,
-                                           const Tensor& w, bool has_bias, bool training,
-                                           std::string* key_out) {
+                                           const Tensor& w, bool has_bias, std::string* key_out) {
   const md x_user = user_desc(x), w_user = weights_user_desc(g, w);
   dn::KeyBuilder k;
   k << geometry_key("conv2d_fwd", g) << (x.is_contiguous() ? Shape{} : x.strides())
-    << (w.is_contiguous() ? Shape{} : w.strides()) << has_bias << training;
+    << (w.is_contiguous() ? Shape{} : w.strides()) << has_bias;
   *key_out = k.str();
   return dn::guarded("conv2d", *key_out, [&] {
     return dn::primitive_cache().get<ConvForward>(*key_out, [&] {
@@ -154,10 +153,12 @@ std::shared_ptr<ConvForward> forward_entry(const Conv2dGeometry& g, const Tensor
       const md b_user = has_bias ? dn::plain_desc({g.o}, DType::Float32) : md();
       const md y_user = dn::plain_desc({g.n, g.o, g.oh, g.ow}, DType::Float32);
       dnnl::convolution_forward::desc desc(
-          training ? dnnl::prop_kind::forward_training : dnnl::prop_kind::forward_inference,
-          dnnl::algorithm::convolution_direct, any_desc({g.n, g.c, g.h, g.w}),
-          any_desc(weights_dims(g)), b_user, any_desc({g.n, g.o, g.oh, g.ow}), p.strides, p.dilates,
-          p.pad_l, p.pad_r);
+          // forward_training for inference too (as PyTorch): oneDNN 2.6 answers
+          // forward_inference with brgconv in NHWC, whose conversions from and to NCHW cost
+          // more than they save (measured with bench/bench_conv).
+          dnnl::prop_kind::forward_training, dnnl::algorithm::convolution_direct,
+          any_desc({g.n, g.c, g.h, g.w}), any_desc(weights_dims(g)), b_user,
+          any_desc({g.n, g.o, g.oh, g.ow}), p.strides, p.dilates, p.pad_l, p.pad_r);
       dnnl::convolution_forward::primitive_desc pd(desc, user_scratchpad(), dn::cpu_engine());
       auto e = std::make_shared<ConvForward>();
       e->pd = pd;
@@ -201,7 +202,7 @@ void forward_f32(const Conv2dGeometry& g, const Tensor& x_in, const Tensor& w_in
   const Tensor x = describable(x_in), w = describable(w_in);
   const Tensor b = bias.defined() ? bias.contiguous() : Tensor();
   std::string key;
-  auto e = forward_entry(g, x, w, b.defined(), state != nullptr, &key);
+  auto e = forward_entry(g, x, w, b.defined(), &key);
   dn::guarded("conv2d", key, [&] {
     auto& eng = dn::cpu_engine();
     auto& s = dn::cpu_stream();
