@@ -9,6 +9,7 @@
 
 #include "core/factory.h"
 #include "core/strided_loop.h"
+#include "ops/dnnl/buffer_pool.h"
 #include "ops/dnnl/dnnl_context.h"
 
 namespace qgrad {
@@ -52,15 +53,15 @@ md any_desc(const dims& d) {
   return md(d, dnnl::memory::data_type::f32, dnnl::memory::format_tag::any);
 }
 
-// Scratch memory in a qgrad tensor (counted by the allocator statistics like any other).
+// Memory in a layout oneDNN chose, in a recycled block (ops/dnnl/buffer_pool.h).
 struct Buffer {
-  Tensor storage;
+  std::shared_ptr<dn::PooledBuffer> block;
   dnnl::memory mem;
 };
 Buffer make_buffer(const md& desc) {
   Buffer b;
-  b.storage = empty({static_cast<std::int64_t>((desc.get_size() + 3) / 4)});
-  b.mem = dnnl::memory(desc, dn::cpu_engine(), b.storage.raw_data());
+  b.block = dn::acquire_buffer(desc.get_size());
+  b.mem = dnnl::memory(desc, dn::cpu_engine(), b.block->data());
   return b;
 }
 
@@ -73,11 +74,11 @@ struct Conversion {
 
   void run(const dnnl::memory& from, const dnnl::memory& to) const {
     std::unordered_map<int, dnnl::memory> args{{DNNL_ARG_FROM, from}, {DNNL_ARG_TO, to}};
-    Tensor scratch;
+    Buffer scratch;
     const md sd = pd.scratchpad_desc();
     if (sd.get_size() > 0) {
-      scratch = empty({static_cast<std::int64_t>((sd.get_size() + 3) / 4)});
-      args.emplace(DNNL_ARG_SCRATCHPAD, dnnl::memory(sd, dn::cpu_engine(), scratch.raw_data()));
+      scratch = make_buffer(sd);
+      args.emplace(DNNL_ARG_SCRATCHPAD, scratch.mem);
     }
     prim.execute(dn::cpu_stream(), args);
   }
