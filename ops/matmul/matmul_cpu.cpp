@@ -7,6 +7,7 @@
 
 #include "core/factory.h"
 #include "core/strided_loop.h"
+#include "ops/dnnl/buffer_pool.h"
 #include "ops/dnnl/dnnl_context.h"
 
 namespace qgrad {
@@ -113,12 +114,11 @@ void matmul_f32(const Tensor& a, const Tensor& b, const Tensor& bias, const Tens
         {DNNL_ARG_WEIGHTS, dnnl::memory(pd.weights_desc(), eng, B.data.raw_data())},
         {DNNL_ARG_DST, dnnl::memory(pd.dst_desc(), eng, out.raw_data())}};
     if (has_bias) args.emplace(DNNL_ARG_BIAS, dnnl::memory(pd.bias_desc(), eng, bias_c.raw_data()));
-    Tensor scratch;
-    const std::size_t scratch_bytes = pd.scratchpad_desc().get_size();
-    if (scratch_bytes > 0) {
-      scratch = empty({static_cast<std::int64_t>((scratch_bytes + 3) / 4)});
-      args.emplace(DNNL_ARG_SCRATCHPAD,
-                   dnnl::memory(pd.scratchpad_desc(), eng, scratch.raw_data()));
+    std::shared_ptr<dn::PooledBuffer> scratch;
+    const dnnl::memory::desc scratch_md = pd.scratchpad_desc();
+    if (scratch_md.get_size() > 0) {
+      scratch = dn::acquire_buffer(scratch_md.get_size());
+      args.emplace(DNNL_ARG_SCRATCHPAD, dnnl::memory(scratch_md, eng, scratch->data()));
     }
     entry->prim.execute(dn::cpu_stream(), args);
     dn::cpu_stream().wait();
