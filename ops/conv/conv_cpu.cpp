@@ -27,10 +27,22 @@ Tensor describable(const Tensor& t) {
   return t;
 }
 
-// The layout of `t` as a descriptor; contiguous tensors get the plain one whatever the strides
-// of their size-1 dims, so they compare equal to oneDNN's plain formats.
+// A float32 descriptor of dims `d` and element strides `s`. Size-1 dims get a stride past every
+// other dim: theirs is arbitrary in a view and oneDNN need not see odd values (0, say).
+md strided_md(const dims& d, dims s) {
+  std::int64_t extent = 1;
+  for (std::size_t i = 0; i < d.size(); ++i)
+    if (d[i] > 1) extent = std::max(extent, s[i] * d[i]);
+  for (std::size_t i = 0; i < d.size(); ++i)
+    if (d[i] == 1) s[i] = extent;
+  return md(d, dnnl::memory::data_type::f32, s);
+}
+
+// The layout of `t` as a descriptor; contiguous tensors get the plain one, which compares equal
+// to oneDNN's plain formats.
 md user_desc(const Tensor& t) {
-  return t.is_contiguous() ? dn::plain_desc(t.shape(), t.dtype()) : dn::strided_desc(t);
+  if (t.is_contiguous()) return dn::plain_desc(t.shape(), t.dtype());
+  return strided_md(dn::to_dims(t.shape()), dn::to_dims(t.strides()));
 }
 
 // The layout of the [o, c/g, kh, kw] weight as oneDNN's [g, o/g, c/g, kh, kw] when grouped.
@@ -38,10 +50,9 @@ md weights_user_desc(const Conv2dGeometry& g, const Tensor& w) {
   if (g.groups == 1) return user_desc(w);
   const Shape& st = w.strides();
   const std::int64_t og = g.o / g.groups;
-  dims d{g.groups, og, g.c / g.groups, g.kh, g.kw};
-  dims s{st[0] * og, st[0], st[1], st[2], st[3]};
+  const dims d{g.groups, og, g.c / g.groups, g.kh, g.kw};
   if (w.is_contiguous()) return dn::plain_desc(d, DType::Float32);
-  return md(d, dnnl::memory::data_type::f32, s);
+  return strided_md(d, {st[0] * og, st[0], st[1], st[2], st[3]});
 }
 
 dims weights_dims(const Conv2dGeometry& g) {

@@ -185,6 +185,17 @@ TEST_CASE("conv2d float32 layouts: non-contiguous weight, broadcast gradient", "
   require_close(conv2d(x, w_view, Tensor(), {1}, {1}), conv2d(x, w, Tensor(), {1}, {1}),
                 "permuted weight", 1e-6, 1e-6);
 
+  // Grouped, with a permuted weight and a batch-1 channels-last input (size-1 dim N).
+  Tensor wg = randn({8, 8, 3, 3}, gen);
+  Tensor wg_view = wg.permute({2, 3, 1, 0}).contiguous().permute({3, 2, 0, 1});
+  Tensor x1 = randn({1, 16, 6, 6}, gen);
+  Tensor x1_view = x1.permute({0, 2, 3, 1}).contiguous().permute({0, 3, 1, 2});
+  REQUIRE_FALSE(wg_view.is_contiguous());
+  REQUIRE_FALSE(x1_view.is_contiguous());
+  require_close(conv2d(x1_view, wg_view, Tensor(), {1}, {1}, {1}, 2),
+                conv2d(x1, wg, Tensor(), {1}, {1}, {1}, 2), "grouped, strided operands", 1e-6,
+                1e-6);
+
   // sum() sends back an expanded (stride 0) gradient; the result must equal a dense ones.
   Tensor xa = x.clone().set_requires_grad(), xb = x.clone().set_requires_grad();
   Tensor wa = w.clone().set_requires_grad(), wb = w.clone().set_requires_grad();
