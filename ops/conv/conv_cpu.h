@@ -17,6 +17,16 @@ struct Conv2dGeometry {
   std::int64_t oh, ow;  // output [n, o, oh, ow]
 };
 
+// The algorithm the float32 kernels ask oneDNN for, per primitive: true = Winograd F(4x4, 3x3),
+// false = direct. Winograd where it measured faster than direct on AVX-512 (3x3, stride 1, no
+// dilation or groups, batch >= 16; forward and backward data with at least 32 channels on both
+// sides and enough work, backward weights from 16 channels); direct where oneDNN has no
+// Winograd kernel for the machine.
+struct Conv2dAlgorithms {
+  bool forward = false, backward_data = false, backward_weights = false;
+};
+Conv2dAlgorithms conv2d_cpu_algorithms(const Conv2dGeometry& g);
+
 // What the float32 forward keeps for the backward of the same call: the oneDNN primitive it
 // used (the hint for the backward primitives) and the input and weights already reordered to
 // the layouts oneDNN chose, so the backward does not reorder them again. Opaque here.

@@ -14,7 +14,9 @@
 #include "core/autograd/gradcheck.h"
 #include "core/factory.h"
 #include "core/npy.h"
+#include "ops/binary/binary.h"
 #include "ops/conv/conv.h"
+#include "ops/conv/conv_cpu.h"
 #include "ops/dnnl/buffer_pool.h"
 #include "ops/dnnl/dnnl_context.h"
 #include "ops/reduce/reduce.h"
@@ -223,6 +225,49 @@ TEST_CASE("conv2d float32 agrees with the float64 reference on a wider layer", "
   require_close(x.grad(), x64.grad(), "grad input");
   require_close(w.grad(), w64.grad(), "grad weight");
   require_close(b.grad(), b64.grad(), "grad bias");
+}
+
+TEST_CASE("conv2d float32 Winograd paths agree with the float64 reference", "[conv][winograd]") {
+  // Batch 16 and 32 channels at 14x14: Winograd for all three primitives; 16 channels: direct
+  // forward and backward data, Winograd backward weights (where oneDNN has the kernels).
+  struct W {
+    std::int64_t c, o;
+    bool fwd, bwd_data, bwd_weights;
+  };
+  const W cases[] = {{32, 32, true, true, true}, {16, 16, false, false, true}};
+  Generator gen(13);
+  for (const W& c : cases) {
+    Conv2dGeometry g{16, c.c, 14, 14, c.o, 3, 3, 1, 1, 1, 1, 1, 1, 1, 14, 14};
+    const Conv2dAlgorithms algs = conv2d_cpu_algorithms(g);
+    REQUIRE(algs.forward == c.fwd);
+    REQUIRE(algs.backward_data == c.bwd_data);
+    REQUIRE(algs.backward_weights == c.bwd_weights);
+    Tensor x = randn({16, c.c, 14, 14}, gen).set_requires_grad();
+    Tensor w = (randn({c.o, c.c, 3, 3}, gen) * 0.2).detach().set_requires_grad();
+    Tensor b = randn({c.o}, gen).set_requires_grad();
+    Tensor x64 = x.detach().to(DType::Float64).set_requires_grad();
+    Tensor w64 = w.detach().to(DType::Float64).set_requires_grad();
+    Tensor b64 = b.detach().to(DType::Float64).set_requires_grad();
+    Tensor gy = randn({16, c.o, 14, 14}, gen);
+    Tensor y = conv2d(x, w, b, {1}, {1});
+    Tensor y64 = conv2d(x64, w64, b64, {1}, {1});
+    const std::string n = std::to_string(c.c) + " channels";
+    require_close(y, y64, n + " forward");
+    y.backward(gy);
+    y64.backward(gy.to(DType::Float64));
+    require_close(x.grad(), x64.grad(), n + " grad input");
+    require_close(w.grad(), w64.grad(), n + " grad weight");
+    require_close(b.grad(), b64.grad(), n + " grad bias");
+  }
+  // Outside Winograd's reach: strided, dilated, grouped, 5x5, small batch.
+  Conv2dGeometry g{16, 32, 14, 14, 32, 3, 3, 2, 2, 1, 1, 1, 1, 1, 7, 7};
+  REQUIRE_FALSE(conv2d_cpu_algorithms(g).backward_weights);
+  g = {8, 32, 14, 14, 32, 3, 3, 1, 1, 1, 1, 1, 1, 1, 14, 14};
+  REQUIRE_FALSE(conv2d_cpu_algorithms(g).forward);
+  g = {16, 32, 14, 14, 32, 5, 5, 1, 1, 2, 2, 1, 1, 1, 14, 14};
+  REQUIRE_FALSE(conv2d_cpu_algorithms(g).forward);
+  g = {16, 32, 14, 14, 32, 3, 3, 1, 1, 1, 1, 1, 1, 2, 14, 14};
+  REQUIRE_FALSE(conv2d_cpu_algorithms(g).backward_weights);
 }
 
 TEST_CASE("conv2d options struct and no-grad mode", "[conv]") {
