@@ -231,27 +231,29 @@ TEST_CASE("conv2d float32 Winograd paths agree with the float64 reference", "[co
   // Batch 16 and 32 channels at 14x14: Winograd for all three primitives; 16 channels: direct
   // forward and backward data, Winograd backward weights (where oneDNN has the kernels).
   struct W {
-    std::int64_t c, o;
+    std::int64_t n, c, o, h, w;
     bool fwd, bwd_data, bwd_weights;
   };
-  const W cases[] = {{32, 32, true, true, true}, {16, 16, false, false, true}};
+  const W cases[] = {{16, 32, 32, 14, 14, true, true, true},
+                     {17, 32, 48, 16, 15, true, true, true},  // odd batch, sizes, channels
+                     {16, 16, 16, 14, 14, false, false, true}};
   Generator gen(13);
   for (const W& c : cases) {
-    Conv2dGeometry g{16, c.c, 14, 14, c.o, 3, 3, 1, 1, 1, 1, 1, 1, 1, 14, 14};
+    Conv2dGeometry g{c.n, c.c, c.h, c.w, c.o, 3, 3, 1, 1, 1, 1, 1, 1, 1, c.h, c.w};
     const Conv2dAlgorithms algs = conv2d_cpu_algorithms(g);
     REQUIRE(algs.forward == c.fwd);
     REQUIRE(algs.backward_data == c.bwd_data);
     REQUIRE(algs.backward_weights == c.bwd_weights);
-    Tensor x = randn({16, c.c, 14, 14}, gen).set_requires_grad();
+    Tensor x = randn({c.n, c.c, c.h, c.w}, gen).set_requires_grad();
     Tensor w = (randn({c.o, c.c, 3, 3}, gen) * 0.2).detach().set_requires_grad();
     Tensor b = randn({c.o}, gen).set_requires_grad();
     Tensor x64 = x.detach().to(DType::Float64).set_requires_grad();
     Tensor w64 = w.detach().to(DType::Float64).set_requires_grad();
     Tensor b64 = b.detach().to(DType::Float64).set_requires_grad();
-    Tensor gy = randn({16, c.o, 14, 14}, gen);
+    Tensor gy = randn({c.n, c.o, c.h, c.w}, gen);
     Tensor y = conv2d(x, w, b, {1}, {1});
     Tensor y64 = conv2d(x64, w64, b64, {1}, {1});
-    const std::string n = std::to_string(c.c) + " channels";
+    const std::string n = std::to_string(c.c) + "->" + std::to_string(c.o) + " channels";
     require_close(y, y64, n + " forward");
     y.backward(gy);
     y64.backward(gy.to(DType::Float64));
