@@ -1,13 +1,14 @@
 // Benchmark of conv2d forward + backward (input, weight and bias gradients) on the layers of the
-// VGG-ish Fashion-MNIST CNN (kernel 3, padding 1) at batch 128, on a fixed number of threads.
+// VGG-ish Fashion-MNIST CNN (kernel 3, padding 1) and of LeNet-5 (kernel 5) at batch 128, on a
+// fixed number of threads.
 // A step is forward then backward of a fixed upstream gradient; the first layer's input is the
 // data and needs no gradient. Prints, per layer, the median and minimum time in milliseconds of
 // a step and of an inference forward (no grad), and the median process CPU time of each.
 // bench/bench_conv.py runs it next to PyTorch.
 //
 //   bench_conv [--threads 2] [--iters 20] [--warmup 5] [--batch 128]
-//   bench_conv --serve [--threads 2] [--batch 128]   reads "c o hw iters warmup" lines on stdin
-//                                                    and answers each with one result line
+//   bench_conv --serve [--threads 2] [--batch 128]   reads "c o hw k pad iters warmup" lines on
+//                                                    stdin, answers each with one result line
 #include <omp.h>
 
 #include <time.h>
@@ -47,15 +48,16 @@ double ms_since(std::chrono::steady_clock::time_point t0) {
   return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
 }
 
-Timing time_layer(std::int64_t batch, std::int64_t c, std::int64_t o, std::int64_t hw, int iters,
-                  int warmup) {
+Timing time_layer(std::int64_t batch, std::int64_t c, std::int64_t o, std::int64_t hw,
+                  std::int64_t k, std::int64_t pad, int iters, int warmup) {
   Generator gen(0);
   Tensor x = randn({batch, c, hw, hw}, gen).set_requires_grad(c != 1);
-  Tensor w = (randn({o, c, 3, 3}, gen) * 0.1).detach().set_requires_grad();
+  Tensor w = (randn({o, c, k, k}, gen) * 0.1).detach().set_requires_grad();
   Tensor b = randn({o}, gen).set_requires_grad();
-  Tensor gy = randn({batch, o, hw, hw}, gen);
+  const std::int64_t ohw = hw + 2 * pad - k + 1;
+  Tensor gy = randn({batch, o, ohw, ohw}, gen);
   auto step = [&] {
-    Tensor y = conv2d(x, w, b, {1}, {1});
+    Tensor y = conv2d(x, w, b, {1}, {pad});
     y.backward(gy);
     x.set_grad(Tensor());
     w.set_grad(Tensor());
@@ -63,7 +65,7 @@ Timing time_layer(std::int64_t batch, std::int64_t c, std::int64_t o, std::int64
   };
   auto fwd = [&] {
     NoGradGuard no_grad;
-    Tensor y = conv2d(x, w, b, {1}, {1});
+    Tensor y = conv2d(x, w, b, {1}, {pad});
   };
   for (int i = 0; i < warmup; ++i) step(), fwd();
   std::vector<double> ts, tf, cs, cf;
@@ -115,24 +117,27 @@ int main(int argc, char** argv) {
   }
   omp_set_num_threads(threads);
   if (serve) {
-    std::int64_t c, o, hw;
+    std::int64_t c, o, hw, k, pad;
     int it, wu;
-    while (std::cin >> c >> o >> hw >> it >> wu) {
-      const Timing t = time_layer(batch, c, o, hw, std::max(it, 1), wu);
+    while (std::cin >> c >> o >> hw >> k >> pad >> it >> wu) {
+      const Timing t = time_layer(batch, c, o, hw, k, pad, std::max(it, 1), wu);
       std::printf("%.4f %.4f %.4f %.4f %.4f %.4f\n", t.step_med, t.step_min, t.fwd_med, t.fwd_min,
                   t.step_cpu, t.fwd_cpu);
       std::fflush(stdout);
     }
     return 0;
   }
-  const std::int64_t layers[][3] = {{1, 32, 28}, {32, 32, 28}, {32, 64, 14}, {64, 64, 14}};
-  std::printf("# qgrad conv2d k3 p1, batch %lld, %d threads, ms\n", static_cast<long long>(batch),
+  // {in, out, size, kernel, padding}: the VGG-ish CNN's 3x3 layers, then LeNet-5's two 5x5.
+  const std::int64_t layers[][5] = {{1, 32, 28, 3, 1},  {32, 32, 28, 3, 1}, {32, 64, 14, 3, 1},
+                                    {64, 64, 14, 3, 1}, {1, 6, 28, 5, 2},   {6, 16, 14, 5, 0}};
+  std::printf("# qgrad conv2d, batch %lld, %d threads, ms\n", static_cast<long long>(batch),
               threads);
-  std::printf("%-14s %12s %12s %12s %12s\n", "layer", "step_med", "step_min", "fwd_med", "fwd_min");
+  std::printf("%-14s %10s %10s %10s %10s %10s %10s\n", "layer", "step_med", "step_min", "fwd_med",
+              "fwd_min", "step_cpu", "fwd_cpu");
   for (const auto& L : layers) {
-    const Timing t = time_layer(batch, L[0], L[1], L[2], iters, warmup);
-    const std::string name =
-        std::to_string(L[0]) + "->" + std::to_string(L[1]) + "@" + std::to_string(L[2]);
+    const Timing t = time_layer(batch, L[0], L[1], L[2], L[3], L[4], iters, warmup);
+    const std::string name = std::to_string(L[0]) + "->" + std::to_string(L[1]) + "k" +
+                             std::to_string(L[3]) + "@" + std::to_string(L[2]);
     std::printf("%-14s %10.3f %10.3f %10.3f %10.3f %10.3f %10.3f\n", name.c_str(), t.step_med,
                 t.step_min, t.fwd_med, t.fwd_min, t.step_cpu, t.fwd_cpu);
   }

@@ -1,8 +1,9 @@
 #!/usr/bin/python3
 """conv2d forward + backward: qgrad (bench/bench_conv.cpp) vs PyTorch 1.13 in the same run.
 
-Layers of the VGG-ish Fashion-MNIST CNN, kernel 3, padding 1, batch 128: Conv(1->32) and
-Conv(32->32) at 28x28, Conv(32->64) and Conv(64->64) at 14x14. A step is forward, then backward
+Layers at batch 128: the VGG-ish Fashion-MNIST CNN's, kernel 3, padding 1: Conv(1->32) and
+Conv(32->32) at 28x28, Conv(32->64) and Conv(64->64) at 14x14; and LeNet-5's, kernel 5:
+Conv(1->6, padding 2) at 28x28 and Conv(6->16) at 14x14. A step is forward, then backward
 of a fixed upstream gradient (input gradient for all but the first layer, whose input is the
 data; weight and bias gradients always); "fwd" is an inference forward under no_grad. Both run on
 the same number of threads. The machine may be shared, so the two frameworks alternate layer by
@@ -20,14 +21,17 @@ import time
 
 import torch
 
-LAYERS = [(1, 32, 28), (32, 32, 28), (32, 64, 14), (64, 64, 14)]
+# (in, out, size, kernel, padding): the VGG-ish CNN's 3x3 layers, then LeNet-5's two 5x5.
+LAYERS = [(1, 32, 28, 3, 1), (32, 32, 28, 3, 1), (32, 64, 14, 3, 1), (64, 64, 14, 3, 1),
+          (1, 6, 28, 5, 2), (6, 16, 14, 5, 0)]
 
 
-def torch_layer(batch, c, o, hw, iters, warmup):
+def torch_layer(batch, c, o, hw, k, pad, iters, warmup):
     torch.manual_seed(0)
-    conv = torch.nn.Conv2d(c, o, 3, padding=1)
+    conv = torch.nn.Conv2d(c, o, k, padding=pad)
     x = torch.randn(batch, c, hw, hw, requires_grad=(c != 1))
-    gy = torch.randn(batch, o, hw, hw)
+    ohw = hw + 2 * pad - k + 1
+    gy = torch.randn(batch, o, ohw, ohw)
 
     def step():
         y = conv(x)
@@ -81,32 +85,33 @@ def main():
     best_t, best_q = {}, {}
     try:
         for _ in range(a.rounds):
-            for c, o, hw in LAYERS:
-                merge(best_t, (c, o, hw), torch_layer(a.batch, c, o, hw, a.iters, a.warmup))
-                server.stdin.write(f"{c} {o} {hw} {a.iters} {a.warmup}\n")
+            for layer in LAYERS:
+                merge(best_t, layer, torch_layer(a.batch, *layer, a.iters, a.warmup))
+                server.stdin.write(" ".join(map(str, layer)) + f" {a.iters} {a.warmup}\n")
                 server.stdin.flush()
                 line = server.stdout.readline()
                 if not line:
                     raise RuntimeError("bench_conv server exited")
-                merge(best_q, (c, o, hw), tuple(float(v) for v in line.split()))
+                merge(best_q, layer, tuple(float(v) for v in line.split()))
     finally:
         server.stdin.close()
         server.wait()
 
-    print(f"conv2d k3 p1, batch {a.batch}, {a.threads} threads, {a.rounds} rounds x {a.iters} "
+    print(f"conv2d, batch {a.batch}, {a.threads} threads, {a.rounds} rounds x {a.iters} "
           f"iterations; ms; ratio = torch / qgrad (> 1: qgrad faster)")
     cols = ["step med", "step min", "fwd med", "fwd min", "step cpu", "fwd cpu"]
-    print(f"{'layer':<12}" + "".join(f"{'torch ' + c:>16}{'qgrad ' + c:>16}{'ratio':>7}"
+    print(f"{'layer':<14}" + "".join(f"{'torch ' + c:>16}{'qgrad ' + c:>16}{'ratio':>7}"
                                      for c in cols))
     n = len(cols)
     tot_t, tot_q = [0.0] * n, [0.0] * n
-    for c, o, hw in LAYERS:
-        t, q = best_t[(c, o, hw)], best_q[(c, o, hw)]
+    for layer in LAYERS:
+        c, o, hw, k, _ = layer
+        t, q = best_t[layer], best_q[layer]
         tot_t = [x + y for x, y in zip(tot_t, t)]
         tot_q = [x + y for x, y in zip(tot_q, q)]
-        print(f"{f'{c}->{o}@{hw}':<12}" + "".join(f"{t[i]:16.2f}{q[i]:16.2f}{t[i] / q[i]:7.2f}"
+        print(f"{f'{c}->{o}k{k}@{hw}':<14}" + "".join(f"{t[i]:16.2f}{q[i]:16.2f}{t[i] / q[i]:7.2f}"
                                                   for i in range(n)))
-    print(f"{'total':<12}" + "".join(f"{tot_t[i]:16.2f}{tot_q[i]:16.2f}{tot_t[i] / tot_q[i]:7.2f}"
+    print(f"{'total':<14}" + "".join(f"{tot_t[i]:16.2f}{tot_q[i]:16.2f}{tot_t[i] / tot_q[i]:7.2f}"
                                      for i in range(n)))
 
 
