@@ -12,7 +12,7 @@ side reports its best median and its best single-iteration time over the rounds.
 median process CPU time of one call (all threads); on a busy machine it is the steadier figure,
 when run with OMP_WAIT_POLICY=passive (waiting threads sleep rather than spin) on both sides.
 
-    OMP_WAIT_POLICY=passive /usr/bin/python3 bench/bench_conv.py --qgrad build/bench_conv \
+    OMP_WAIT_POLICY=passive /usr/bin/python3 bench/bench_conv.py --qgrad build/bench/bench_conv \
         [--threads 2] [--rounds 3]
 """
 import argparse
@@ -71,7 +71,7 @@ def merge(best, key, t):
 
 def main():
     ap = argparse.ArgumentParser()
-    ap.add_argument("--qgrad", required=True, help="path of the bench_conv binary")
+    ap.add_argument("--qgrad", default="build/bench/bench_conv", help="path of the bench_conv binary")
     ap.add_argument("--threads", type=int, default=2)
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--iters", type=int, default=15)
