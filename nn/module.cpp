@@ -7,6 +7,7 @@
 #include <cstdlib>
 #include <iomanip>
 #include <ostream>
+#include <set>
 #include <sstream>
 #include <typeinfo>
 
@@ -158,10 +159,22 @@ void Module::collect_buffers(const std::string& prefix, bool recurse, bool persi
     c.value->collect_buffers(join_name(prefix, c.key), true, persistent_only, out);
 }
 
+namespace {
+// Keeps the first name of each tensor registered more than once (shared weights), as PyTorch's
+// named_parameters/named_buffers do.
+TensorDict dedupe(const TensorDict& all, const char* what) {
+  TensorDict out(what);
+  std::set<const TensorImpl*> seen;
+  for (const auto& it : all)
+    if (seen.insert(it.value.impl()).second) out.insert(it.key, it.value);
+  return out;
+}
+}  // namespace
+
 TensorDict Module::named_parameters(bool recurse) const {
   TensorDict out("parameter");
   collect_parameters("", recurse, out);
-  return out;
+  return dedupe(out, "parameter");
 }
 
 std::vector<Tensor> Module::parameters(bool recurse) const {
@@ -171,7 +184,7 @@ std::vector<Tensor> Module::parameters(bool recurse) const {
 TensorDict Module::named_buffers(bool recurse) const {
   TensorDict out("buffer");
   collect_buffers("", recurse, false, out);
-  return out;
+  return dedupe(out, "buffer");
 }
 
 std::vector<Tensor> Module::buffers(bool recurse) const {
@@ -209,9 +222,12 @@ OrderedDict<std::shared_ptr<Module>> Module::named_modules(const std::string& pr
                 "std::make_shared or pass include_self = false)");
     out.insert(prefix, self);
   }
+  // Each module once, under its first name (a submodule may be registered in two places).
+  std::set<const Module*> seen{this};
   for (auto& c : children_) {
     auto sub = c.value->named_modules(join_name(prefix, c.key), true);
-    for (auto& it : sub) out.insert(it.key, it.value);
+    for (auto& it : sub)
+      if (seen.insert(it.value.get()).second) out.insert(it.key, it.value);
   }
   return out;
 }

@@ -67,6 +67,8 @@ class Module : public std::enable_shared_from_this<Module> {
   }
 
   // ---- traversal (registration order; recurse = include descendants under dotted names) ----
+  // A tensor or module registered in several places (shared weights) is listed once, under its
+  // first name, as in PyTorch; state_dict() lists every name.
   std::vector<Tensor> parameters(bool recurse = true) const;
   TensorDict named_parameters(bool recurse = true) const;
   std::vector<Tensor> buffers(bool recurse = true) const;

@@ -159,7 +159,7 @@ TEST_CASE("Module: to(dtype) converts in place and keeps handles valid") {
   REQUIRE(head_w.grad().dtype() == kFloat32);
 }
 
-TEST_CASE("Module: to(device) without CUDA is a DeviceError; to(CPU) is a no-op") {
+TEST_CASE("Module: to(device) without CUDA is a DeviceError and to(CPU) is a no-op") {
   Net net;
   Tensor w = net.head->weight;
   net.to(kCPU);
@@ -310,4 +310,21 @@ TEST_CASE("Module: summary counts total and trainable parameters") {
   CHECK_THAT(s, Catch::Contains("Non-trainable params: 2"));
   CHECK_THAT(s, Catch::Contains("features.0.weight") && Catch::Contains("[4, 3]"));
   CHECK_THAT(s, Catch::Contains("Buffers: 6"));
+}
+
+TEST_CASE("Module: shared parameters and submodules are listed once, saved under every name") {
+  struct Tied : nn::Module {
+    std::shared_ptr<Block> enc;
+    Tied() {
+      enc = register_module("enc", std::make_shared<Block>(2, 2));
+      register_module("dec", enc);  // the same module twice
+      register_parameter("w_alias", enc->weight);
+    }
+  };
+  auto m = std::make_shared<Tied>();
+  REQUIRE(m->named_parameters().keys() == std::vector<std::string>{"w_alias", "enc.bias"});
+  REQUIRE(m->named_modules().keys() == std::vector<std::string>{"", "enc"});
+  REQUIRE(m->state_dict().size() == 1 + 2 * 4);
+  // An optimiser over the deduplicated list accepts it.
+  REQUIRE(m->parameters().size() == 2);
 }

@@ -232,7 +232,7 @@ TEST_CASE("optim: non-contiguous parameters are updated like contiguous ones") {
   REQUIRE_FALSE(p0.is_contiguous());  // still the same view
 }
 
-TEST_CASE("optim: parameters without gradients are skipped; zero_grad clears gradients") {
+TEST_CASE("optim: parameters without gradients are skipped and zero_grad clears gradients") {
   Tensor a = ones({3}).set_requires_grad(), b = ones({2}).set_requires_grad();
   optim::Adam opt({a, b}, optim::AdamOptions(0.1));
   a.set_grad(ones({3}));
