@@ -1,0 +1,106 @@
+// AIMET v2's affine quantizer modules (aimet_torch.v2.quantization.affine.Quantize and
+// QuantizeDequantize) wrapping aimet::AffineQuantizer: learnable float32 Parameters "min" and
+// "max" of the encoding shape ({} per tensor, {O,1,1,1} per output channel of a conv weight,
+// broadcast against the input from the trailing dims), the bitwidth, symmetric (signed grid
+// [-2^(b-1), 2^(b-1)-1]) or asymmetric (unsigned [0, 2^b-1]), set_range(), and the
+// compute_encodings() scope: while the returned object lives, forward passes gather running
+// min/max statistics (and quantize with each batch's own encoding); closing it (end() or its
+// destructor, unless an exception is unwinding) sets the range from the statistics.
+//   AimetQuantize::forward(x)            -> aimet::QuantizedTensor (integers as floats plus the
+//                                           encoding; .dequantize(), .quantized_repr())
+//   AimetQuantizeDequantize::forward(x)  -> float tensor, differentiable in x (STE with mask)
+//                                           and in min / max (range-learning gradients)
+// State dict: "min", "max" and "initialized" (uint8 0-d: whether the range has been set, so a
+// loaded checkpoint quantizes without set_range()).
+#pragma once
+
+#include <memory>
+#include <optional>
+#include <string>
+
+#include "nn/unary_module.h"
+#include "quant/aimet/affine_quantizer.h"
+#include "quant/modules/calibratable.h"
+
+namespace qgrad::quant {
+
+// The compute_encodings scope of an AIMET quantizer module (movable, not copyable).
+class AimetComputeEncodings {
+ public:
+  AimetComputeEncodings(aimet::AffineQuantizer& quantizer, Tensor initialized_flag);
+  AimetComputeEncodings(AimetComputeEncodings&& other) noexcept;
+  AimetComputeEncodings(const AimetComputeEncodings&) = delete;
+  AimetComputeEncodings& operator=(const AimetComputeEncodings&) = delete;
+  AimetComputeEncodings& operator=(AimetComputeEncodings&&) = delete;
+  // Sets the range from the statistics gathered (none: the range is kept).
+  void end();
+  ~AimetComputeEncodings();
+
+ private:
+  std::optional<aimet::AffineQuantizer::ComputeEncodings> inner_;
+  aimet::AffineQuantizer* quantizer_;
+  Tensor flag_;
+};
+
+// What both modules share; Base is nn::Module (Quantize) or nn::UnaryModule (QDQ).
+template <typename Base>
+class AimetQuantizerModule : public Base, public Calibratable {
+ public:
+  // ValueError / ShapeError for a bitwidth outside [1, 32] or a bad encoding shape.
+  AimetQuantizerModule(const char* name, Shape shape, int bitwidth, bool symmetric);
+
+  void set_range(const Tensor& min, const Tensor& max);
+  void set_range(double min, double max);
+  // Differentiable in min / max. ValueError before the range is set.
+  Tensor get_scale();
+  Tensor get_offset();
+  aimet::AffineEncoding get_encoding();
+  AimetComputeEncodings compute_encodings();
+  bool is_initialized() const;
+
+  const Tensor& min() const { return min_; }
+  const Tensor& max() const { return max_; }
+  const Shape& shape() const { return quantizer_->shape(); }
+  int bitwidth() const { return quantizer_->bitwidth(); }
+  bool symmetric() const { return quantizer_->symmetric(); }
+  std::int64_t qmin() const { return quantizer_->qmin(); }
+  std::int64_t qmax() const { return quantizer_->qmax(); }
+
+  // "shape=(), qmin=0, qmax=255, symmetric=False" (AIMET's printout).
+  std::string extra_repr() const override;
+
+  // Opens a compute_encodings scope; closes it (strict: a quantizer that saw no data is a
+  // ValueError, the range is kept either way).
+  void start_calibration() override;
+  void finish_calibration(const CalibrationOptions& options) override;
+
+ protected:
+  // The state class, with its initialisation brought in line with the "initialized" buffer
+  // (after load_state_dict). ValueError when the range is not set and no scope is open.
+  aimet::AffineQuantizer& ready(const char* op);
+
+ private:
+  std::unique_ptr<aimet::AffineQuantizer> quantizer_;
+  Tensor min_, max_, initialized_;
+  std::optional<AimetComputeEncodings> calibration_;
+};
+
+extern template class AimetQuantizerModule<nn::Module>;
+extern template class AimetQuantizerModule<nn::UnaryModule>;
+
+class AimetQuantize : public AimetQuantizerModule<nn::Module> {
+ public:
+  AimetQuantize(Shape shape, int bitwidth, bool symmetric);
+  aimet::QuantizedTensor forward(const Tensor& x);
+  aimet::QuantizedTensor operator()(const Tensor& x) { return forward(x); }
+};
+
+class AimetQuantizeDequantize : public AimetQuantizerModule<nn::UnaryModule> {
+ public:
+  AimetQuantizeDequantize(Shape shape, int bitwidth, bool symmetric);
+  Tensor forward(const Tensor& x) override;
+  // The same values with their encoding.
+  aimet::DequantizedTensor quantize_dequantize(const Tensor& x);
+};
+
+}  // namespace qgrad::quant

@@ -1,0 +1,32 @@
+// Clip: pytorch_quantization's Clip module with learnable bounds, the clip stage of a
+// TensorQuantizer with learn_amax. Parameters clip_value_min / clip_value_max are 0-d float32
+// scalars; forward is learnable_clip (quant/learnable/learnable_clip.h): y = clamp(x, min, max)
+// with PACT gradients for both bounds (dmin = sum of dy where x <= min, dmax = sum of dy where
+// x >= max, dx = dy strictly inside).
+#pragma once
+
+#include <string>
+
+#include "nn/unary_module.h"
+
+namespace qgrad::quant {
+
+class Clip : public nn::UnaryModule {
+ public:
+  // ValueError unless both are finite and min <= max.
+  Clip(double clip_value_min, double clip_value_max, bool learn = true);
+
+  Tensor forward(const Tensor& x) override;
+  // max(-min, max), differentiable in both bounds.
+  Tensor amax() const;
+  // Sets the bounds to -amax and +amax (no gradient recorded).
+  void set_bounds(double clip_value_min, double clip_value_max);
+
+  const Tensor& clip_value_min() const { return min_; }
+  const Tensor& clip_value_max() const { return max_; }
+
+ private:
+  Tensor min_, max_;
+};
+
+}  // namespace qgrad::quant
