@@ -300,6 +300,12 @@ void aimet_family(Checker& check) {
   check.values("aimet compute_encodings range", tensor({act.min().item(), act.max().item()}),
                {-1, 3});
   check.values("aimet quantize_dequantize dx", xr.grad(), {0, 1, 1, 0});
+  // By hand: s = 4/255, o = rne(-1/s) = -64, mask = [0, 1, 1, 0],
+  // dscale = sum(clamp(rne(x/s), o, o + 255) - (x/s) * mask) = -64 - 0.125 + 0.125 + 191 = 127,
+  // doffset = 2s; with ds/dmin = -1/255, ds/dmax = 1/255, do/dmin = 1/s - 1/(255 s^2) = 47.8125
+  // and do/dmax = 1/(255 s^2) = 15.9375: dmin = 255.5/255, dmax = 254.5/255.
+  check.values("aimet range-learning dmin", act.min().grad(), {255.5 / 255}, 1e-6);
+  check.values("aimet range-learning dmax", act.max().grad(), {254.5 / 255}, 1e-6);
 }
 
 // ---- Papers: LSQ, LSQ+, PACT ----
