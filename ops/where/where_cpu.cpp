@@ -1,4 +1,5 @@
-// CPU where/logical kernels.
+// CPU where/logical kernels on the StridedLoop, with plain loops for the contiguous and
+// broadcast-scalar inner cases so they vectorise.
 #include "ops/where/where_cpu.h"
 
 #include "core/strided_loop.h"
@@ -16,14 +17,29 @@ void where_cpu(const Tensor& cond, const Tensor& a, const Tensor& b, const Tenso
                         {0, 0, 0, 0});
     loop.run([&](const std::array<std::int64_t, 4>& off, std::int64_t n,
                  const std::array<std::int64_t, 4>& st) {
-      for (std::int64_t i = 0; i < n; ++i)
-        po[off[0] + i * st[0]] =
-            pc[off[1] + i * st[1]] ? pa[off[2] + i * st[2]] : pb[off[3] + i * st[3]];
+      T* o = po + off[0];
+      const std::uint8_t* c = pc + off[1];
+      const T* x = pa + off[2];
+      const T* y = pb + off[3];
+      if (st[0] == 1 && st[1] == 1 && st[2] == 1 && st[3] == 1) {
+        for (std::int64_t i = 0; i < n; ++i) o[i] = c[i] ? x[i] : y[i];
+      } else if (st[0] == 1 && st[1] == 1 && st[2] == 1 && st[3] == 0) {
+        const T yv = *y;  // where(c, x, scalar): masking, the common backward case
+        for (std::int64_t i = 0; i < n; ++i) o[i] = c[i] ? x[i] : yv;
+      } else if (st[0] == 1 && st[1] == 1 && st[2] == 0 && st[3] == 1) {
+        const T xv = *x;
+        for (std::int64_t i = 0; i < n; ++i) o[i] = c[i] ? xv : y[i];
+      } else {
+        for (std::int64_t i = 0; i < n; ++i)
+          o[i * st[0]] = c[i * st[1]] ? x[i * st[2]] : y[i * st[3]];
+      }
     });
   });
 }
 
-void logical_cpu(int op, const Tensor& a, const Tensor& b, const Tensor& out) {
+namespace {
+template <int Op>
+void logical_typed(const Tensor& a, const Tensor& b, const Tensor& out) {
   const auto* pa = static_cast<const std::uint8_t*>(a.raw_data());
   const auto* pb = static_cast<const std::uint8_t*>(b.raw_data());
   auto* po = static_cast<std::uint8_t*>(out.raw_data());
@@ -32,9 +48,16 @@ void logical_cpu(int op, const Tensor& a, const Tensor& b, const Tensor& out) {
                const std::array<std::int64_t, 3>& st) {
     for (std::int64_t i = 0; i < n; ++i) {
       const bool x = pa[off[1] + i * st[1]] != 0, y = pb[off[2] + i * st[2]] != 0;
-      po[off[0] + i * st[0]] = op == 0 ? (x && y) : op == 1 ? (x || y) : !x;
+      po[off[0] + i * st[0]] = Op == 0 ? (x && y) : Op == 1 ? (x || y) : !x;
     }
   });
+}
+}  // namespace
+
+void logical_cpu(int op, const Tensor& a, const Tensor& b, const Tensor& out) {
+  if (op == 0) return logical_typed<0>(a, b, out);
+  if (op == 1) return logical_typed<1>(a, b, out);
+  logical_typed<2>(a, b, out);
 }
 
 }  // namespace qgrad
