@@ -137,8 +137,10 @@ std::pair<Tensor, Tensor> extreme_dim(const Tensor& x, std::int64_t dim, bool ke
   Axes axes = make_axes(x, {d}, keepdim, name);
   QGRAD_CHECK(axes.count > 0, ValueError, name, ": cannot reduce over dimension ", d,
               " of size 0 (input shape ", x.shape(), ")");
-  Tensor values = run(is_max ? ReduceOp::Max : ReduceOp::Min, x, axes, x.dtype(), name);
-  Tensor idx = run(is_max ? ReduceOp::ArgMax : ReduceOp::ArgMin, x, axes, kInt64, name);
+  require_cpu(name, x);
+  Tensor values = empty(axes.out_shape, TensorOptions().dtype(x.dtype()).device(x.device()));
+  Tensor idx = empty(axes.out_shape, TensorOptions().dtype(kInt64).device(x.device()));
+  reduce_cpu(is_max ? ReduceOp::ArgMax : ReduceOp::ArgMin, x, axes.reduced, idx, values);
   SavedTensor si(idx);
   Shape in_shape = x.shape(), kept = axes.kept_shape;
   const std::int64_t dd = x.dim() == 0 ? 0 : d;

@@ -1,10 +1,12 @@
 // CPU reductions. A ReducePlan splits the input's dims into kept dims (one per output element)
 // and reduced dims, drops size-1 dims, orders both groups by stride and merges neighbours that
-// are contiguous. Then one of two loop shapes runs:
-//  - inner: the reduced dim with the smallest stride is innermost, so each output folds
-//    contiguous runs (sums in 16 independent lanes, max/min as vector selects);
-//  - outer: a kept dim has the smallest stride (e.g. a sum over dim 0 of a row-major matrix),
-//    so a block of neighbouring outputs is accumulated together, one input row at a time.
+// are contiguous. Then one of three loop shapes runs, each walking memory roughly in order:
+//  - inner: the reduced dims are the innermost in memory, so each output folds contiguous runs
+//    (sums in 16 independent lanes, max/min/argmax as vector selects);
+//  - blocked: reduced dims both inside and outside the kept ones (a sum over dims {0, 2} of
+//    [N, C, HW]): for each outer reduced position, every output folds its inner runs;
+//  - outer: a kept dim is innermost (a sum over dim 0 of a row-major matrix): a block of
+//    neighbouring outputs is accumulated together, one input row at a time.
 // Work is split across threads by output when there are enough outputs, otherwise the reduced
 // range is split and the per-thread partial results are combined in order (so argmax keeps the
 // first index). Sums accumulate in double (floats) or wrapping uint64 (ints, as torch's int64).
@@ -15,6 +17,7 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <memory>
 #include <numeric>
 #include <type_traits>
 
@@ -27,15 +30,32 @@ namespace {
 // ---------------------------------------------------------------------------------------------
 // The iteration plan.
 
-struct ReducePlan {
-  // Kept dims, outermost first, with input and output element strides.
-  Shape ksize, kx, ko;
-  // Reduced dims, outermost first, with input strides and strides of the flat index over the
-  // reduced dims in their original order (what argmax reports).
-  Shape rsize, rx, ri;
-  std::int64_t K = 1, R = 1;
-  bool outer = false;  // loop shape: see the file comment
+// A group of dims, outermost first, with two strides each.
+struct Dims {
+  Shape size, s0, s1;
+  std::int64_t numel() const { return numel_of(size); }
+  std::size_t n() const { return size.size(); }
+  Dims slice(std::size_t b, std::size_t e) const {
+    return {Shape(size.begin() + b, size.begin() + e), Shape(s0.begin() + b, s0.begin() + e),
+            Shape(s1.begin() + b, s1.begin() + e)};
+  }
 };
+
+enum class LoopShape { Inner, Blocked, Outer };
+
+struct ReducePlan {
+  Dims kept;  // s0: input stride, s1: output stride
+  // s0: input stride, s1: stride of the flat index over the reduced dims in their original
+  // order (what argmax reports; only kept in order for the arg ops).
+  Dims red;
+  Dims red_outer, red_inner;  // the blocked shape's split of `red`
+  std::int64_t K = 1, R = 1;
+  LoopShape loop = LoopShape::Inner;
+};
+
+inline std::int64_t abs64(std::int64_t v) {
+  return v < 0 ? -v : v;
+}
 
 struct PlanDim {
   std::int64_t size, a, b;  // size and two strides
@@ -43,19 +63,25 @@ struct PlanDim {
 
 // Sorts by descending |a| (stable: ties keep their order), then merges an outer dim into the
 // next inner one when both strides allow.
-std::vector<PlanDim> coalesce(std::vector<PlanDim> dims, bool sort) {
+Dims coalesce(std::vector<PlanDim> dims, bool sort) {
   if (sort) {
-    std::stable_sort(dims.begin(), dims.end(), [](const PlanDim& l, const PlanDim& r) {
-      return std::llabs(l.a) > std::llabs(r.a);
-    });
+    std::stable_sort(dims.begin(), dims.end(),
+                     [](const PlanDim& l, const PlanDim& r) { return abs64(l.a) > abs64(r.a); });
   }
-  std::vector<PlanDim> out;
+  std::vector<PlanDim> merged;
   for (const PlanDim& d : dims) {
-    if (!out.empty() && out.back().a == d.a * d.size && out.back().b == d.b * d.size) {
-      out.back() = {out.back().size * d.size, d.a, d.b};
+    if (!merged.empty() && merged.back().a == d.a * d.size && merged.back().b == d.b * d.size) {
+      merged.back() = {merged.back().size * d.size, d.a, d.b};
     } else {
-      out.push_back(d);
+      merged.push_back(d);
     }
+  }
+  if (merged.empty()) merged.push_back({1, 0, 0});
+  Dims out;
+  for (const PlanDim& d : merged) {
+    out.size.push_back(d.size);
+    out.s0.push_back(d.a);
+    out.s1.push_back(d.b);
   }
   return out;
 }
@@ -82,80 +108,88 @@ ReducePlan make_plan(const Tensor& x, const std::vector<bool>& reduced, bool kee
   }
   p.K = numel_of(kept_shape);
   p.R = numel_of(red_shape);
-  kept = coalesce(kept, /*sort=*/true);
-  red = coalesce(red, /*sort=*/!keep_order);
-  if (kept.empty()) kept.push_back({1, 0, 0});
-  if (red.empty()) red.push_back({1, 0, 0});
-  for (const PlanDim& d : kept) {
-    p.ksize.push_back(d.size);
-    p.kx.push_back(d.a);
-    p.ko.push_back(d.b);
+  p.kept = coalesce(kept, /*sort=*/true);
+  p.red = coalesce(red, /*sort=*/!keep_order);
+  const std::int64_t kin = abs64(p.kept.s0.back()), rin = abs64(p.red.s0.back());
+  if (p.kept.size.back() > 1 && p.red.size.back() > 1 && kin < rin) {
+    // The innermost kept dim is denser in memory than every reduced dim.
+    p.loop = LoopShape::Outer;
+  } else if (!keep_order && p.K > 1) {
+    // Reduced dims (sorted by stride) outside every kept dim make the blocked shape.
+    std::int64_t kmax = 0;
+    for (std::int64_t s : p.kept.s0) kmax = std::max(kmax, abs64(s));
+    std::size_t n_outer = 0;
+    while (n_outer < p.red.n() && p.red.size[n_outer] > 1 && abs64(p.red.s0[n_outer]) > kmax)
+      ++n_outer;
+    if (n_outer > 0 && n_outer < p.red.n()) {
+      p.loop = LoopShape::Blocked;
+      p.red_outer = p.red.slice(0, n_outer);
+      p.red_inner = p.red.slice(n_outer, p.red.n());
+    }
   }
-  for (const PlanDim& d : red) {
-    p.rsize.push_back(d.size);
-    p.rx.push_back(d.a);
-    p.ri.push_back(d.b);
-  }
-  // Outer loop shape when the innermost kept dim is denser in memory than every reduced dim.
-  p.outer =
-      p.ksize.back() > 1 && p.rsize.back() > 1 && std::llabs(p.kx.back()) < std::llabs(p.rx.back());
   return p;
 }
 
-// The two offsets of flat position `flat` over the first `ndims` dims of `size`.
-inline void offsets_of(std::int64_t flat, const Shape& size, const Shape& s0, const Shape& s1,
-                       std::size_t ndims, std::int64_t& o0, std::int64_t& o1) {
+// The two offsets of flat position `flat` over the first `nd` dims of `d`.
+inline void offsets_of(std::int64_t flat, const Dims& d, std::size_t nd, std::int64_t& o0,
+                       std::int64_t& o1) {
   o0 = 0;
   o1 = 0;
-  for (std::size_t d = ndims; d-- > 0;) {
-    const std::int64_t i = flat % size[d];
-    flat /= size[d];
-    o0 += i * s0[d];
-    o1 += i * s1[d];
+  for (std::size_t i = nd; i-- > 0;) {
+    const std::int64_t k = flat % d.size[i];
+    flat /= d.size[i];
+    o0 += k * d.s0[i];
+    o1 += k * d.s1[i];
   }
 }
 
-// Walks a multi-index over the first `ndims` dims of `size`, keeping two offsets in step.
+// Walks a multi-index over the first `nd` dims of `d` from flat position `start`, keeping the
+// two offsets in step.
 class Counter {
  public:
-  Counter(const Shape& size, const Shape& s0, const Shape& s1, std::size_t ndims,
-          std::int64_t start)
-      : size_(size), s0_(s0), s1_(s1), nd_(ndims), idx_(ndims, 0) {
+  Counter(const Dims& d, std::size_t nd, std::int64_t start) : d_(d), nd_(nd), idx_(nd, 0) {
     std::int64_t flat = start;
-    for (std::size_t d = nd_; d-- > 0;) {
-      idx_[d] = flat % size_[d];
-      flat /= size_[d];
-      off0 += idx_[d] * s0_[d];
-      off1 += idx_[d] * s1_[d];
+    for (std::size_t i = nd_; i-- > 0;) {
+      idx_[i] = flat % d_.size[i];
+      flat /= d_.size[i];
+      off0 += idx_[i] * d_.s0[i];
+      off1 += idx_[i] * d_.s1[i];
     }
   }
   void next() {
-    for (std::size_t d = nd_; d-- > 0;) {
-      ++idx_[d];
-      off0 += s0_[d];
-      off1 += s1_[d];
-      if (idx_[d] < size_[d]) return;
-      off0 -= idx_[d] * s0_[d];
-      off1 -= idx_[d] * s1_[d];
-      idx_[d] = 0;
+    for (std::size_t i = nd_; i-- > 0;) {
+      ++idx_[i];
+      off0 += d_.s0[i];
+      off1 += d_.s1[i];
+      if (idx_[i] < d_.size[i]) return;
+      off0 -= idx_[i] * d_.s0[i];
+      off1 -= idx_[i] * d_.s1[i];
+      idx_[i] = 0;
     }
   }
   std::int64_t off0 = 0, off1 = 0;
 
  private:
-  const Shape& size_;
-  const Shape& s0_;
-  const Shape& s1_;
+  const Dims& d_;
   std::size_t nd_;
   std::vector<std::int64_t> idx_;
 };
 
 // ---------------------------------------------------------------------------------------------
-// Reducers: Acc (the running state of one output), identity(), run (fold a run of n elements at
-// `stride`, the first of which has reduced index `first`, for the output at offset `o`), combine
-// (fold a later partial state into an earlier one), first_row/step_row (outer shape: start and
-// update `m` neighbouring outputs, at output offsets o + j * os, from one input row), finish
-// (the output value). Only SqDevReducer looks at output offsets (its per-output centre).
+// Reducers. Each has
+//   Acc                          the running state of one output;
+//   identity()                   the state of an empty fold;
+//   run(p, n, stride, first, o)  the state of a run of n elements at `stride`, the first with
+//                                reduced index `first`, for the output at offset `o`;
+//   combine(a, b)                folds state b (of later elements) into a;
+//   Block, first_row/step_row    the outer shape: states of up to kOuterBlock neighbouring outputs
+//                                (output offsets o + j * os), started/updated from one input row;
+//   get(block, j)                the state of output j of a block;
+//   store(acc, out, o)           writes the result of output o.
+// Only SqDevReducer (per-output centre) and ArgReducer (optional values) use output offsets.
+
+constexpr std::int64_t kOuterBlock = 512;  // neighbouring outputs accumulated together
+constexpr int kLanes = 16;                 // independent accumulators in a contiguous run
 
 // NaN test as a compare (std::isnan is a call, which keeps loops scalar).
 template <typename T>
@@ -168,14 +202,18 @@ inline bool nan_test(T v) {
   }
 }
 
+template <typename Acc>
+struct ScalarBlock {
+  Acc v[kOuterBlock];
+};
+
 template <typename T>
 using sum_acc_t = std::conditional_t<std::is_floating_point_v<T>, double, std::uint64_t>;
-
-constexpr int kLanes = 16;
 
 template <typename T>
 struct SumReducer {
   using Acc = sum_acc_t<T>;
+  using Block = ScalarBlock<Acc>;
   static Acc identity() { return Acc(0); }
   static Acc run(const T* p, std::int64_t n, std::int64_t stride, std::int64_t, std::int64_t) {
     if (stride == 1) {
@@ -193,21 +231,22 @@ struct SumReducer {
     return s;
   }
   static void combine(Acc& a, const Acc& b) { a += b; }
-  static void first_row(Acc* acc, const T* p, std::int64_t m, std::int64_t stride, std::int64_t,
+  static void first_row(Block& b, const T* p, std::int64_t m, std::int64_t stride, std::int64_t,
                         std::int64_t, std::int64_t) {
-    for (std::int64_t j = 0; j < m; ++j) acc[j] = static_cast<Acc>(p[j * stride]);
+    for (std::int64_t j = 0; j < m; ++j) b.v[j] = static_cast<Acc>(p[j * stride]);
   }
-  static void step_row(Acc* acc, const T* p, std::int64_t m, std::int64_t stride, std::int64_t,
+  static void step_row(Block& b, const T* p, std::int64_t m, std::int64_t stride, std::int64_t,
                        std::int64_t, std::int64_t) {
     if (stride == 1) {
-      for (std::int64_t j = 0; j < m; ++j) acc[j] += static_cast<Acc>(p[j]);
+      for (std::int64_t j = 0; j < m; ++j) b.v[j] += static_cast<Acc>(p[j]);
     } else {
-      for (std::int64_t j = 0; j < m; ++j) acc[j] += static_cast<Acc>(p[j * stride]);
+      for (std::int64_t j = 0; j < m; ++j) b.v[j] += static_cast<Acc>(p[j * stride]);
     }
   }
+  static Acc get(const Block& b, std::int64_t j) { return b.v[j]; }
   template <typename R>
-  static R finish(const Acc& a) {
-    return static_cast<R>(a);
+  static void store(const Acc& a, R* out, std::int64_t o) {
+    out[o] = static_cast<R>(a);
   }
 };
 
@@ -215,6 +254,7 @@ struct SumReducer {
 template <typename T, bool IsMax>
 struct ExtremeReducer {
   using Acc = T;
+  using Block = ScalarBlock<Acc>;
   static Acc identity() {
     if constexpr (std::is_floating_point_v<T>) {
       return IsMax ? -std::numeric_limits<T>::infinity() : std::numeric_limits<T>::infinity();
@@ -249,68 +289,125 @@ struct ExtremeReducer {
   static void combine(Acc& a, const Acc& b) {
     a = takes(b, a) ? b : a;
   }
-  static void first_row(Acc* acc, const T* p, std::int64_t m, std::int64_t stride, std::int64_t,
+  static void first_row(Block& b, const T* p, std::int64_t m, std::int64_t stride, std::int64_t,
                         std::int64_t, std::int64_t) {
-    for (std::int64_t j = 0; j < m; ++j) acc[j] = p[j * stride];
+    for (std::int64_t j = 0; j < m; ++j) b.v[j] = p[j * stride];
   }
-  static void step_row(Acc* acc, const T* p, std::int64_t m, std::int64_t stride, std::int64_t,
+  static void step_row(Block& b, const T* p, std::int64_t m, std::int64_t stride, std::int64_t,
                        std::int64_t, std::int64_t) {
     if (stride == 1) {
-      for (std::int64_t j = 0; j < m; ++j) acc[j] = takes(p[j], acc[j]) ? p[j] : acc[j];
+      for (std::int64_t j = 0; j < m; ++j) b.v[j] = takes(p[j], b.v[j]) ? p[j] : b.v[j];
     } else {
       for (std::int64_t j = 0; j < m; ++j) {
         const T v = p[j * stride];
-        acc[j] = takes(v, acc[j]) ? v : acc[j];
+        b.v[j] = takes(v, b.v[j]) ? v : b.v[j];
       }
     }
   }
+  static Acc get(const Block& b, std::int64_t j) {
+    return b.v[j];
+  }
   template <typename R>
-  static R finish(const Acc& a) {
-    return static_cast<R>(a);
+  static void store(const Acc& a, R* out, std::int64_t o) {
+    out[o] = static_cast<R>(a);
   }
 };
 
-// Index of the first maximum (minimum), or of the first NaN when there is one, as torch.
+// Index of the first maximum (minimum), or of the first NaN when there is one, as torch;
+// optionally also the value (max/min over a dim returns both).
 template <typename T, bool IsMax>
 struct ArgReducer {
   struct Acc {
     T best;
     std::int64_t idx;  // -1: nothing folded yet
   };
-  using Values = ExtremeReducer<T, IsMax>;
-  static Acc identity() { return {Values::identity(), -1}; }
+  struct Block {
+    T best[kOuterBlock];
+    std::int64_t idx[kOuterBlock];
+  };
+  T* values = nullptr;  // where store() also writes the value, when set
+
+  static Acc identity() { return {ExtremeReducer<T, IsMax>::identity(), -1}; }
   // v at a later index replaces best: strictly better, or the first NaN.
-  static bool replaces(T v, T best) { return !nan_test(best) && Values::takes(v, best); }
+  static bool replaces(T v, T best) {
+    return (!nan_test(best)) & ((IsMax ? v > best : v < best) | nan_test(v));
+  }
+  // a (at index ia) beats b (at index ib) regardless of order: better, or equal and earlier.
+  static bool beats(T a, std::int64_t ia, T b, std::int64_t ib) {
+    if (nan_test(a) || nan_test(b)) return nan_test(a) && (!nan_test(b) || ia < ib);
+    return (IsMax ? a > b : a < b) || (a == b && ia < ib);
+  }
   static Acc run(const T* p, std::int64_t n, std::int64_t stride, std::int64_t first,
                  std::int64_t) {
     if (n == 0) return identity();
-    // Vectorised value pass, then a search for its first occurrence.
-    const T m = Values::run(p, n, stride, 0, 0);
-    std::int64_t i = 0;
-    if (nan_test(m)) {
-      while (i + 1 < n && !nan_test(p[i * stride])) ++i;
-    } else {
-      while (i + 1 < n && p[i * stride] != m) ++i;
+    if (stride == 1 && n >= 2 * kLanes) {
+      // Lane k keeps the first best of elements k, k + kLanes, ...; lanes merge by value, then
+      // by index. One vectorised pass.
+      T m[kLanes];
+      std::int64_t mi[kLanes];
+      for (int k = 0; k < kLanes; ++k) {
+        m[k] = p[k];
+        mi[k] = k;
+      }
+      std::int64_t i = kLanes;
+      for (; i + kLanes <= n; i += kLanes) {
+#pragma GCC unroll 1
+        for (int k = 0; k < kLanes; ++k) {
+          const T v = p[i + k];
+          const bool t = replaces(v, m[k]);
+          m[k] = t ? v : m[k];
+          mi[k] = t ? i + k : mi[k];
+        }
+      }
+      Acc a{m[0], mi[0]};
+      for (int k = 1; k < kLanes; ++k)
+        if (beats(m[k], mi[k], a.best, a.idx)) a = {m[k], mi[k]};
+      for (; i < n; ++i)
+        if (replaces(p[i], a.best)) a = {p[i], i};
+      a.idx += first;
+      return a;
     }
-    return {m, first + i};
+    Acc a{p[0], 0};
+    for (std::int64_t i = 1; i < n; ++i)
+      if (replaces(p[i * stride], a.best)) a = {p[i * stride], i};
+    a.idx += first;
+    return a;
   }
   static void combine(Acc& a, const Acc& b) {
     if (b.idx >= 0 && (a.idx < 0 || replaces(b.best, a.best))) a = b;
   }
-  static void first_row(Acc* acc, const T* p, std::int64_t m, std::int64_t stride,
+  static void first_row(Block& b, const T* p, std::int64_t m, std::int64_t stride,
                         std::int64_t index, std::int64_t, std::int64_t) {
-    for (std::int64_t j = 0; j < m; ++j) acc[j] = {p[j * stride], index};
-  }
-  static void step_row(Acc* acc, const T* p, std::int64_t m, std::int64_t stride,
-                       std::int64_t index, std::int64_t, std::int64_t) {
     for (std::int64_t j = 0; j < m; ++j) {
-      const T v = p[j * stride];
-      if (replaces(v, acc[j].best)) acc[j] = {v, index};
+      b.best[j] = p[j * stride];
+      b.idx[j] = index;
     }
   }
+  static void step_row(Block& b, const T* p, std::int64_t m, std::int64_t stride,
+                       std::int64_t index, std::int64_t, std::int64_t) {
+    if (stride == 1) {
+      for (std::int64_t j = 0; j < m; ++j) {
+        const T v = p[j];
+        const bool t = replaces(v, b.best[j]);
+        b.best[j] = t ? v : b.best[j];
+        b.idx[j] = t ? index : b.idx[j];
+      }
+    } else {
+      for (std::int64_t j = 0; j < m; ++j) {
+        const T v = p[j * stride];
+        const bool t = replaces(v, b.best[j]);
+        b.best[j] = t ? v : b.best[j];
+        b.idx[j] = t ? index : b.idx[j];
+      }
+    }
+  }
+  static Acc get(const Block& b, std::int64_t j) {
+    return {b.best[j], b.idx[j]};
+  }
   template <typename R>
-  static R finish(const Acc& a) {
-    return static_cast<R>(a.idx);
+  void store(const Acc& a, R* out, std::int64_t o) const {
+    out[o] = static_cast<R>(a.idx);
+    if (values) values[o] = a.best;
   }
 };
 
@@ -319,6 +416,7 @@ struct ArgReducer {
 template <typename T>
 struct SqDevReducer {
   using Acc = double;
+  using Block = ScalarBlock<Acc>;
   const double* centre;  // indexed by output offset
   double denom;
   static Acc identity() { return 0.0; }
@@ -348,52 +446,65 @@ struct SqDevReducer {
     return s;
   }
   static void combine(Acc& a, const Acc& b) { a += b; }
-  void first_row(Acc* acc, const T* p, std::int64_t m, std::int64_t stride, std::int64_t,
+  void first_row(Block& b, const T* p, std::int64_t m, std::int64_t stride, std::int64_t,
                  std::int64_t o, std::int64_t os) const {
-    for (std::int64_t j = 0; j < m; ++j) acc[j] = 0.0;
-    step_row(acc, p, m, stride, 0, o, os);
+    for (std::int64_t j = 0; j < m; ++j) b.v[j] = 0.0;
+    step_row(b, p, m, stride, 0, o, os);
   }
-  void step_row(Acc* acc, const T* p, std::int64_t m, std::int64_t stride, std::int64_t,
+  void step_row(Block& b, const T* p, std::int64_t m, std::int64_t stride, std::int64_t,
                 std::int64_t o, std::int64_t os) const {
     const double* c = centre + o;
     if (stride == 1 && os == 1) {
       for (std::int64_t j = 0; j < m; ++j) {
         const double d = static_cast<double>(p[j]) - c[j];
-        acc[j] += d * d;
+        b.v[j] += d * d;
       }
     } else {
       for (std::int64_t j = 0; j < m; ++j) {
         const double d = static_cast<double>(p[j * stride]) - c[j * os];
-        acc[j] += d * d;
+        b.v[j] += d * d;
       }
     }
   }
+  static Acc get(const Block& b, std::int64_t j) { return b.v[j]; }
   template <typename R>
-  R finish(const Acc& a) const {
-    return static_cast<R>(a / denom);
+  void store(const Acc& a, R* out, std::int64_t o) const {
+    out[o] = static_cast<R>(a / denom);
   }
 };
 
 // ---------------------------------------------------------------------------------------------
 // Drivers.
 
-constexpr std::int64_t kOuterBlock = 512;  // neighbouring outputs accumulated together
-
 int max_threads() {
   return std::max(1, omp_get_max_threads());
 }
 
-// Inner shape: folds reduced positions [a, b) of the output whose input offset is `koff`.
+// Runs body(t, n_threads) on every thread of a parallel region of up to `nt` threads.
+template <typename F>
+void on_threads(int nt, F&& body) {
+#pragma omp parallel num_threads(nt)
+  body(strided_loop_thread_id(), strided_loop_num_threads());
+}
+
+// The chunk [a, b) of [0, n) that thread t of n_threads takes.
+inline void chunk_of(std::int64_t n, int t, int n_threads, std::int64_t& a, std::int64_t& b) {
+  const std::int64_t c = (n + n_threads - 1) / n_threads;
+  a = std::min(n, t * c);
+  b = std::min(n, a + c);
+}
+
+// Folds flat positions [a, b) of the reduced dims `rd` into acc: runs along the innermost dim.
 template <typename T, typename Red>
-void fold_inner(const Red& red, const T* x, std::int64_t koff, std::int64_t ooff,
-                const ReducePlan& p, std::int64_t a, std::int64_t b, typename Red::Acc& acc) {
-  const std::size_t nd = p.rsize.size();
-  const std::int64_t n = p.rsize[nd - 1], s = p.rx[nd - 1], si = p.ri[nd - 1];
+void fold_runs(const Red& red, const T* x, std::int64_t base, std::int64_t ooff, const Dims& rd,
+               std::int64_t a, std::int64_t b, typename Red::Acc& acc) {
+  const std::size_t nd = rd.n();
+  const std::int64_t n = rd.size[nd - 1], s = rd.s0[nd - 1], si = rd.s1[nd - 1];
   std::int64_t col = a % n;
-  Counter rows(p.rsize, p.rx, p.ri, nd - 1, a / n);
+  Counter rows(rd, nd - 1, a / n);
   while (a < b) {
     const std::int64_t len = std::min(n - col, b - a);
-    red.combine(acc, red.run(x + koff + rows.off0 + col * s, len, s, rows.off1 + col * si, ooff));
+    red.combine(acc, red.run(x + base + rows.off0 + col * s, len, s, rows.off1 + col * si, ooff));
     a += len;
     col = 0;
     rows.next();
@@ -401,74 +512,115 @@ void fold_inner(const Red& red, const T* x, std::int64_t koff, std::int64_t ooff
 }
 
 // Outer shape: folds reduced positions [a, b) (a < b) into the `m` outputs starting at input
-// offset koff and output offset ooff; the first row initialises acc.
+// offset koff and output offset ooff; the first row starts the block.
 template <typename T, typename Red>
-void fold_outer(const Red& red, const T* x, std::int64_t koff, std::int64_t ooff, std::int64_t m,
-                const ReducePlan& p, std::int64_t a, std::int64_t b, typename Red::Acc* acc) {
-  const std::int64_t ks = p.kx.back(), os = p.ko.back();
-  Counter pos(p.rsize, p.rx, p.ri, p.rsize.size(), a);
-  red.first_row(acc, x + koff + pos.off0, m, ks, pos.off1, ooff, os);
+void fold_rows(const Red& red, const T* x, std::int64_t koff, std::int64_t ooff, std::int64_t m,
+               const ReducePlan& p, std::int64_t a, std::int64_t b, typename Red::Block& block) {
+  const std::int64_t ks = p.kept.s0.back(), os = p.kept.s1.back();
+  Counter pos(p.red, p.red.n(), a);
+  red.first_row(block, x + koff + pos.off0, m, ks, pos.off1, ooff, os);
   pos.next();
   for (std::int64_t r = a + 1; r < b; ++r) {
-    red.step_row(acc, x + koff + pos.off0, m, ks, pos.off1, ooff, os);
+    red.step_row(block, x + koff + pos.off0, m, ks, pos.off1, ooff, os);
     pos.next();
   }
 }
 
 template <typename T, typename Red, typename R>
-void reduce_typed(const Tensor& x, const ReducePlan& p, R* out, const Red& red = Red{}) {
+void reduce_inner(const Red& red, const T* base, const ReducePlan& p, R* out, int nt, bool big) {
   using Acc = typename Red::Acc;
-  const T* base = static_cast<const T*>(x.raw_data());
-  const std::size_t nk = p.ksize.size();
-  const int nt = max_threads();
-  const bool big = p.K * p.R >= kParallelGrain && nt > 1;
-
-  if (!p.outer) {
-    auto one = [&](std::int64_t k, std::int64_t a, std::int64_t b, Acc& acc) {
-      std::int64_t koff, ooff;
-      offsets_of(k, p.ksize, p.kx, p.ko, nk, koff, ooff);
-      fold_inner<T, Red>(red, base, koff, ooff, p, a, b, acc);
-      return ooff;
-    };
-    if (!big || p.K >= 4 * nt) {
-      parallel_for(p.K, std::max<std::int64_t>(1, kParallelGrain / std::max<std::int64_t>(p.R, 1)),
-                   [&](std::int64_t k0, std::int64_t k1) {
-                     for (std::int64_t k = k0; k < k1; ++k) {
-                       Acc acc = red.identity();
-                       const std::int64_t ooff = one(k, 0, p.R, acc);
-                       out[ooff] = red.template finish<R>(acc);
-                     }
-                   });
-      return;
-    }
-    // Few outputs, long reductions: each thread folds a slice of every output's range.
-    std::vector<Acc> partial(static_cast<std::size_t>(nt * p.K), red.identity());
-#pragma omp parallel num_threads(nt)
-    {
-      const int t = strided_loop_thread_id(), n_threads = strided_loop_num_threads();
-      const std::int64_t chunk = (p.R + n_threads - 1) / n_threads;
-      const std::int64_t a = std::min(p.R, t * chunk), b = std::min(p.R, a + chunk);
-      if (a < b)
-        for (std::int64_t k = 0; k < p.K; ++k) one(k, a, b, partial[t * p.K + k]);
-    }
-    for (std::int64_t k = 0; k < p.K; ++k) {
-      Acc acc = partial[k];
-      for (int t = 1; t < nt; ++t) red.combine(acc, partial[t * p.K + k]);
-      std::int64_t koff, ooff;
-      offsets_of(k, p.ksize, p.kx, p.ko, nk, koff, ooff);
-      out[ooff] = red.template finish<R>(acc);
-    }
+  const std::size_t nk = p.kept.n();
+  if (!big || p.K >= 4 * nt) {
+    const std::int64_t grain = std::max<std::int64_t>(1, kParallelGrain / p.R);
+    parallel_for(p.K, grain, [&](std::int64_t k0, std::int64_t k1) {
+      for (std::int64_t k = k0; k < k1; ++k) {
+        std::int64_t koff, ooff;
+        offsets_of(k, p.kept, nk, koff, ooff);
+        Acc acc = red.identity();
+        fold_runs<T, Red>(red, base, koff, ooff, p.red, 0, p.R, acc);
+        red.store(acc, out, ooff);
+      }
+    });
     return;
   }
+  // Few outputs, long reductions: each thread folds a slice of every output's range.
+  std::vector<Acc> partial(static_cast<std::size_t>(nt * p.K), red.identity());
+  on_threads(nt, [&](int t, int n_threads) {
+    std::int64_t a, b;
+    chunk_of(p.R, t, n_threads, a, b);
+    if (a >= b) return;
+    for (std::int64_t k = 0; k < p.K; ++k) {
+      std::int64_t koff, ooff;
+      offsets_of(k, p.kept, nk, koff, ooff);
+      fold_runs<T, Red>(red, base, koff, ooff, p.red, a, b, partial[t * p.K + k]);
+    }
+  });
+  for (std::int64_t k = 0; k < p.K; ++k) {
+    Acc acc = partial[k];
+    for (int t = 1; t < nt; ++t) red.combine(acc, partial[t * p.K + k]);
+    std::int64_t koff, ooff;
+    offsets_of(k, p.kept, nk, koff, ooff);
+    red.store(acc, out, ooff);
+  }
+}
 
-  // Outer shape: items are blocks of up to kOuterBlock outputs along the innermost kept dim.
-  const std::int64_t M = p.ksize.back(), ks = p.kx.back(), os = p.ko.back();
+template <typename T, typename Red, typename R>
+void reduce_blocked(const Red& red, const T* base, const ReducePlan& p, R* out, int nt, bool big) {
+  using Acc = typename Red::Acc;
+  const std::size_t nk = p.kept.n();
+  const std::int64_t Ro = p.red_outer.numel(), Ri = p.red_inner.numel();
+  // Folds outer positions [a, b) for outputs [k0, k1) into acc[0 .. k1 - k0).
+  auto fold = [&](std::int64_t k0, std::int64_t k1, std::int64_t a, std::int64_t b, Acc* acc) {
+    std::vector<std::int64_t> koff(static_cast<std::size_t>(k1 - k0)), ooff(koff.size());
+    for (std::int64_t k = k0; k < k1; ++k) offsets_of(k, p.kept, nk, koff[k - k0], ooff[k - k0]);
+    Counter outer(p.red_outer, p.red_outer.n(), a);
+    for (std::int64_t r = a; r < b; ++r) {
+      for (std::int64_t k = 0; k < k1 - k0; ++k)
+        fold_runs<T, Red>(red, base, koff[k] + outer.off0, ooff[k], p.red_inner, 0, Ri, acc[k]);
+      outer.next();
+    }
+  };
+  if (!big || p.K >= 4 * nt) {
+    const std::int64_t grain = std::max<std::int64_t>(1, kParallelGrain / p.R);
+    parallel_for(p.K, grain, [&](std::int64_t k0, std::int64_t k1) {
+      std::vector<Acc> acc(static_cast<std::size_t>(k1 - k0), red.identity());
+      fold(k0, k1, 0, Ro, acc.data());
+      for (std::int64_t k = k0; k < k1; ++k) {
+        std::int64_t koff, ooff;
+        offsets_of(k, p.kept, nk, koff, ooff);
+        red.store(acc[k - k0], out, ooff);
+      }
+    });
+    return;
+  }
+  std::vector<Acc> partial(static_cast<std::size_t>(nt * p.K), red.identity());
+  on_threads(nt, [&](int t, int n_threads) {
+    std::int64_t a, b;
+    chunk_of(Ro, t, n_threads, a, b);
+    if (a < b) fold(0, p.K, a, b, &partial[t * p.K]);
+  });
+  for (std::int64_t k = 0; k < p.K; ++k) {
+    Acc acc = partial[k];
+    for (int t = 1; t < nt; ++t) red.combine(acc, partial[t * p.K + k]);
+    std::int64_t koff, ooff;
+    offsets_of(k, p.kept, nk, koff, ooff);
+    red.store(acc, out, ooff);
+  }
+}
+
+template <typename T, typename Red, typename R>
+void reduce_outer(const Red& red, const T* base, const ReducePlan& p, R* out, int nt, bool big) {
+  using Acc = typename Red::Acc;
+  using Block = typename Red::Block;
+  // Items are blocks of up to kOuterBlock outputs along the innermost kept dim.
+  const std::size_t nk = p.kept.n();
+  const std::int64_t M = p.kept.size.back(), ks = p.kept.s0.back(), os = p.kept.s1.back();
   const std::int64_t blocks = (M + kOuterBlock - 1) / kOuterBlock;
   const std::int64_t items = (p.K / M) * blocks;
   auto item_offsets = [&](std::int64_t item, std::int64_t& koff, std::int64_t& ooff,
                           std::int64_t& m) {
     const std::int64_t outer = item / blocks, j0 = (item % blocks) * kOuterBlock;
-    offsets_of(outer, p.ksize, p.kx, p.ko, nk - 1, koff, ooff);
+    offsets_of(outer, p.kept, nk - 1, koff, ooff);
     koff += j0 * ks;
     ooff += j0 * os;
     m = std::min(kOuterBlock, M - j0);
@@ -477,12 +629,12 @@ void reduce_typed(const Tensor& x, const ReducePlan& p, R* out, const Red& red =
     const std::int64_t grain =
         std::max<std::int64_t>(1, kParallelGrain / std::max<std::int64_t>(p.R * kOuterBlock, 1));
     parallel_for(items, grain, [&](std::int64_t i0, std::int64_t i1) {
-      std::vector<Acc> acc(static_cast<std::size_t>(kOuterBlock));
+      auto block = std::make_unique<Block>();
       for (std::int64_t it = i0; it < i1; ++it) {
         std::int64_t koff, ooff, m;
         item_offsets(it, koff, ooff, m);
-        fold_outer<T, Red>(red, base, koff, ooff, m, p, 0, p.R, acc.data());
-        for (std::int64_t j = 0; j < m; ++j) out[ooff + j * os] = red.template finish<R>(acc[j]);
+        fold_rows<T, Red>(red, base, koff, ooff, m, p, 0, p.R, *block);
+        for (std::int64_t j = 0; j < m; ++j) red.store(red.get(*block, j), out, ooff + j * os);
       }
     });
     return;
@@ -490,19 +642,19 @@ void reduce_typed(const Tensor& x, const ReducePlan& p, R* out, const Red& red =
   // Few outputs: split the reduced range; each thread keeps partial states for every output.
   const std::int64_t slots = items * kOuterBlock;
   std::vector<Acc> partial(static_cast<std::size_t>(nt * slots), red.identity());
-#pragma omp parallel num_threads(nt)
-  {
-    const int t = strided_loop_thread_id(), n_threads = strided_loop_num_threads();
-    const std::int64_t chunk = (p.R + n_threads - 1) / n_threads;
-    const std::int64_t a = std::min(p.R, t * chunk), b = std::min(p.R, a + chunk);
-    if (a < b)
-      for (std::int64_t it = 0; it < items; ++it) {
-        std::int64_t koff, ooff, m;
-        item_offsets(it, koff, ooff, m);
-        fold_outer<T, Red>(red, base, koff, ooff, m, p, a, b,
-                           &partial[t * slots + it * kOuterBlock]);
-      }
-  }
+  on_threads(nt, [&](int t, int n_threads) {
+    std::int64_t a, b;
+    chunk_of(p.R, t, n_threads, a, b);
+    if (a >= b) return;
+    auto block = std::make_unique<Block>();
+    for (std::int64_t it = 0; it < items; ++it) {
+      std::int64_t koff, ooff, m;
+      item_offsets(it, koff, ooff, m);
+      fold_rows<T, Red>(red, base, koff, ooff, m, p, a, b, *block);
+      for (std::int64_t j = 0; j < m; ++j)
+        partial[t * slots + it * kOuterBlock + j] = red.get(*block, j);
+    }
+  });
   for (std::int64_t it = 0; it < items; ++it) {
     std::int64_t koff, ooff, m;
     item_offsets(it, koff, ooff, m);
@@ -510,13 +662,29 @@ void reduce_typed(const Tensor& x, const ReducePlan& p, R* out, const Red& red =
       // Threads with an empty slice left the identity, which every combine ignores or absorbs.
       Acc acc = partial[it * kOuterBlock + j];
       for (int t = 1; t < nt; ++t) red.combine(acc, partial[t * slots + it * kOuterBlock + j]);
-      out[ooff + j * os] = red.template finish<R>(acc);
+      red.store(acc, out, ooff + j * os);
     }
   }
 }
 
+template <typename T, typename Red, typename R>
+void reduce_typed(const Tensor& x, const ReducePlan& p, R* out, const Red& red = Red{}) {
+  const T* base = static_cast<const T*>(x.raw_data());
+  const int nt = max_threads();
+  const bool big = p.K * p.R >= kParallelGrain && nt > 1;
+  switch (p.loop) {
+    case LoopShape::Inner:
+      return reduce_inner<T, Red, R>(red, base, p, out, nt, big);
+    case LoopShape::Blocked:
+      return reduce_blocked<T, Red, R>(red, base, p, out, nt, big);
+    case LoopShape::Outer:
+      return reduce_outer<T, Red, R>(red, base, p, out, nt, big);
+  }
+}
+
 template <typename T>
-void dispatch_op(ReduceOp op, const Tensor& x, const ReducePlan& p, const Tensor& out) {
+void dispatch_op(ReduceOp op, const Tensor& x, const ReducePlan& p, const Tensor& out,
+                 const Tensor& values) {
   const char* what = "reduce";
   switch (op) {
     case ReduceOp::Sum: {
@@ -538,9 +706,10 @@ void dispatch_op(ReduceOp op, const Tensor& x, const ReducePlan& p, const Tensor
       QGRAD_CHECK(out.dtype() == kInt64, DTypeError, what,
                   ": argmax/argmin output must be int64, got ", dtype_name(out.dtype()));
       auto* o = static_cast<std::int64_t*>(out.raw_data());
+      T* v = values.defined() ? static_cast<T*>(values.raw_data()) : nullptr;
       if (op == ReduceOp::ArgMax)
-        return reduce_typed<T, ArgReducer<T, true>, std::int64_t>(x, p, o);
-      return reduce_typed<T, ArgReducer<T, false>, std::int64_t>(x, p, o);
+        return reduce_typed<T, ArgReducer<T, true>, std::int64_t>(x, p, o, {v});
+      return reduce_typed<T, ArgReducer<T, false>, std::int64_t>(x, p, o, {v});
     }
   }
 }
@@ -576,13 +745,18 @@ void var_cpu(const Tensor& x, const std::vector<bool>& reduced, std::int64_t cor
   QGRAD_DISPATCH_FLOAT(x.dtype(), "var", [&] { var_typed<scalar_t>(x, p, denom, out); });
 }
 
-void reduce_cpu(ReduceOp op, const Tensor& x, const std::vector<bool>& reduced, const Tensor& out) {
+void reduce_cpu(ReduceOp op, const Tensor& x, const std::vector<bool>& reduced, const Tensor& out,
+                const Tensor& values) {
   QGRAD_CHECK(static_cast<std::int64_t>(reduced.size()) == x.dim(), ValueError, "reduce: got ",
               reduced.size(), " dim flags for a ", x.dim(), "-d input");
   const bool is_arg = op == ReduceOp::ArgMax || op == ReduceOp::ArgMin;
   const ReducePlan p = make_plan(x, reduced, /*keep_order=*/is_arg);
   QGRAD_CHECK(out.is_contiguous() && out.numel() == p.K, ValueError, "reduce: output must be ",
               "contiguous with ", p.K, " elements, got shape ", out.shape());
+  QGRAD_CHECK(!values.defined() || (is_arg && values.is_contiguous() && values.numel() == p.K &&
+                                    values.dtype() == x.dtype()),
+              ValueError, "reduce: values output only for argmax/argmin, contiguous ",
+              dtype_name(x.dtype()), " with ", p.K, " elements");
   if (p.K == 0) return;
   if (p.R == 0) {
     QGRAD_CHECK(op == ReduceOp::Sum, ValueError,
@@ -590,7 +764,7 @@ void reduce_cpu(ReduceOp op, const Tensor& x, const std::vector<bool>& reduced, 
     Tensor(out).zero_();
     return;
   }
-  QGRAD_DISPATCH_ALL(x.dtype(), "reduce", [&] { dispatch_op<scalar_t>(op, x, p, out); });
+  QGRAD_DISPATCH_ALL(x.dtype(), "reduce", [&] { dispatch_op<scalar_t>(op, x, p, out, values); });
 }
 
 }  // namespace qgrad

@@ -59,6 +59,10 @@ const std::vector<GoldenCase>& reduce_cases() {
          return amax(v[0], {0, 1});
        }},
       {"amax_nan", [](const V& v) { return amax(v[0], {1}); }},
+      {"amin_nan_dims01",
+       [](const V& v) {
+         return amin(v[0], {0, 1});
+       }},
       {"amax_dim0_outer", [](const V& v) { return amax(v[0], {0}); }},
       {"max_dim_ties_values", [](const V& v) { return max(v[0], 1).first; }},
       {"max_dim_ties_indices", [](const V& v) { return max(v[0], 1).second; }},
@@ -197,7 +201,8 @@ TEST_CASE("reduction kernels match plain loops for every loop shape and thread s
       {{1, 300, 257}, {true, true, true}},    // full, split range
       {{1, 3, 40000}, {false, false, true}},  // inner, 3 long outputs
       {{1, 40000, 3}, {false, true, false}},  // outer with 3 outputs per row
-      {{64, 70, 33}, {true, false, true}},    // two reduced dims around a kept one
+      {{64, 70, 33}, {true, false, true}},    // blocked: reduced dims around a kept one
+      {{64, 3, 500}, {true, false, true}},    // blocked, 3 outputs: split range
       {{64, 70, 33}, {false, true, false}},   // outer, many outputs
       {{20, 3000, 2}, {true, true, false}},   // outer, 2 outputs
   };

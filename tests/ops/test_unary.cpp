@@ -24,6 +24,7 @@ const std::vector<GoldenCase>& unary_cases() {
   static const std::vector<GoldenCase> cases = {
       {"neg", [](const V& v) { return neg(v[0]); }},
       {"abs", [](const V& v) { return abs(v[0]); }},
+      {"sign", [](const V& v) { return sign(v[0]); }},
       {"exp", [](const V& v) { return exp(v[0]); }},
       {"exp_extremes", [](const V& v) { return exp(v[0]); }},
       {"log", [](const V& v) { return log(v[0]); }},
@@ -104,6 +105,7 @@ TEST_CASE("unary ops pass gradcheck", "[unary][gradcheck]") {
   const Shape s = {3, 5, 7};
   SECTION("smooth ops") {
     require_gradcheck([](const Tensor& x) { return neg(x); }, leaf(s, gen));
+    require_gradcheck([](const Tensor& x) { return mul(sign(x), 3.0); }, away_from_zero(s, gen));
     require_gradcheck([](const Tensor& x) { return exp(x); }, leaf(s, gen, -3, 3));
     require_gradcheck([](const Tensor& x) { return log(x); }, leaf(s, gen, 0.2, 5));
     require_gradcheck([](const Tensor& x) { return sqrt(x); }, leaf(s, gen, 0.2, 5));
