@@ -156,9 +156,16 @@ Tensor pow(const Tensor& a, const Tensor& b) {
   DType da = a.dtype(), db = b.dtype();
   record("PowBackward", {a, b}, {&out}, [=](const TensorList& g) {
     Tensor av = sa.get(), bv = sb.get();
-    Tensor ga = mul(g[0], mul(bv, pow(av, sub(bv, 1.0))));
-    // Where the gradient is 0 anyway (exponent 0), keep it 0 rather than NaN from 0^-1.
-    ga = where(eq(bv, 0.0), 0.0, ga);
+    Tensor ga;
+    if (bv.numel() == 1 && bv.dim() == 0) {
+      // Scalar exponent e (the common x^2 case): e x^(e-1), exactly 0 for e == 0.
+      const double e = bv.item<double>();
+      ga = e == 0 ? zeros_like(g[0]) : mul(g[0], mul(pow(av, e - 1.0), e));
+    } else {
+      ga = mul(g[0], mul(bv, pow(av, sub(bv, 1.0))));
+      // Where the gradient is 0 anyway (exponent 0), keep it 0 rather than NaN from 0^-1.
+      ga = where(eq(bv, 0.0), 0.0, ga);
+    }
     Tensor gy;
     if (gb) {
       Tensor lg = mul(g[0], mul(sout.get(), log(av)));

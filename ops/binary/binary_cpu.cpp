@@ -192,7 +192,9 @@ void run_typed(BinaryOp op, const Tensor& a, const Tensor& b, const Tensor& out)
         if (b.numel() > 0 && std::all_of(b.strides().begin(), b.strides().end(),
                                          [](std::int64_t st) { return st == 0; })) {
           const T e = *static_cast<const T*>(b.raw_data());
+          if (e == T(1)) return run<T, T>(a, b, out, [](T x, T) { return x; });
           if (e == T(2)) return run<T, T>(a, b, out, [](T x, T) { return x * x; });
+          if (e == T(0.5)) return run<T, T>(a, b, out, [](T x, T) { return std::sqrt(x); });
           if (e == T(3)) return run<T, T>(a, b, out, [](T x, T) { return x * x * x; });
           if (e == T(-1)) return run<T, T>(a, b, out, [](T x, T) { return T(1) / x; });
           if (e == T(-2)) return run<T, T>(a, b, out, [](T x, T) { return T(1) / (x * x); });

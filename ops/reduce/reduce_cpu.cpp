@@ -531,8 +531,8 @@ void reduce_inner(const Red& red, const T* base, const ReducePlan& p, R* out, in
   using Acc = typename Red::Acc;
   const std::size_t nk = p.kept.n();
   if (!big || p.K >= 4 * nt) {
-    const std::int64_t grain = std::max<std::int64_t>(1, kParallelGrain / p.R);
-    parallel_for(p.K, grain, [&](std::int64_t k0, std::int64_t k1) {
+    // Threads only for a big reduction (grain K + 1 keeps parallel_for sequential).
+    parallel_for(p.K, big ? 1 : p.K + 1, [&](std::int64_t k0, std::int64_t k1) {
       for (std::int64_t k = k0; k < k1; ++k) {
         std::int64_t koff, ooff;
         offsets_of(k, p.kept, nk, koff, ooff);
@@ -581,8 +581,8 @@ void reduce_blocked(const Red& red, const T* base, const ReducePlan& p, R* out, 
     }
   };
   if (!big || p.K >= 4 * nt) {
-    const std::int64_t grain = std::max<std::int64_t>(1, kParallelGrain / p.R);
-    parallel_for(p.K, grain, [&](std::int64_t k0, std::int64_t k1) {
+    // Threads only for a big reduction (grain K + 1 keeps parallel_for sequential).
+    parallel_for(p.K, big ? 1 : p.K + 1, [&](std::int64_t k0, std::int64_t k1) {
       std::vector<Acc> acc(static_cast<std::size_t>(k1 - k0), red.identity());
       fold(k0, k1, 0, Ro, acc.data());
       for (std::int64_t k = k0; k < k1; ++k) {
@@ -626,9 +626,7 @@ void reduce_outer(const Red& red, const T* base, const ReducePlan& p, R* out, in
     m = std::min(kOuterBlock, M - j0);
   };
   if (!big || items >= 4 * nt) {
-    const std::int64_t grain =
-        std::max<std::int64_t>(1, kParallelGrain / std::max<std::int64_t>(p.R * kOuterBlock, 1));
-    parallel_for(items, grain, [&](std::int64_t i0, std::int64_t i1) {
+    parallel_for(items, big ? 1 : items + 1, [&](std::int64_t i0, std::int64_t i1) {
       auto block = std::make_unique<Block>();
       for (std::int64_t it = i0; it < i1; ++it) {
         std::int64_t koff, ooff, m;
