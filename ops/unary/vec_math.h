@@ -8,8 +8,9 @@
 #include <cstdint>
 #include <cstring>
 
-// Forced inlining: a call left in a loop body (GCC gives up inlining large bodies in big
-// callers) would stop it from vectorising.
+// QGRAD_VEC_INLINE forces inlining: a call left in a loop body (GCC gives up inlining large
+// bodies into big callers) would stop the loop from vectorising. QGRAD_NOINLINE keeps the
+// kernels' small vectorisable loops out of line, for the same reason (see unary_cpu.cpp).
 #if defined(__GNUC__)
 #define QGRAD_VEC_INLINE inline __attribute__((always_inline))
 #define QGRAD_NOINLINE __attribute__((noinline))
