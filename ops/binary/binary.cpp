@@ -45,6 +45,19 @@ const char* binary_op_name(BinaryOp op) {
   return "binary";
 }
 
+DType result_type(const Tensor& a, const Tensor& b) {
+  const bool a0 = a.dim() == 0, b0 = b.dim() == 0;
+  if (a0 == b0) return promote_types(a.dtype(), b.dtype());
+  // A 0-d operand only decides the dtype when it is of a higher category (float over int).
+  const DType dimmed = a0 ? b.dtype() : a.dtype(), zero_d = a0 ? a.dtype() : b.dtype();
+  return is_floating(zero_d) && !is_floating(dimmed) ? zero_d : dimmed;
+}
+
+Tensor grad_for_input(const Tensor& g, const Shape& shape, DType dtype) {
+  Tensor r = sum_to_shape(g, shape);
+  return r.dtype() == dtype ? r : r.to(dtype);
+}
+
 namespace {
 
 bool is_comparison(BinaryOp op) {
@@ -59,9 +72,8 @@ Tensor compute(BinaryOp op, const Tensor& a, const Tensor& b) {
   require_defined(name, "other", b);
   check_same_device(name, a, b);
   const Shape shape = broadcast_shapes(a.shape(), b.shape(), name);
-  DType ct = promote_types(a.dtype(), b.dtype());
+  DType ct = result_type(a, b);
   if (op == BinaryOp::Div && !is_floating(ct)) ct = kFloat32;  // true division, as in PyTorch
-  if (op == BinaryOp::Pow && !is_floating(ct)) ct = kFloat32;
   NoGradGuard no_grad;
   Tensor ca = a.dtype() == ct ? a : a.to(ct);
   Tensor cb = b.dtype() == ct ? b : b.to(ct);
@@ -90,8 +102,9 @@ Tensor scalar_like(double v, const Tensor& like) {
 Tensor add(const Tensor& a, const Tensor& b) {
   Tensor out = compute(BinaryOp::Add, a, b);
   Shape sa = a.shape(), sb = b.shape();
-  record("AddBackward", {a, b}, {&out}, [sa, sb](const TensorList& g) {
-    return TensorList{sum_to_shape(g[0], sa), sum_to_shape(g[0], sb)};
+  DType da = a.dtype(), db = b.dtype();
+  record("AddBackward", {a, b}, {&out}, [=](const TensorList& g) {
+    return TensorList{grad_for_input(g[0], sa, da), grad_for_input(g[0], sb, db)};
   });
   return out;
 }
@@ -99,8 +112,9 @@ Tensor add(const Tensor& a, const Tensor& b) {
 Tensor sub(const Tensor& a, const Tensor& b) {
   Tensor out = compute(BinaryOp::Sub, a, b);
   Shape sa = a.shape(), sb = b.shape();
-  record("SubBackward", {a, b}, {&out}, [sa, sb](const TensorList& g) {
-    return TensorList{sum_to_shape(g[0], sa), sum_to_shape(neg(g[0]), sb)};
+  DType da = a.dtype(), db = b.dtype();
+  record("SubBackward", {a, b}, {&out}, [=](const TensorList& g) {
+    return TensorList{grad_for_input(g[0], sa, da), grad_for_input(neg(g[0]), sb, db)};
   });
   return out;
 }
@@ -110,9 +124,10 @@ Tensor mul(const Tensor& a, const Tensor& b) {
   const bool ga = a.requires_grad(), gb = b.requires_grad();
   SavedTensor sa(gb ? a : Tensor()), sb(ga ? b : Tensor());
   Shape sha = a.shape(), shb = b.shape();
+  DType da = a.dtype(), db = b.dtype();
   record("MulBackward", {a, b}, {&out}, [=](const TensorList& g) {
-    return TensorList{ga ? sum_to_shape(mul(g[0], sb.get()), sha) : Tensor(),
-                      gb ? sum_to_shape(mul(g[0], sa.get()), shb) : Tensor()};
+    return TensorList{ga ? grad_for_input(mul(g[0], sb.get()), sha, da) : Tensor(),
+                      gb ? grad_for_input(mul(g[0], sa.get()), shb, db) : Tensor()};
   });
   return out;
 }
@@ -122,12 +137,13 @@ Tensor div(const Tensor& a, const Tensor& b) {
   const bool gb = b.requires_grad();
   SavedTensor sb(b), sout(gb ? out : Tensor());
   Shape sha = a.shape(), shb = b.shape();
+  DType da = a.dtype(), db = b.dtype();
   record("DivBackward", {a, b}, {&out}, [=](const TensorList& g) {
     Tensor bv = sb.get();
     Tensor gx = div(g[0], bv);
     // d(a/b)/db = -(a/b)/b
-    Tensor gy = gb ? sum_to_shape(neg(mul(gx, sout.get())), shb) : Tensor();
-    return TensorList{sum_to_shape(gx, sha), gy};
+    Tensor gy = gb ? grad_for_input(neg(mul(gx, sout.get())), shb, db) : Tensor();
+    return TensorList{grad_for_input(gx, sha, da), gy};
   });
   return out;
 }
@@ -137,28 +153,37 @@ Tensor pow(const Tensor& a, const Tensor& b) {
   const bool gb = b.requires_grad();
   SavedTensor sa(a), sb(b), sout(gb ? out : Tensor());
   Shape sha = a.shape(), shb = b.shape();
+  DType da = a.dtype(), db = b.dtype();
   record("PowBackward", {a, b}, {&out}, [=](const TensorList& g) {
     Tensor av = sa.get(), bv = sb.get();
-    Tensor ga = mul(g[0], mul(bv, pow(av, sub(bv, 1.0))));
-    // Where the gradient is 0 anyway (exponent 0), keep it 0 rather than NaN from 0^-1.
-    ga = where(eq(bv, 0.0), zeros_like(ga), ga);
+    Tensor ga;
+    if (bv.numel() == 1 && bv.dim() == 0) {
+      // Scalar exponent e (the common x^2 case): e x^(e-1), exactly 0 for e == 0.
+      const double e = bv.item<double>();
+      ga = e == 0 ? zeros_like(g[0]) : mul(g[0], mul(pow(av, e - 1.0), e));
+    } else {
+      ga = mul(g[0], mul(bv, pow(av, sub(bv, 1.0))));
+      // Where the gradient is 0 anyway (exponent 0), keep it 0 rather than NaN from 0^-1.
+      ga = where(eq(bv, 0.0), 0.0, ga);
+    }
     Tensor gy;
     if (gb) {
       Tensor lg = mul(g[0], mul(sout.get(), log(av)));
       // d/db of a^b at a == 0 (with b > 0) is 0 by convention, not NaN from log(0) * 0.
-      gy = sum_to_shape(where(logical_and(eq(av, 0.0), ge(bv, 0.0)), zeros_like(lg), lg), shb);
+      gy = grad_for_input(where(logical_and(eq(av, 0.0), ge(bv, 0.0)), 0.0, lg), shb, db);
     }
-    return TensorList{sum_to_shape(ga, sha), gy};
+    return TensorList{grad_for_input(ga, sha, da), gy};
   });
   return out;
 }
 
 namespace {
-// Gradient mask for maximum/minimum: 1 where `a` wins, 0.5 on ties, 0 where it loses.
-Tensor win_mask(const Tensor& a, const Tensor& b, bool is_max) {
-  Tensor wins = (is_max ? gt(a, b) : lt(a, b)).to(a.dtype());
-  Tensor ties = eq(a, b).to(a.dtype());
-  return add(wins, mul(ties, 0.5));
+// Gradient of maximum/minimum reaching `a`: g where `a` wins, g / 2 on ties, 0 where it loses,
+// and g where either side is NaN (the NaN is the result), as PyTorch.
+Tensor max_min_grad(const Tensor& g, const Tensor& a, const Tensor& b, bool is_max) {
+  Tensor zero = zeros({}, TensorOptions().dtype(g.dtype()).device(g.device()));
+  Tensor shared = where(eq(a, b), mul(g, 0.5), g);
+  return where(is_max ? lt(a, b) : gt(a, b), zero, shared);
 }
 
 Tensor max_min(BinaryOp op, const Tensor& a, const Tensor& b) {
@@ -166,10 +191,11 @@ Tensor max_min(BinaryOp op, const Tensor& a, const Tensor& b) {
   const bool is_max = op == BinaryOp::Maximum;
   SavedTensor sa(a), sb(b);
   Shape sha = a.shape(), shb = b.shape();
+  DType da = a.dtype(), db = b.dtype();
   record(is_max ? "MaximumBackward" : "MinimumBackward", {a, b}, {&out}, [=](const TensorList& g) {
     Tensor av = sa.get(), bv = sb.get();
-    return TensorList{sum_to_shape(mul(g[0], win_mask(av, bv, is_max)), sha),
-                      sum_to_shape(mul(g[0], win_mask(bv, av, is_max)), shb)};
+    return TensorList{grad_for_input(max_min_grad(g[0], av, bv, is_max), sha, da),
+                      grad_for_input(max_min_grad(g[0], bv, av, is_max), shb, db)};
   });
   return out;
 }
@@ -220,6 +246,10 @@ Tensor div(double a, const Tensor& b) {
   return div(scalar_like(a, b), b);
 }
 Tensor pow(const Tensor& a, double e) {
+  require_defined("pow", "self", a);
+  QGRAD_CHECK(is_floating(a.dtype()) || e >= 0 || e != std::floor(e), ValueError,
+              "pow: integers to negative integer powers are not allowed (", dtype_name(a.dtype()),
+              " tensor of shape ", a.shape(), ", exponent ", e, ")");
   return pow(a, scalar_like(e, a));
 }
 Tensor maximum(const Tensor& a, double b) {

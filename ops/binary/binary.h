@@ -41,6 +41,13 @@ Tensor le(const Tensor& a, double b);
 Tensor gt(const Tensor& a, double b);
 Tensor ge(const Tensor& a, double b);
 
+// The dtype of a binary op's result, as torch.result_type: the promoted dtype of the operands,
+// except that a 0-d tensor only decides it when it is of a higher category (float over int)
+// than the other, dimensioned, operand (float32[3] + float64 0-d gives float32).
+DType result_type(const Tensor& a, const Tensor& b);
+// The gradient `g` of a broadcast result, summed to an input's shape and cast to its dtype.
+Tensor grad_for_input(const Tensor& g, const Shape& shape, DType dtype);
+
 // The 0-d tensor a scalar becomes when combined with `like`.
 Tensor scalar_like(double v, const Tensor& like);
 

@@ -9,7 +9,6 @@
 
 #include "core/factory.h"
 #include "core/strided_loop.h"
-#include "ops/dnnl/buffer_pool.h"
 #include "ops/dnnl/dnnl_context.h"
 
 namespace qgrad {
@@ -64,15 +63,16 @@ md any_desc(const dims& d) {
   return md(d, dnnl::memory::data_type::f32, dnnl::memory::format_tag::any);
 }
 
-// Memory in a layout oneDNN chose, in a recycled block (ops/dnnl/buffer_pool.h).
+// Memory in a layout oneDNN chose. Large blocks come back from the allocator's reuse cache
+// (core/allocator.h), so these temporaries do not page-fault on every call.
 struct Buffer {
-  std::shared_ptr<dn::PooledBuffer> block;
+  std::shared_ptr<void> block;
   dnnl::memory mem;
 };
 Buffer make_buffer(const md& desc) {
   Buffer b;
-  b.block = dn::acquire_buffer(desc.get_size());
-  b.mem = dnnl::memory(desc, dn::cpu_engine(), b.block->data());
+  b.block = allocate(desc.get_size(), kCPU);
+  b.mem = dnnl::memory(desc, dn::cpu_engine(), b.block.get());
   return b;
 }
 

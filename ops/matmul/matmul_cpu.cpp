@@ -5,9 +5,9 @@
 
 #include <algorithm>
 
+#include "core/allocator.h"
 #include "core/factory.h"
 #include "core/strided_loop.h"
-#include "ops/dnnl/buffer_pool.h"
 #include "ops/dnnl/dnnl_context.h"
 
 namespace qgrad {
@@ -114,11 +114,11 @@ void matmul_f32(const Tensor& a, const Tensor& b, const Tensor& bias, const Tens
         {DNNL_ARG_WEIGHTS, dnnl::memory(pd.weights_desc(), eng, B.data.raw_data())},
         {DNNL_ARG_DST, dnnl::memory(pd.dst_desc(), eng, out.raw_data())}};
     if (has_bias) args.emplace(DNNL_ARG_BIAS, dnnl::memory(pd.bias_desc(), eng, bias_c.raw_data()));
-    std::shared_ptr<dn::PooledBuffer> scratch;
+    DataPtr scratch(nullptr, nullptr);
     const dnnl::memory::desc scratch_md = pd.scratchpad_desc();
     if (scratch_md.get_size() > 0) {
-      scratch = dn::acquire_buffer(scratch_md.get_size());
-      args.emplace(DNNL_ARG_SCRATCHPAD, dnnl::memory(scratch_md, eng, scratch->data()));
+      scratch = allocate(scratch_md.get_size(), kCPU);
+      args.emplace(DNNL_ARG_SCRATCHPAD, dnnl::memory(scratch_md, eng, scratch.get()));
     }
     entry->prim.execute(dn::cpu_stream(), args);
     dn::cpu_stream().wait();

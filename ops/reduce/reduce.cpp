@@ -1,6 +1,8 @@
 // Reductions: axis handling, result shapes, device dispatch and backward rules.
 #include "ops/reduce/reduce.h"
 
+#include <algorithm>
+
 #include "core/autograd/function.h"
 #include "core/factory.h"
 #include "ops/binary/binary.h"
@@ -87,13 +89,22 @@ Tensor var(const Tensor& x, const Shape& dims, std::int64_t correction, bool kee
   require_floating("var", "input", x);
   QGRAD_CHECK(correction >= 0, ValueError, "var: correction must be >= 0, got ", correction);
   Axes axes = make_axes(x, dims, keepdim, "var");
-  Shape kdims = dims;
-  // Two-pass: mean, then the sum of squared deviations (numerically stable), all differentiable.
-  Tensor m = mean(x, kdims, /*keepdim=*/true);
-  Tensor d = sub(x, m);
-  Tensor ss = sum(mul(d, d), kdims, keepdim);
-  const double denom = static_cast<double>(axes.count - correction);
-  return div(ss, denom);  // denom <= 0 gives inf/NaN, as torch
+  require_cpu("var", x);
+  Tensor out = empty(axes.out_shape, TensorOptions().dtype(x.dtype()).device(x.device()));
+  var_cpu(x, axes.reduced, correction, out);
+  if (!needs_grad({x})) return out;
+  // d var / dx = 2 (x - mean) / max(0, N - correction).
+  SavedTensor sx(x);
+  Shape kept = axes.kept_shape, rdims;
+  for (std::int64_t d = 0; d < x.dim(); ++d)
+    if (axes.reduced[d]) rdims.push_back(d);
+  const double denom = static_cast<double>(std::max<std::int64_t>(0, axes.count - correction));
+  record("VarBackward", {x}, {&out}, [=](const TensorList& g) {
+    Tensor xv = sx.get();
+    Tensor centred = sub(xv, mean(xv, rdims, /*keepdim=*/true));
+    return TensorList{mul(centred, div(g[0].reshape(kept), denom / 2.0))};
+  });
+  return out;
 }
 
 namespace {
@@ -126,8 +137,10 @@ std::pair<Tensor, Tensor> extreme_dim(const Tensor& x, std::int64_t dim, bool ke
   Axes axes = make_axes(x, {d}, keepdim, name);
   QGRAD_CHECK(axes.count > 0, ValueError, name, ": cannot reduce over dimension ", d,
               " of size 0 (input shape ", x.shape(), ")");
-  Tensor values = run(is_max ? ReduceOp::Max : ReduceOp::Min, x, axes, x.dtype(), name);
-  Tensor idx = run(is_max ? ReduceOp::ArgMax : ReduceOp::ArgMin, x, axes, kInt64, name);
+  require_cpu(name, x);
+  Tensor values = empty(axes.out_shape, TensorOptions().dtype(x.dtype()).device(x.device()));
+  Tensor idx = empty(axes.out_shape, TensorOptions().dtype(kInt64).device(x.device()));
+  reduce_cpu(is_max ? ReduceOp::ArgMax : ReduceOp::ArgMin, x, axes.reduced, idx, values);
   SavedTensor si(idx);
   Shape in_shape = x.shape(), kept = axes.kept_shape;
   const std::int64_t dd = x.dim() == 0 ? 0 : d;

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cmath>
 #include <limits>
 
 #include "core/autograd/function.h"
@@ -134,6 +135,7 @@ Tensor relu(const Tensor& x) {
   return apply(UnaryOp::Relu, x);
 }
 Tensor relu6(const Tensor& x) {
+  require_floating("relu6", "input", x);
   return hardtanh(x, 0.0, 6.0);
 }
 Tensor leaky_relu(const Tensor& x, double slope) {
@@ -157,8 +159,15 @@ Tensor gelu(const Tensor& x, const std::string& approximate) {
 }
 Tensor clamp(const Tensor& x, std::optional<double> min, std::optional<double> max) {
   QGRAD_CHECK(min || max, ValueError, "clamp: at least one of min and max must be given");
+  QGRAD_CHECK(!(min && std::isnan(*min)) && !(max && std::isnan(*max)), ValueError,
+              "clamp: bounds must not be NaN");
   const double inf = std::numeric_limits<double>::infinity();
-  return apply(UnaryOp::Clamp, x, min.value_or(-inf), max.value_or(inf));
+  const double lo = min.value_or(-inf), hi = max.value_or(inf);
+  require_defined("clamp", "input", x);
+  // A fractional bound makes an integer clamp a float32 one, as PyTorch's type promotion does.
+  const bool fractional = (min && *min != std::floor(*min)) || (max && *max != std::floor(*max));
+  if (!is_floating(x.dtype()) && fractional) return apply(UnaryOp::Clamp, x.to(kFloat32), lo, hi);
+  return apply(UnaryOp::Clamp, x, lo, hi);
 }
 
 }  // namespace qgrad

@@ -1,5 +1,7 @@
 // CPU unary kernels: one templated loop per op over the StridedLoop (forward: out, x; backward:
-// out, g, saved), so every op body is inlined and the contiguous case vectorises.
+// out, g, saved), so every op body is inlined and the contiguous case vectorises. float32
+// transcendentals use the branch-free approximations of vec_math.h (libm calls would keep the
+// loops scalar); float64 uses libm. Integer ops wrap like PyTorch (no signed-overflow UB).
 #include "ops/unary/unary_cpu.h"
 
 #include <algorithm>
@@ -8,10 +10,27 @@
 #include <type_traits>
 
 #include "core/strided_loop.h"
+#include "ops/unary/vec_math.h"
 
 namespace qgrad {
 
 namespace {
+
+// The contiguous loops are separate, never-inlined functions: inlined into StridedLoop's two call
+// sites, a large op body can exceed GCC's inlining budget in one of them and leave a call in
+// the loop, which then stays scalar.
+template <typename T, typename F>
+QGRAD_NOINLINE void contiguous1(F f, T* o, const T* a, std::int64_t n) {
+  for (std::int64_t i = 0; i < n; ++i) o[i] = f(a[i]);
+}
+template <typename T, typename F>
+QGRAD_NOINLINE void contiguous2(F f, T* o, const T* a, const T* b, std::int64_t n) {
+  for (std::int64_t i = 0; i < n; ++i) o[i] = f(a[i], b[i]);
+}
+template <typename T, typename F>
+QGRAD_NOINLINE void broadcast_first2(F f, T* o, T a, const T* b, std::int64_t n) {
+  for (std::int64_t i = 0; i < n; ++i) o[i] = f(a, b[i]);
+}
 
 template <typename T, typename F>
 void map1(const Tensor& x, const Tensor& out, F f) {
@@ -23,7 +42,9 @@ void map1(const Tensor& x, const Tensor& out, F f) {
     T* o = po + off[0];
     const T* a = px + off[1];
     if (st[0] == 1 && st[1] == 1) {
-      for (std::int64_t i = 0; i < n; ++i) o[i] = f(a[i]);
+      contiguous1(f, o, a, n);
+    } else if (st[0] == 1 && st[1] == 0) {
+      std::fill(o, o + n, f(*a));
     } else {
       for (std::int64_t i = 0; i < n; ++i) o[i * st[0]] = f(a[i * st[1]]);
     }
@@ -42,7 +63,9 @@ void map2(const Tensor& g, const Tensor& s, const Tensor& out, F f) {
     const T* a = pg + off[1];
     const T* b = ps + off[2];
     if (st[0] == 1 && st[1] == 1 && st[2] == 1) {
-      for (std::int64_t i = 0; i < n; ++i) o[i] = f(a[i], b[i]);
+      contiguous2(f, o, a, b, n);
+    } else if (st[0] == 1 && st[1] == 0 && st[2] == 1) {
+      broadcast_first2(f, o, *a, b, n);  // broadcast upstream gradient (e.g. a sum's backward)
     } else {
       for (std::int64_t i = 0; i < n; ++i) o[i * st[0]] = f(a[i * st[1]], b[i * st[2]]);
     }
@@ -55,58 +78,96 @@ template <typename T>
 constexpr T kSqrt2OverPi = static_cast<T>(0.79788456080286535588);
 template <typename T>
 constexpr T kInvSqrt2Pi = static_cast<T>(0.39894228040143267794);
+template <typename T>
+constexpr T kGeluTanhCoeff = static_cast<T>(0.044715);
+
+// The transcendentals each op needs, per type: vectorisable approximations for float32.
+inline float exp_of(float v) {
+  return vec_math::exp(v);
+}
+inline double exp_of(double v) {
+  return std::exp(v);
+}
+inline float log_of(float v) {
+  return vec_math::log(v);
+}
+inline double log_of(double v) {
+  return std::log(v);
+}
+inline float tanh_of(float v) {
+  return vec_math::tanh(v);
+}
+inline double tanh_of(double v) {
+  return std::tanh(v);
+}
+// Standard normal CDF; erfc of a non-positive argument keeps the lower tail accurate.
+inline float normal_cdf(float v) {
+  return vec_math::normal_cdf(v);
+}
+inline double normal_cdf(double v) {
+  return 0.5 * std::erfc(-v * kSqrt1_2<double>);
+}
+
+// 0.5 (1 + tanh(u)) with u = sqrt(2/pi) (v + 0.044715 v^3), computed as sigmoid(2u).
+template <typename T>
+T gelu_tanh_gate(T v) {
+  const T u = kSqrt2OverPi<T> * (v + kGeluTanhCoeff<T> * v * v * v);
+  return T(1) / (T(1) + exp_of(T(-2) * u));
+}
 
 template <typename T>
 void forward(UnaryOp op, const Tensor& x, const Tensor& out, T p0, T p1) {
   switch (op) {
     case UnaryOp::Neg:
-      return map1<T>(x, out, [](T v) { return static_cast<T>(-v); });
+      return map1<T>(x, out, [](T v) { return -v; });
     case UnaryOp::Abs:
-      return map1<T>(x, out, [](T v) { return static_cast<T>(v < 0 ? -v : v); });
+      return map1<T>(x, out, [](T v) { return std::fabs(v); });
     case UnaryOp::Sign:
+      // sign(NaN) = 0, as torch.sign.
       return map1<T>(x, out, [](T v) { return static_cast<T>((v > 0) - (v < 0)); });
     case UnaryOp::Exp:
-      return map1<T>(x, out, [](T v) { return std::exp(v); });
+      return map1<T>(x, out, [](T v) { return exp_of(v); });
     case UnaryOp::Log:
-      return map1<T>(x, out, [](T v) { return std::log(v); });
+      return map1<T>(x, out, [](T v) { return log_of(v); });
     case UnaryOp::Sqrt:
       return map1<T>(x, out, [](T v) { return std::sqrt(v); });
     case UnaryOp::Relu:
       // NaN stays NaN (v > 0 is false for NaN, so test v <= 0 instead).
       return map1<T>(x, out, [](T v) { return v <= 0 ? T(0) : v; });
     case UnaryOp::LeakyRelu:
-      return map1<T>(x, out, [p0](T v) { return v > 0 ? v : static_cast<T>(v * p0); });
+      return map1<T>(x, out, [p0](T v) {
+        const T scaled = v * p0;
+        return v > 0 ? v : scaled;
+      });
     case UnaryOp::Hardtanh:
     case UnaryOp::Clamp:
       // min(max(v, lo), hi) as torch.clamp: NaN propagates, lo > hi gives hi everywhere.
       return map1<T>(x, out, [p0, p1](T v) {
-        T t = v < p0 ? p0 : v;
+        const T t = v < p0 ? p0 : v;
         return t > p1 ? p1 : t;
       });
     case UnaryOp::Sigmoid:
-      return map1<T>(x, out, [](T v) { return T(1) / (T(1) + std::exp(-v)); });
+      return map1<T>(x, out, [](T v) { return T(1) / (T(1) + exp_of(-v)); });
     case UnaryOp::Tanh:
-      return map1<T>(x, out, [](T v) { return std::tanh(v); });
+      return map1<T>(x, out, [](T v) { return tanh_of(v); });
     case UnaryOp::Gelu:
-      return map1<T>(x, out, [](T v) { return v * T(0.5) * (T(1) + std::erf(v * kSqrt1_2<T>)); });
+      return map1<T>(x, out, [](T v) { return v * normal_cdf(v); });
     case UnaryOp::GeluTanh:
-      return map1<T>(x, out, [](T v) {
-        T inner = kSqrt2OverPi<T> * (v + T(0.044715) * v * v * v);
-        return T(0.5) * v * (T(1) + std::tanh(inner));
-      });
+      // 0.5 (1 + tanh(u)) = sigmoid(2u): the same function without the cancellation of 1 + tanh
+      // for negative u.
+      return map1<T>(x, out, [](T v) { return v * gelu_tanh_gate(v); });
   }
 }
 
+// Backward rules follow PyTorch's derivatives (including where a NaN input sends its gradient).
 template <typename T>
 void backward(UnaryOp op, const Tensor& g, const Tensor& x, const Tensor& y, const Tensor& out,
               T p0, T p1) {
   switch (op) {
     case UnaryOp::Neg:
-      return map1<T>(g, out, [](T d) { return static_cast<T>(-d); });
+      return map1<T>(g, out, [](T d) { return -d; });
     case UnaryOp::Abs:
-      return map2<T>(g, x, out, [](T d, T v) {
-        return static_cast<T>(d * static_cast<T>((v > 0) - (v < 0)));
-      });
+      return map2<T>(g, x, out, [](T d, T v) { return d * static_cast<T>((v > 0) - (v < 0)); });
     case UnaryOp::Sign:
       return map1<T>(g, out, [](T) { return T(0); });
     case UnaryOp::Exp:
@@ -116,12 +177,19 @@ void backward(UnaryOp op, const Tensor& g, const Tensor& x, const Tensor& y, con
     case UnaryOp::Sqrt:
       return map2<T>(g, y, out, [](T d, T r) { return d / (T(2) * r); });
     case UnaryOp::Relu:
-      return map2<T>(g, y, out, [](T d, T r) { return r > 0 ? d : T(0); });
+      // threshold_backward: zero where the output is <= 0 (a NaN output passes the gradient).
+      return map2<T>(g, y, out, [](T d, T r) { return r <= 0 ? T(0) : d; });
     case UnaryOp::LeakyRelu:
-      return map2<T>(g, x, out, [p0](T d, T v) { return v > 0 ? d : static_cast<T>(d * p0); });
+      return map2<T>(g, x, out, [p0](T d, T v) {
+        const T scaled = d * p0;
+        return v > 0 ? d : scaled;
+      });
     case UnaryOp::Hardtanh:
+      // Gradient strictly inside the bounds; none for NaN inputs, as PyTorch's vectorised kernel
+      // (its scalar path, used only for tiny tensors, lets NaN through).
       return map2<T>(g, x, out, [p0, p1](T d, T v) { return (v > p0 && v < p1) ? d : T(0); });
     case UnaryOp::Clamp:
+      // Gradient inside the closed interval; NaN inputs get none, as torch.clamp.
       return map2<T>(g, x, out, [p0, p1](T d, T v) { return (v >= p0 && v <= p1) ? d : T(0); });
     case UnaryOp::Sigmoid:
       return map2<T>(g, y, out, [](T d, T r) { return d * (T(1) - r) * r; });
@@ -129,19 +197,52 @@ void backward(UnaryOp op, const Tensor& g, const Tensor& x, const Tensor& y, con
       return map2<T>(g, y, out, [](T d, T r) { return d * (T(1) - r * r); });
     case UnaryOp::Gelu:
       return map2<T>(g, x, out, [](T d, T v) {
-        T cdf = T(0.5) * (T(1) + std::erf(v * kSqrt1_2<T>));
-        T pdf = kInvSqrt2Pi<T> * std::exp(T(-0.5) * v * v);
-        return d * (cdf + v * pdf);
+        const T pdf = kInvSqrt2Pi<T> * exp_of(T(-0.5) * v * v);
+        return d * (normal_cdf(v) + v * pdf);
       });
     case UnaryOp::GeluTanh:
+      // With s = 0.5 (1 + tanh(u)): d/dv [v s] = s + v * 2 s (1 - s) * du/dv.
       return map2<T>(g, x, out, [](T d, T v) {
-        const T k = kSqrt2OverPi<T>, c = T(0.044715);
-        T inner = k * (v + c * v * v * v);
-        T t = std::tanh(inner);
-        T left = T(0.5) * v, right = T(1) + t;
-        T dinner = k * (T(1) + T(3) * c * v * v);
-        return d * (T(0.5) * right + left * (T(1) - t * t) * dinner);
+        const T s = gelu_tanh_gate(v);
+        const T du = kSqrt2OverPi<T> * (T(1) + T(3) * kGeluTanhCoeff<T> * v * v);
+        return d * (s + T(2) * v * s * (T(1) - s) * du);
       });
+  }
+}
+
+// Two's complement negation without signed-overflow UB (-INT_MIN wraps to INT_MIN, as torch).
+template <typename T>
+T wrap_neg(T v) {
+  using U = std::make_unsigned_t<T>;
+  return static_cast<T>(static_cast<U>(U(0) - static_cast<U>(v)));
+}
+
+template <typename T>
+void forward_int(UnaryOp op, const Tensor& x, const Tensor& out, double p0, double p1) {
+  switch (op) {
+    case UnaryOp::Neg:
+      return map1<T>(x, out, [](T v) { return wrap_neg(v); });
+    case UnaryOp::Abs:
+      return map1<T>(x, out, [](T v) { return v < 0 ? wrap_neg(v) : v; });
+    case UnaryOp::Sign:
+      return map1<T>(x, out, [](T v) { return static_cast<T>((v > 0) - (v < 0)); });
+    case UnaryOp::Relu:
+      return map1<T>(x, out, [](T v) { return v < 0 ? T(0) : v; });
+    case UnaryOp::Clamp: {
+      // Integral bounds (the caller converts to float for fractional ones); bounds outside T's
+      // range, or infinite (an absent bound), clip to T's range.
+      const double tlo = static_cast<double>(std::numeric_limits<T>::lowest());
+      const double thi = static_cast<double>(std::numeric_limits<T>::max());
+      const T lo = static_cast<T>(std::clamp(p0, tlo, thi));
+      const T hi = static_cast<T>(std::clamp(p1, tlo, thi));
+      return map1<T>(x, out, [lo, hi](T v) {
+        const T t = v < lo ? lo : v;
+        return t > hi ? hi : t;
+      });
+    }
+    default:
+      throw DTypeError(std::string(unary_op_name(op)) + ": expected a floating tensor, got " +
+                       dtype_name(x.dtype()));
   }
 }
 
@@ -149,31 +250,9 @@ void backward(UnaryOp op, const Tensor& g, const Tensor& x, const Tensor& y, con
 
 void unary_cpu(UnaryOp op, const Tensor& x, const Tensor& out, double p0, double p1) {
   if (!is_floating(x.dtype())) {
-    // Integer tensors support the exact ops only.
     QGRAD_DISPATCH_ALL(x.dtype(), unary_op_name(op), [&] {
-      using T = scalar_t;
-      // Bounds outside T's range (or infinite: an absent clamp bound) clip to T's range.
-      const double tlo = static_cast<double>(std::numeric_limits<T>::lowest());
-      const double thi = static_cast<double>(std::numeric_limits<T>::max());
-      const T lo = static_cast<T>(std::clamp(std::ceil(p0), tlo, thi));
-      const T hi = static_cast<T>(std::clamp(std::floor(p1), tlo, thi));
-      switch (op) {
-        case UnaryOp::Neg:
-          return map1<T>(x, out, [](T v) { return static_cast<T>(-v); });
-        case UnaryOp::Abs:
-          return map1<T>(x, out, [](T v) { return static_cast<T>(v < 0 ? -v : v); });
-        case UnaryOp::Sign:
-          return map1<T>(x, out, [](T v) { return static_cast<T>((v > 0) - (v < 0)); });
-        case UnaryOp::Relu:
-          return map1<T>(x, out, [](T v) { return v < 0 ? T(0) : v; });
-        case UnaryOp::Clamp:
-          return map1<T>(x, out, [lo, hi](T v) {
-            T t = v < lo ? lo : v;
-            return t > hi ? hi : t;
-          });
-        default:
-          throw DTypeError(std::string(unary_op_name(op)) + ": expected a floating tensor, got " +
-                           dtype_name(x.dtype()));
+      if constexpr (std::is_integral_v<scalar_t>) {
+        forward_int<scalar_t>(op, x, out, p0, p1);
       }
     });
     return;

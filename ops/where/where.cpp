@@ -27,7 +27,7 @@ Tensor where(const Tensor& cond, const Tensor& a, const Tensor& b) {
   require_cpu("where", a);
   const Shape shape =
       broadcast_shapes(broadcast_shapes(cond.shape(), a.shape(), "where"), b.shape(), "where");
-  const DType dt = promote_types(a.dtype(), b.dtype());
+  const DType dt = result_type(a, b);
   Tensor out = empty(shape, TensorOptions().dtype(dt).device(a.device()));
   {
     NoGradGuard ng;
@@ -39,10 +39,12 @@ Tensor where(const Tensor& cond, const Tensor& a, const Tensor& b) {
   if (needs_grad({a, b})) {
     SavedTensor sc(as_mask(cond));
     Shape sa = a.shape(), sb = b.shape();
+    DType da = a.dtype(), db = b.dtype();
+    const bool ga = a.requires_grad(), gb = b.requires_grad();
     record("WhereBackward", {a, b}, {&out}, [=](const TensorList& g) {
       Tensor c = sc.get();
-      Tensor z = zeros_like(g[0]);
-      return TensorList{sum_to_shape(where(c, g[0], z), sa), sum_to_shape(where(c, z, g[0]), sb)};
+      return TensorList{ga ? grad_for_input(where(c, g[0], 0.0), sa, da) : Tensor(),
+                        gb ? grad_for_input(where(c, 0.0, g[0]), sb, db) : Tensor()};
     });
   }
   return out;

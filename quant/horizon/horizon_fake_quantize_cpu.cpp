@@ -83,11 +83,16 @@ void per_channel(const Tensor& x, std::int64_t axis, const std::vector<double>& 
   T* py = static_cast<T*>(y.raw_data());
   std::uint8_t* pm = mask.defined() ? static_cast<std::uint8_t*>(mask.raw_data()) : nullptr;
   ChannelLoop(x.shape(), axis).run([&](std::int64_t c, std::int64_t off, std::int64_t n) {
+    // Local restrict pointers: the uint8 mask stores could otherwise alias x and y, which
+    // keeps the compiler from vectorising the masked loop.
     const Elem<T, M> e = elems[static_cast<std::size_t>(c)];
+    T* __restrict__ o = py + off;
+    const T* __restrict__ a = px + off;
     if (pm) {
-      for (std::int64_t i = off; i < off + n; ++i) py[i] = e(px[i], pm[i]);
+      std::uint8_t* __restrict__ m = pm + off;
+      for (std::int64_t i = 0; i < n; ++i) o[i] = e(a[i], m[i]);
     } else {
-      for (std::int64_t i = off; i < off + n; ++i) py[i] = e(px[i]);
+      for (std::int64_t i = 0; i < n; ++i) o[i] = e(a[i]);
     }
   });
 }

@@ -17,7 +17,6 @@
 #include "ops/binary/binary.h"
 #include "ops/conv/conv.h"
 #include "ops/conv/conv_cpu.h"
-#include "ops/dnnl/buffer_pool.h"
 #include "ops/dnnl/dnnl_context.h"
 #include "ops/reduce/reduce.h"
 #include "ops/unary/unary.h"
@@ -331,34 +330,3 @@ TEST_CASE("conv2d with an empty batch", "[conv]") {
   REQUIRE(sum(abs(b.grad())).item<double>() == 0.0);
 }
 
-TEST_CASE("oneDNN buffer pool recycles blocks of close sizes and stays bounded", "[conv][pool]") {
-  using namespace dnnl_backend;
-  buffer_pool_release_cached();
-  void* first = nullptr;
-  {
-    auto a = acquire_buffer(1 << 20);
-    first = a->data();
-    REQUIRE(a->size() == (1u << 20));
-    REQUIRE(reinterpret_cast<std::uintptr_t>(first) % 64 == 0);
-  }
-  REQUIRE(buffer_pool_cached_bytes() == (1u << 20));
-  {
-    auto b = acquire_buffer((1 << 20) - 100);  // fits the freed block: reused
-    REQUIRE(b->data() == first);
-    REQUIRE(buffer_pool_cached_bytes() == 0);
-    auto c = acquire_buffer(1 << 20);  // the block is taken: a new one
-    REQUIRE(c->data() != first);
-  }
-  {
-    auto d = acquire_buffer(100);  // far smaller than any free block: not given a 1 MiB one
-    REQUIRE(d->data() != first);
-  }
-  {
-    // Freed blocks beyond the bound are released.
-    std::vector<std::shared_ptr<PooledBuffer>> many;
-    for (int i = 0; i < 5; ++i) many.push_back(acquire_buffer(kBufferPoolMaxCachedBytes / 4));
-  }
-  REQUIRE(buffer_pool_cached_bytes() <= kBufferPoolMaxCachedBytes);
-  buffer_pool_release_cached();
-  REQUIRE(buffer_pool_cached_bytes() == 0);
-}

@@ -1,0 +1,148 @@
+// Branch-free float32 approximations of exp, log, tanh and erfc (Cephes / Numerical Recipes
+// polynomials, a few ulp) written so that GCC and Clang auto-vectorise the loops calling them:
+// std::exp & co. are opaque libm calls that keep a loop scalar. Special values follow libm:
+// NaN propagates, exp(-inf) = 0, exp(inf) = inf, log(0) = -inf, log(x < 0) = NaN. float64 keeps
+// using libm (it is the gradcheck path, where accuracy matters more than speed).
+#pragma once
+
+#include <cstdint>
+#include <cstring>
+
+// QGRAD_VEC_INLINE forces inlining: a call left in a loop body (GCC gives up inlining large
+// bodies into big callers) would stop the loop from vectorising. QGRAD_NOINLINE keeps the
+// kernels' small vectorisable loops out of line, for the same reason (see unary_cpu.cpp).
+#if defined(__GNUC__)
+#define QGRAD_VEC_INLINE inline __attribute__((always_inline))
+#define QGRAD_NOINLINE __attribute__((noinline))
+#else
+#define QGRAD_VEC_INLINE inline
+#define QGRAD_NOINLINE
+#endif
+
+namespace qgrad::vec_math {
+
+QGRAD_VEC_INLINE std::uint32_t bits_of(float x) {
+  std::uint32_t u;
+  std::memcpy(&u, &x, sizeof u);
+  return u;
+}
+QGRAD_VEC_INLINE float float_of(std::uint32_t u) {
+  float x;
+  std::memcpy(&x, &u, sizeof x);
+  return x;
+}
+
+// cond ? a : b on bit patterns, without a branch.
+QGRAD_VEC_INLINE std::uint32_t select_bits(bool cond, std::uint32_t a, std::uint32_t b) {
+  return b ^ ((a ^ b) & (0u - static_cast<std::uint32_t>(cond)));
+}
+
+// exp(x): x = n ln2 + r with |r| <= ln2/2, a degree-6 polynomial for exp(r), and 2^n applied
+// as two factors so results in the subnormal range round gradually instead of flushing.
+QGRAD_VEC_INLINE float exp(float x) {
+  // Clamp keeps n small enough for the exponent arithmetic (NaN fails both tests and stays NaN).
+  x = x > 89.0f ? 89.0f : x;
+  x = x < -104.0f ? -104.0f : x;
+  const float kMagic = 12582912.0f;  // 1.5 * 2^23: adding it rounds to an integer
+  const float t = x * 1.44269504088896341f + kMagic;
+  const float n = t - kMagic;
+  const std::uint32_t ni = bits_of(t) - bits_of(kMagic);  // n as a two's complement integer
+  float r = x - n * 0.693359375f;
+  r = r - n * -2.12194440e-4f;
+  float p = 1.9875691500e-4f;
+  p = p * r + 1.3981999507e-3f;
+  p = p * r + 8.3334519073e-3f;
+  p = p * r + 4.1665795894e-2f;
+  p = p * r + 1.6666665459e-1f;
+  p = p * r + 5.0000001201e-1f;
+  p = p * (r * r) + r + 1.0f;
+  // n in [-150, 129]: split into two halves that are each a normal power of two.
+  const std::uint32_t n1 = static_cast<std::uint32_t>(static_cast<std::int32_t>(ni) >> 1);
+  const std::uint32_t n2 = ni - n1;
+  const float s1 = float_of((n1 + 127u) << 23);
+  const float s2 = float_of((n2 + 127u) << 23);
+  return p * s1 * s2;
+}
+
+// log(x): x = m 2^e with m in [sqrt(1/2), sqrt(2)), log(m) from a degree-9 polynomial in m - 1.
+QGRAD_VEC_INLINE float log(float x) {
+  // Mask arithmetic instead of ?: before the int -> float conversion: GCC turns those selects
+  // into branches and then will not move the conversion (which "may trap") out of them, which
+  // would keep the loop scalar.
+  const std::uint32_t u_in = bits_of(x);
+  const std::uint32_t u_scaled = bits_of(x * 8388608.0f);  // subnormals times 2^23 are normal
+  const std::uint32_t sub = u_in < 0x00800000u;            // +0 and positive subnormals
+  const std::uint32_t u = u_in ^ ((u_in ^ u_scaled) & (0u - sub));
+  const std::uint32_t m_bits = (u & 0x007fffffu) | 0x3f000000u;  // mantissa in [0.5, 1)
+  const std::uint32_t small = m_bits < 0x3f3504f3u;              // m < sqrt(1/2)
+  const std::int32_t e_int =
+      static_cast<std::int32_t>(((u >> 23) & 0xffu) - 126u - (23u & (0u - sub)) - small);
+  const float e = static_cast<float>(e_int);
+  const float m0 = float_of(m_bits);
+  // m0 - 1, or 2 m0 - 1 when small (both exact).
+  const float m = (m0 - 1.0f) + float_of(m_bits & (0u - small));
+  const float z = m * m;
+  float p = 7.0376836292e-2f;
+  p = p * m - 1.1514610310e-1f;
+  p = p * m + 1.1676998740e-1f;
+  p = p * m - 1.2420140846e-1f;
+  p = p * m + 1.4249322787e-1f;
+  p = p * m - 1.6668057665e-1f;
+  p = p * m + 2.0000714765e-1f;
+  p = p * m - 2.4999993993e-1f;
+  p = p * m + 3.3333331174e-1f;
+  float y = p * m * z;
+  y = y + e * -2.12194440e-4f;
+  y = y - 0.5f * z;
+  float r = m + y;
+  r = r + e * 0.693359375f;
+  // Special values, again as masks (a ?: here makes GCC sink the polynomial into a branch).
+  std::uint32_t out = bits_of(r);
+  out = select_bits(u_in > 0x7f800000u, 0x7fc00000u, out);          // NaN, or negative: NaN
+  out = select_bits((u_in & 0x7fffffffu) == 0u, 0xff800000u, out);  // +-0: -inf
+  out = select_bits(u_in == 0x7f800000u, 0x7f800000u, out);         // +inf: +inf
+  return float_of(out);
+}
+
+// tanh(x): an odd polynomial near 0 (no cancellation), 1 - 2 / (exp(2|x|) + 1) elsewhere.
+QGRAD_VEC_INLINE float tanh(float x) {
+  const float ax = x < 0.0f ? -x : x;
+  const float z = x * x;
+  float p = -5.70498872745e-3f;
+  p = p * z + 2.06390887954e-2f;
+  p = p * z - 5.37397155531e-2f;
+  p = p * z + 1.33314422036e-1f;
+  p = p * z - 3.33332819422e-1f;
+  const float near0 = p * z * x + x;
+  const float e = vec_math::exp(ax + ax);
+  float far = 1.0f - 2.0f / (e + 1.0f);
+  far = x < 0.0f ? -far : far;
+  const float r = ax < 0.625f ? near0 : far;  // NaN takes `far`, which is NaN
+  return x == 0.0f ? x : r;                   // keeps the sign of -0
+}
+
+// erfc(x) for x >= 0 with relative error below ~2e-7 (Numerical Recipes' Chebyshev fit), the
+// form gelu needs: 0.5 * erfc(|x| / sqrt 2) is the Gaussian tail without cancellation.
+QGRAD_VEC_INLINE float erfc_nonneg(float z) {
+  const float t = 1.0f / (1.0f + 0.5f * z);
+  float p = 0.17087277f;
+  p = p * t - 0.82215223f;
+  p = p * t + 1.48851587f;
+  p = p * t - 1.13520398f;
+  p = p * t + 0.27886807f;
+  p = p * t - 0.18628806f;
+  p = p * t + 0.09678418f;
+  p = p * t + 0.37409196f;
+  p = p * t + 1.00002368f;
+  p = p * t - 1.26551223f;
+  return t * vec_math::exp(p - z * z);
+}
+
+// The standard normal CDF Phi(x) = 0.5 * erfc(-x / sqrt 2).
+QGRAD_VEC_INLINE float normal_cdf(float x) {
+  const float z = (x < 0.0f ? -x : x) * 0.70710678118654752f;
+  const float half_tail = 0.5f * erfc_nonneg(z);
+  return x < 0.0f ? half_tail : 1.0f - half_tail;
+}
+
+}  // namespace qgrad::vec_math
