@@ -10,7 +10,8 @@ class Add : public Module {
  public:
   Add() : Module("Add") {}
   // a + b with broadcasting (ops/binary add).
-  Tensor forward(const Tensor& a, const Tensor& b);
+  // Virtual so that a quantized add (an input quantizer on each operand) can replace it.
+  virtual Tensor forward(const Tensor& a, const Tensor& b);
   Tensor operator()(const Tensor& a, const Tensor& b) { return forward(a, b); }
 };
 
