@@ -1,0 +1,61 @@
+// QuantLinear: a fully connected layer with quantized input and weight, as pytorch_quantization's
+// quant_nn.QuantLinear: y = linear(input_quantizer(x), weight_quantizer(W), b). The quantizers
+// are any UnaryModules (TensorQuantizer, FakeQuantize, LearnableFakeQuantize,
+// HorizonFakeQuantize, AimetQuantizeDequantize, ...), registered as the children
+// "_input_quantizer" and "_weight_quantizer"; a null quantizer leaves that operand in float.
+// Without quantizers given, the NVIDIA defaults are used: 8-bit per-tensor input and 8-bit
+// per-row (axis 0) weight TensorQuantizers, the weight amax sized [out_features, 1].
+//
+// from_float() converts a trained nn::Linear: the QuantLinear shares its weight and bias tensors
+// (the same TensorImpls, so values, gradients and optimiser state carry over).
+// State dict: "weight", "bias" (when present), then the quantizers' entries.
+#pragma once
+
+#include <memory>
+#include <string>
+
+#include "core/generator.h"
+#include "nn/modules/linear.h"
+#include "nn/unary_module.h"
+
+namespace qgrad::quant {
+
+class QuantLinear : public nn::UnaryModule {
+ public:
+  // Fresh weights drawn from gen exactly as nn::Linear; NVIDIA default quantizers.
+  QuantLinear(const nn::LinearOptions& options, Generator& gen);
+  QuantLinear(const nn::LinearOptions& options, Generator& gen,
+              std::shared_ptr<nn::UnaryModule> input_quantizer,
+              std::shared_ptr<nn::UnaryModule> weight_quantizer);
+
+  // Shares linear's weight and bias (see from_float).
+  QuantLinear(const nn::Linear& linear, std::shared_ptr<nn::UnaryModule> input_quantizer,
+              std::shared_ptr<nn::UnaryModule> weight_quantizer);
+
+  static std::shared_ptr<QuantLinear> from_float(const nn::Linear& linear);
+  static std::shared_ptr<QuantLinear> from_float(const nn::Linear& linear,
+                                                 std::shared_ptr<nn::UnaryModule> input_quantizer,
+                                                 std::shared_ptr<nn::UnaryModule> weight_quantizer);
+
+  Tensor forward(const Tensor& x) override;
+  // "in_features=4, out_features=3, bias=True"
+  std::string extra_repr() const override;
+
+  const nn::LinearOptions& options() const { return options_; }
+  const Tensor& weight() const { return weight_; }
+  const Tensor& bias() const { return bias_; }
+  const std::shared_ptr<nn::UnaryModule>& input_quantizer() const { return input_quantizer_; }
+  const std::shared_ptr<nn::UnaryModule>& weight_quantizer() const { return weight_quantizer_; }
+
+ protected:
+  // Keeps the quantizer handles in step when "_input_quantizer" / "_weight_quantizer" are
+  // replaced (they must stay UnaryModules).
+  void on_replace_child(const std::string& name, const std::shared_ptr<Module>& module) override;
+
+ private:
+  nn::LinearOptions options_;
+  Tensor weight_, bias_;
+  std::shared_ptr<nn::UnaryModule> input_quantizer_, weight_quantizer_;
+};
+
+}  // namespace qgrad::quant
