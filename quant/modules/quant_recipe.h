@@ -1,0 +1,121 @@
+// QuantRecipe: how to quantize a model for quantization-aware training, described by JSON (the
+// "quant" key of `qgrad train`'s configuration). from_json() validates everything up front and
+// reports problems as ValueError naming the key ("quant recipe: \"weight.num_bits\" ...");
+// to_json() writes the normalised recipe (every default filled in), which from_json() reads back
+// to an equal recipe. quantize_model() (quantize_model.h) applies it; calibrate_model()
+// (calibrate.h) runs the calibration it asks for.
+//
+// Schema:
+// {
+//   "family":  "nvidia" | "torch_ao" | "lsq" | "horizon" | "aimet",             (required)
+//   "weight":  {quantizer} | null,   weights of Conv2d / Linear; null: weights stay float;
+//                                    absent: the family's default below. An object given
+//                                    replaces the default as a whole (no merging).
+//   "input":   {quantizer} | null,   inputs of Conv2d / Linear (and of Add, see "add"), per
+//                                    tensor; null / absent as for "weight".
+//   "add":     true | false,         residual nn::Add -> QuantAdd with an "input" quantizer on
+//                                    both operands (default true; needs "input").
+//   "exclude": ["name", ...],        qualified module names (as named_modules prints them, e.g.
+//                                    "0", "layer1.0.conv1", "fc") kept in float with everything
+//                                    below them; a name matching no module is an error.
+//   "calibration": {
+//     "batches":    int >= 0,        batches to run before training (default: nvidia 8,
+//                                    torch_ao 0, lsq 0, horizon 8, aimet 8; aimet needs >= 1);
+//     "method":     "entropy" | "mse" | "percentile"   (NVIDIA histogram calibrators; default
+//                                    "entropy"; max calibrators always use the max),
+//     "percentile": number in (0, 100] (default 99.99), "start_bin": int >= 0 (128),
+//     "stride": int >= 1 (1),
+//     "strict":     bool (default true: a quantizer that saw no data is an error)
+//   }
+// }
+// {quantizer} by family (keys not listed are errors; absent keys take the value in brackets):
+//   nvidia:   the QuantDescriptor JSON fields (quant_descriptor.h): "num_bits" (int or [E, M]),
+//             "axis", "block_sizes", "amax", "learn_amax", "scale_amax", "calib_method"
+//             ("max" | "histogram"), "unsigned", "narrow_range", "dynamic", "fake_quant", "name",
+//             plus "num_bins" [2048] for histogram calibration.
+//             Defaults: weight {"num_bits": 8, "axis": 0}, input {"num_bits": 8}.
+//   torch_ao: FakeQuantize: "observer" ["moving_average_minmax"] | "minmax" | "histogram",
+//             "dtype" ["quint8"] | "qint8" | "qint32", "qscheme" ["per_tensor_affine"] |
+//             "per_tensor_symmetric" | "per_channel_affine" | "per_channel_symmetric",
+//             "quant_min" and "quant_max" (together) [the dtype's range], "reduce_range" [false],
+//             "averaging_constant" [0.01], "ch_axis" [0], "eps" [2^-23], "bins" [2048].
+//             Per-channel weights are sized from the weight along ch_axis.
+//             Defaults: weight {"dtype": "qint8", "qscheme": "per_channel_symmetric",
+//             "quant_min": -128, "quant_max": 127} (PyTorch's default_per_channel_weight_fake_
+//             quant), input {"dtype": "quint8", "qscheme": "per_tensor_affine", "quant_min": 0,
+//             "quant_max": 255}.
+//   lsq:      LearnableFakeQuantize: "num_bits" [8] (2..16), "signed" (grid [-2^(b-1),
+//             2^(b-1)-1], else [0, 2^b-1]), "per_channel" [false] (weights only, axis 0),
+//             "learn_zero_point" [false] (true: affine LSQ+, false: symmetric LSQ),
+//             "use_grad_scaling" [true], "init" ("lsq" | "minmax" | "observer"),
+//             "averaging_constant" [0.01].
+//             Defaults: weight {"signed": true, "init": "lsq"}, input {"signed": false,
+//             "learn_zero_point": true, "init": "minmax"}.
+//   horizon:  HorizonFakeQuantize: "dtype" ["qint8"] | "qint16" | "qint4" | "quint4",
+//             "saturate" [true], "round_mode" ["half_to_even"] | "half_up", "per_channel"
+//             (weights only, axis 0), "averaging_constant" [0.01].
+//             Defaults: weight {"per_channel": true}, input {}.
+//   aimet:    AimetQuantizeDequantize: "bitwidth" [8] (1..32), "symmetric", "per_channel"
+//             (weights only: encoding shape [O, 1, ...]).
+//             Defaults: weight {"symmetric": true, "per_channel": true}, input
+//             {"symmetric": false}.
+// Example: {"family": "nvidia", "weight": {"num_bits": 8, "axis": 0},
+//           "input": {"num_bits": 8, "calib_method": "histogram"},
+//           "calibration": {"method": "percentile", "percentile": 99.99, "batches": 16}}
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "core/shape.h"
+#include "nn/unary_module.h"
+#include "quant/modules/calibratable.h"
+
+namespace qgrad::quant {
+
+enum class QuantFamily { NVIDIA, TorchAO, LSQ, Horizon, AIMET };
+// "nvidia", "torch_ao", "lsq", "horizon", "aimet"
+const char* quant_family_name(QuantFamily f);
+
+class QuantRecipe {
+ public:
+  // Builds a quantizer for a weight of the given shape ([O, I] or [O, I/groups, kh, kw]).
+  using WeightQuantizerFactory = std::function<std::shared_ptr<nn::UnaryModule>(const Shape&)>;
+  using InputQuantizerFactory = std::function<std::shared_ptr<nn::UnaryModule>()>;
+
+  static QuantRecipe from_json(const nlohmann::json& recipe);
+  // JSON text; a syntax error is a ValueError too.
+  static QuantRecipe parse(const std::string& text);
+  nlohmann::json to_json() const;
+
+  QuantFamily family() const { return family_; }
+  bool quantizes_weights() const { return static_cast<bool>(weight_factory_); }
+  bool quantizes_inputs() const { return static_cast<bool>(input_factory_); }
+  bool quantize_add() const { return add_; }
+  const std::vector<std::string>& exclude() const { return exclude_; }
+  std::int64_t calibration_batches() const { return calibration_batches_; }
+  const CalibrationOptions& calibration_options() const { return calibration_; }
+
+  // Fresh quantizer modules (nullptr when that role is not quantized).
+  std::shared_ptr<nn::UnaryModule> make_weight_quantizer(const Shape& weight_shape) const;
+  std::shared_ptr<nn::UnaryModule> make_input_quantizer() const;
+
+ private:
+  QuantRecipe() = default;
+
+  QuantFamily family_ = QuantFamily::NVIDIA;
+  nlohmann::json weight_json_, input_json_;  // normalised (null: not quantized)
+  WeightQuantizerFactory weight_factory_;
+  InputQuantizerFactory input_factory_;
+  bool add_ = true;
+  std::vector<std::string> exclude_;
+  std::int64_t calibration_batches_ = 0;
+  CalibrationOptions calibration_;
+};
+
+}  // namespace qgrad::quant
