@@ -261,6 +261,37 @@ TEST_CASE(
   REQUIRE(idle->fake_quant_enabled());
 }
 
+TEST_CASE("quant.modules: FakeQuantize with qint32 and histogram observers", "[quant][modules]") {
+  Generator gen(19);
+  const Tensor x = randn({6, 5}, gen) * 4.0;
+  // qint32, per tensor symmetric, the dtype's own range (PyTorch caps user ranges at 2^31 values).
+  FakeQuantizeConfig c32;
+  c32.observer.kind = ObserverKind::MinMax;
+  c32.observer.options.dtype(ao::QuantDType::QInt32).qscheme(ao::QScheme::PerTensorSymmetric);
+  auto q32 = std::make_shared<FakeQuantize>(c32);
+  REQUIRE(q32->quant_min() == -2147483648LL);
+  const Tensor y32 = q32->forward(x);
+  const ao::QParams p32 = q32->calculate_qparams();
+  require_bitwise(y32,
+                  ao::fake_quantize_per_tensor_affine(x, p32.scale, p32.zero_point,
+                                                      q32->quant_min(), q32->quant_max()),
+                  "qint32");
+  require_close(y32, x, 1e-6, 1e-8, "qint32 is nearly lossless");
+  // Histogram observer (per tensor): qparams from PyTorch's non-linear search.
+  FakeQuantizeConfig ch;
+  ch.observer.kind = ObserverKind::Histogram;
+  ch.observer.bins = 64;
+  auto qh = std::make_shared<FakeQuantize>(ch);
+  const Tensor xi =
+      randint(-20, 21, {40}, gen).to(kFloat32);  // integer range ends (see HistogramObserver)
+  const Tensor yh = qh->forward(xi);
+  const ao::QParams ph = qh->calculate_qparams();
+  require_bitwise(qh->scale(), ph.scale, "histogram scale");
+  require_bitwise(yh, ao::fake_quantize_per_tensor_affine(xi, ph.scale, ph.zero_point, 0, 255),
+                  "histogram output");
+  REQUIRE(qh->state_dict().contains("activation_post_process.histogram"));
+}
+
 TEST_CASE("quant.modules: FakeQuantize with_args, printout and bad configurations",
           "[quant][modules]") {
   const FakeQuantize::Factory make = FakeQuantize::with_args(default_weight_fake_quant_config());

@@ -119,6 +119,10 @@ TEST_CASE("quant.modules: AIMET Quantize and QuantizeDequantize reproduce the se
   const aimet::QuantizedTensor qs = sym->forward(xs);
   REQUIRE(qs.data().to_vector<float>() == std::vector<float>{26, -23, 2, 2});
   REQUIRE(qs.quantized_repr().dtype() == kInt8);
+  // dequantize() of the module's result: (q + offset) * scale with scale 25.5 / 255.
+  const std::vector<float> deq = qs.dequantize().data().to_vector<float>();
+  const std::vector<float> want_deq{2.6f, -2.3f, 0.2f, 0.2f};
+  for (std::size_t i = 0; i < 4; ++i) REQUIRE(deq[i] == Approx(want_deq[i]).margin(1e-5));
   REQUIRE(sym->repr() == "Quantize(shape=(), qmin=-128, qmax=127, symmetric=True)");
 
   auto asym = std::make_shared<AimetQuantizeDequantize>(Shape{}, 8, false);
