@@ -1,6 +1,8 @@
 // .npy reading and writing, and atomic file writes.
 #include "core/npy.h"
 
+#include <cerrno>
+#include <cstdint>
 #include <cstdio>
 #include <cstring>
 #include <fstream>
@@ -114,12 +116,16 @@ Tensor load_npy(const std::string& path) {
       QGRAD_CHECK(shape.back() >= 0, IOError, "load_npy: negative dimension in '", path, "'");
     }
   }
-  Tensor t = empty(shape, TensorOptions().dtype(dt));
-  const std::size_t nbytes = static_cast<std::size_t>(t.numel()) * dtype_size(dt);
+  // Size check before allocating: a corrupt header must not trigger a huge allocation.
   const std::size_t body = header_start + header_len;
+  std::uint64_t nbytes = dtype_size(dt);
+  for (auto d : shape)
+    QGRAD_CHECK(!__builtin_mul_overflow(nbytes, static_cast<std::uint64_t>(d), &nbytes), IOError,
+                "load_npy: shape ", shape, " in '", path, "' is too large");
   QGRAD_CHECK(data.size() - body == nbytes, IOError, "load_npy: '", path, "' holds ",
               data.size() - body, " data bytes, expected ", nbytes, " for shape ", shape, " ",
               dtype_name(dt), " (truncated or corrupt)");
+  Tensor t = empty(shape, TensorOptions().dtype(dt));
   if (nbytes) std::memcpy(t.raw_data(), data.data() + body, nbytes);
   return t;
 }
