@@ -6,7 +6,9 @@
 #include <cstdio>
 #include <cstring>
 #include <fstream>
+#include <functional>
 #include <sstream>
+#include <thread>
 
 #include <unistd.h>
 
@@ -157,7 +159,9 @@ void save_npy(const std::string& path, const Tensor& t) {
 }
 
 void write_file_atomic(const std::string& path, const std::string& bytes) {
-  const std::string tmp = path + ".tmp." + std::to_string(::getpid());
+  // Unique per process and thread, so concurrent writers of one path never share a temp file.
+  const std::string tmp = path + ".tmp." + std::to_string(::getpid()) + "." +
+                          std::to_string(std::hash<std::thread::id>{}(std::this_thread::get_id()));
   {
     std::FILE* f = std::fopen(tmp.c_str(), "wb");
     QGRAD_CHECK(f != nullptr, IOError, "write_file_atomic: cannot create '", tmp,

@@ -96,6 +96,7 @@ void Tensor::check_item() const {
 
 double Tensor::item_double() const {
   check_item();
+  NoGradGuard no_grad;  // reading a value records nothing
   Tensor c = device().is_cpu() ? *this : to(kCPU);
   return QGRAD_DISPATCH_ALL(c.dtype(), "item", [&] {
     return static_cast<double>(*static_cast<const scalar_t*>(c.raw_data()));
@@ -105,11 +106,9 @@ double Tensor::item_double() const {
 template <typename T>
 std::vector<T> Tensor::to_vector() const {
   check_defined("to_vector");
+  NoGradGuard no_grad;  // reading values records nothing
   Tensor c = device().is_cpu() ? *this : to(kCPU);
-  if (c.dtype() != dtype_v<T> || !c.is_contiguous()) {
-    NoGradGuard g;
-    c = c.to(dtype_v<T>).contiguous();
-  }
+  if (c.dtype() != dtype_v<T> || !c.is_contiguous()) c = c.to(dtype_v<T>).contiguous();
   const T* p = c.data_ptr<T>();
   return std::vector<T>(p, p + c.numel());
 }

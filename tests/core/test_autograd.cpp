@@ -346,6 +346,16 @@ TEST_CASE("custom ops via record(): multiple outputs, shape checks, dtype conver
     CHECK(x.grad().dtype() == kFloat32);
     CHECK(values(x.grad()) == std::vector<double>{2, 2});
   }
+  SECTION("an output that is one of the inputs is rejected") {
+    Tensor x = leaf({2});
+    Tensor same = x;
+    CHECK_THROWS_AS(record("IdentityBackward", {x}, {&same}, [](const TensorList& g) { return g; }),
+                    AutogradError);
+    CHECK_THROWS_WITH(
+        record("IdentityBackward", {x}, {&same}, [](const TensorList& g) { return g; }),
+        Catch::Contains("IdentityBackward") && Catch::Contains("same tensor"));
+    CHECK(x.is_leaf());
+  }
   SECTION("record is a no-op without inputs requiring grad or in no-grad mode") {
     Tensor x = f64({1});
     Tensor y = mul(x, 2.0);

@@ -10,6 +10,7 @@
 #include <filesystem>
 #include <fstream>
 #include <sstream>
+#include <thread>
 
 #include "tensor_testing.h"
 
@@ -255,4 +256,20 @@ TEST_CASE("atomic writes leave no temporary file behind", "[core][npy]") {
   CHECK_THROWS_AS(save_npy(dir.file("occupied.npy"), ones({2})), IOError);
   CHECK(dir.entries() == std::vector<std::string>{"occupied.npy", "plain.txt", "weights.npy"});
   CHECK_THROWS_AS(save_npy(dir.file("u.npy"), Tensor()), ValueError);
+}
+
+TEST_CASE("concurrent atomic writes of one path never mix or leave temporaries", "[core][npy]") {
+  TempDir dir;
+  const std::string path = dir.file("shared.bin");
+  std::vector<std::string> contents;
+  for (int t = 0; t < 4; ++t) contents.push_back(std::string(100000, static_cast<char>('a' + t)));
+  std::vector<std::thread> threads;
+  for (int t = 0; t < 4; ++t)
+    threads.emplace_back([&, t] {
+      for (int rep = 0; rep < 5; ++rep) write_file_atomic(path, contents[t]);
+    });
+  for (auto& th : threads) th.join();
+  const std::string got = read_bytes(path);
+  CHECK(std::find(contents.begin(), contents.end(), got) != contents.end());
+  CHECK(dir.entries() == std::vector<std::string>{"shared.bin"});
 }

@@ -4,6 +4,9 @@
 // sharing and write-through, plus float64 gradchecks of each view op and of clone / to(dtype).
 #include <catch2/catch.hpp>
 
+#include <functional>
+#include <tuple>
+
 #include "tensor_testing.h"
 
 using namespace qgrad;
@@ -289,6 +292,55 @@ TEST_CASE("contiguous returns self or a packed copy", "[core][views]") {
   Tensor bc = big.contiguous();
   CHECK(bc.strides() == Shape{4, 1});
   CHECK(bc.to_vector<double>() == std::vector<double>{0, 0, 0, 0, 1, 1, 1, 1, 2, 2, 2, 2});
+}
+
+TEST_CASE("writes through every view op are visible in the base", "[core][views]") {
+  using ViewFn = std::function<Tensor(const Tensor&)>;
+  // Each view must alias base element (1, 2, 3) at the index given.
+  const std::vector<std::tuple<std::string, ViewFn, Shape>> cases = {
+      {"view",
+       [](const Tensor& b) {
+         return b.view({6, 4});
+       },
+       {5, 3}},
+      {"reshape",
+       [](const Tensor& b) {
+         return b.reshape({2, 12});
+       },
+       {1, 11}},
+      {"permute",
+       [](const Tensor& b) {
+         return b.permute({2, 0, 1});
+       },
+       {3, 1, 2}},
+      {"transpose", [](const Tensor& b) { return b.transpose(0, 2); }, {3, 2, 1}},
+      {"t", [](const Tensor& b) { return b.select(0, 1).t(); }, {3, 2}},
+      {"squeeze", [](const Tensor& b) { return b.unsqueeze(1).squeeze(); }, {1, 2, 3}},
+      {"unsqueeze", [](const Tensor& b) { return b.unsqueeze(-1); }, {1, 2, 3, 0}},
+      {"narrow", [](const Tensor& b) { return b.narrow(2, 2, 2); }, {1, 2, 1}},
+      {"slice", [](const Tensor& b) { return b.slice(2, 1, 4, 2); }, {1, 2, 1}},
+      {"select", [](const Tensor& b) { return b.select(1, 2); }, {1, 3}},
+      {"expand",
+       [](const Tensor& b) {
+         return b.unsqueeze(0).expand({3, 2, 3, 4});
+       },
+       {2, 1, 2, 3}},
+      {"flatten", [](const Tensor& b) { return b.flatten(1); }, {1, 11}},
+      {"detach", [](const Tensor& b) { return b.detach(); }, {1, 2, 3}},
+  };
+  for (const auto& [name, fn, idx] : cases) {
+    INFO(name);
+    Tensor base = iota({2, 3, 4});
+    Tensor v = fn(base);
+    CHECK(shares_storage(v, base));
+    CHECK(at(v, idx) == 23.0);
+    Tensor one = v;
+    for (std::int64_t i : idx) one = one.select(0, i);
+    one.fill_(-5.0);
+    CHECK(at(base, {1, 2, 3}) == -5.0);
+    CHECK(base.to_vector<double>()[23] == -5.0);
+    CHECK(base.version() == 1);
+  }
 }
 
 TEST_CASE("clone copies data and is independent", "[core][views]") {
