@@ -49,8 +49,9 @@ DType descr_dtype(std::string d, const std::string& path) {
   if (d.size() >= 2 && d.front() == '\'' && d.back() == '\'') d = d.substr(1, d.size() - 2);
   if (d == "<f4") return kFloat32;
   if (d == "<f8") return kFloat64;
-  if (d == "|i1") return kInt8;
-  if (d == "|u1" || d == "|b1") return kUInt8;
+  // One-byte types have no byte order; NumPy writes '|', other writers sometimes '<'.
+  if (d == "|i1" || d == "<i1") return kInt8;
+  if (d == "|u1" || d == "|b1" || d == "<u1" || d == "<b1") return kUInt8;
   if (d == "<i4") return kInt32;
   if (d == "<i8") return kInt64;
   throw IOError("load_npy: unsupported dtype " + d + " in '" + path + "'");

@@ -127,13 +127,16 @@ Tensor make_view(const Tensor& base, Shape shape, Shape strides, std::int64_t of
 
 bool may_overlap(const Tensor& a, const Tensor& b) {
   if (a.impl()->storage != b.impl()->storage || a.numel() == 0 || b.numel() == 0) return false;
-  // The element ranges [first, last] each view touches (strides are never negative).
+  // The byte ranges [first, last] each view touches (strides are never negative).
+  auto first = [](const Tensor& t) {
+    return t.storage_offset() * static_cast<std::int64_t>(t.element_size());
+  };
   auto last = [](const Tensor& t) {
     std::int64_t e = t.storage_offset();
     for (std::int64_t d = 0; d < t.dim(); ++d) e += (t.shape()[d] - 1) * t.strides()[d];
-    return e;
+    return (e + 1) * static_cast<std::int64_t>(t.element_size()) - 1;
   };
-  return a.storage_offset() <= last(b) && b.storage_offset() <= last(a);
+  return first(a) <= last(b) && first(b) <= last(a);
 }
 
 void check_same_device(const char* op, const Tensor& a, const Tensor& b) {

@@ -221,6 +221,12 @@ TEST_CASE("broken or unsupported npy files throw IOError naming the file", "[cor
       make_npy("{'descr': '<c8', 'fortran_order': False, 'shape': (1,), }", std::string(8, '\0')),
       "<c8");
 
+  // One-byte types written with '<' instead of '|' load too.
+  write_bytes(dir.file("lt_u1.npy"),
+              make_npy("{'descr': '<u1', 'fortran_order': False, 'shape': (2,), }", "\x07\x09"));
+  CHECK(load_npy(dir.file("lt_u1.npy")).to_vector<std::uint8_t>() ==
+        std::vector<std::uint8_t>{7, 9});
+
   // Files NumPy wrote that we do not support.
   CHECK_THROWS_AS(load_npy(fixture("reject_fortran.npy")), IOError);
   CHECK_THROWS_WITH(load_npy(fixture("reject_fortran.npy")),
