@@ -1,9 +1,12 @@
-// CPU allocator (aligned operator new) with byte counters; CUDA allocations are forwarded to the
-// CUDA allocator in ops/cuda when built with CUDA.
+// CPU allocator (aligned operator new, large blocks cached for reuse) with byte counters; CUDA
+// allocations are forwarded to core/allocator_cuda.cu when built with CUDA.
 #include "core/allocator.h"
 
 #include <atomic>
+#include <mutex>
 #include <new>
+#include <unordered_map>
+#include <vector>
 
 #include "core/error.h"
 
@@ -27,17 +30,112 @@ Counters& cpu_counters() {
   return c;
 }
 
-// The size is stored in a header in front of the block so that the deleter (a plain function
-// pointer) can update the counters.
+// Large blocks are kept for reuse when freed: a fresh multi-megabyte block costs a page fault per
+// 4 KiB on first touch (glibc returns such blocks to the OS on free), which made every op on big
+// tensors pay far more for allocation than for its arithmetic. Sizes are bucketed (4 steps per
+// power of two, at most 25% slack) so that the shapes of a training step find their blocks again.
+// This is an explicit cache with a byte limit; small blocks go straight to the system allocator.
+constexpr std::size_t kCacheMinBytes = std::size_t{1} << 18;  // 256 KiB
+
+struct BlockHeader {
+  std::size_t requested;  // bytes the caller asked for (feeds the counters)
+  std::size_t capacity;   // bytes actually allocated after the header (the bucket size)
+};
+static_assert(sizeof(BlockHeader) <= kCpuAlignment, "header must fit in the alignment gap");
+
+struct CpuBlockCache {
+  std::mutex mu;
+  std::unordered_map<std::size_t, std::vector<void*>> free_blocks;  // capacity -> bases
+  std::size_t cached_bytes = 0;
+  std::size_t limit_bytes = std::size_t{4} << 30;
+};
+// Immortal on purpose: tensors owned by static objects may be freed during static destruction,
+// after a function-local static cache would already be gone.
+CpuBlockCache& block_cache() {
+  static CpuBlockCache& cache = *new CpuBlockCache;
+  return cache;
+}
+
+std::size_t bucket_size(std::size_t n) {
+  if (n < kCacheMinBytes) return n;
+  std::size_t p = std::size_t{1} << (63 - __builtin_clzll(static_cast<unsigned long long>(n)));
+  const std::size_t step = p / 4;
+  return (n + step - 1) / step * step;
+}
+
+void release_base(void* base) {
+  ::operator delete(base, std::align_val_t(kCpuAlignment));
+}
+
 void cpu_free(void* p) {
   if (!p) return;
-  auto* base = static_cast<unsigned char*>(p) - kCpuAlignment;
-  std::size_t n = *reinterpret_cast<std::size_t*>(base);
-  cpu_counters().sub(n);
-  ::operator delete(base, std::align_val_t(kCpuAlignment));
+  void* base = static_cast<unsigned char*>(p) - kCpuAlignment;
+  const BlockHeader h = *static_cast<BlockHeader*>(base);
+  cpu_counters().sub(h.requested);
+  if (h.capacity >= kCacheMinBytes) {
+    CpuBlockCache& c = block_cache();
+    std::lock_guard<std::mutex> lock(c.mu);
+    if (c.cached_bytes + h.capacity <= c.limit_bytes) {
+      c.free_blocks[h.capacity].push_back(base);
+      c.cached_bytes += h.capacity;
+      return;
+    }
+  }
+  release_base(base);
+}
+
+void* cpu_allocate(std::size_t nbytes) {
+  const std::size_t cap = bucket_size(nbytes);
+  if (cap >= kCacheMinBytes) {
+    CpuBlockCache& c = block_cache();
+    std::lock_guard<std::mutex> lock(c.mu);
+    auto it = c.free_blocks.find(cap);
+    if (it != c.free_blocks.end() && !it->second.empty()) {
+      void* base = it->second.back();
+      it->second.pop_back();
+      c.cached_bytes -= cap;
+      static_cast<BlockHeader*>(base)->requested = nbytes;
+      return base;
+    }
+  }
+  void* base = nullptr;
+  try {
+    base = ::operator new(cap + kCpuAlignment, std::align_val_t(kCpuAlignment));
+  } catch (const std::bad_alloc&) {
+    // Give the cached blocks back and try once more before failing.
+    empty_cpu_cache();
+    try {
+      base = ::operator new(cap + kCpuAlignment, std::align_val_t(kCpuAlignment));
+    } catch (const std::bad_alloc&) {
+      throw Error(detail::concat("allocate: out of CPU memory allocating ", nbytes, " bytes"));
+    }
+  }
+  *static_cast<BlockHeader*>(base) = {nbytes, cap};
+  return base;
 }
 void noop_free(void*) {}
 }  // namespace
+
+void empty_cpu_cache() {
+  CpuBlockCache& c = block_cache();
+  std::lock_guard<std::mutex> lock(c.mu);
+  for (auto& [cap, bases] : c.free_blocks)
+    for (void* b : bases) release_base(b);
+  c.free_blocks.clear();
+  c.cached_bytes = 0;
+}
+
+std::size_t cpu_cached_bytes() {
+  CpuBlockCache& c = block_cache();
+  std::lock_guard<std::mutex> lock(c.mu);
+  return c.cached_bytes;
+}
+
+void set_cpu_cache_limit(std::size_t bytes) {
+  CpuBlockCache& c = block_cache();
+  std::lock_guard<std::mutex> lock(c.mu);
+  c.limit_bytes = bytes;
+}
 
 #ifdef QGRAD_WITH_CUDA
 DataPtr cuda_allocate(std::size_t nbytes, int device_index);  // core/allocator_cuda.cu
@@ -48,13 +146,7 @@ void cuda_reset_peak_bytes(int device_index);
 DataPtr allocate(std::size_t nbytes, Device device) {
   if (device.is_cpu()) {
     if (nbytes == 0) return DataPtr(nullptr, noop_free);
-    void* raw = nullptr;
-    try {
-      raw = ::operator new(nbytes + kCpuAlignment, std::align_val_t(kCpuAlignment));
-    } catch (const std::bad_alloc&) {
-      throw Error(detail::concat("allocate: out of CPU memory allocating ", nbytes, " bytes"));
-    }
-    *static_cast<std::size_t*>(raw) = nbytes;
+    void* raw = cpu_allocate(nbytes);
     cpu_counters().add(nbytes);
     return DataPtr(static_cast<unsigned char*>(raw) + kCpuAlignment, cpu_free);
   }

@@ -43,8 +43,20 @@ TensorList AccumulateGrad::apply(TensorList&& grads) {
   auto& meta = leaf_->autograd_meta();
   if (!meta.grad.defined()) {
     // Never alias the incoming gradient: it may be a view of another tensor's buffer.
-    Tensor g = grads[0].contiguous();
-    meta.grad = g.is_same(grads[0]) ? g.clone() : g;
+    // Take the incoming buffer when nothing else can see it (the common case: a fresh gradient
+    // from the op's backward); otherwise copy, since e.g. add() hands one tensor to both inputs
+    // and an optimiser may later modify .grad in place.
+    Tensor& in = grads[0];
+    const bool sole_owner =
+        in.impl_ptr().use_count() == 1 && in.impl()->storage.use_count() == 1 &&
+        in.is_contiguous() && in.storage_offset() == 0 &&
+        static_cast<std::size_t>(in.numel()) * in.element_size() == in.impl()->storage->nbytes();
+    if (sole_owner) {
+      meta.grad = std::move(in);
+    } else {
+      Tensor g = in.contiguous();
+      meta.grad = g.is_same(in) ? g.clone() : g;
+    }
   } else {
     meta.grad = add(meta.grad, grads[0]);
   }

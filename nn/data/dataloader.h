@@ -1,0 +1,168 @@
+// DataLoader: batches of a Dataset with seeded shuffling, per-example transforms and a
+// background thread that prepares the next batches while the current one trains.
+//
+// Determinism: epoch e visits the examples in the order of a permutation drawn from
+// Generator(mix(seed, e)) (identity without shuffle), and the transforms of the example at
+// position k of epoch e draw from Generator(mix(seed, e, k)). Every batch is therefore a pure
+// function of (seed, epoch, batch index): the same seed gives the same batches, the order
+// changes from epoch to epoch, and restoring a saved LoaderState resumes bit-exactly,
+// whether or not the background thread is used.
+//
+// Iteration: next() returns the batches of the current epoch, then std::nullopt once, after
+// which the loader is at batch 0 of the next epoch. A range-for (`for (Batch& b : loader)`)
+// runs over the rest of the current epoch. Batches are {data [B, ...example shape],
+// target [B, ...target shape]}; the last batch is smaller unless drop_last.
+//
+// The worker thread is started on construction (when prefetch is on) and stopped and joined
+// in the destructor; an exception thrown while preparing a batch (by the dataset or a
+// transform) is rethrown by next() for that batch. Dataset::get and the transforms run on the
+// worker thread and must not mutate shared state.
+#pragma once
+
+#include <condition_variable>
+#include <cstdint>
+#include <deque>
+#include <exception>
+#include <iterator>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <thread>
+#include <vector>
+
+#include "nn/data/dataset.h"
+#include "nn/data/transforms.h"
+#include "nn/ordered_dict.h"
+
+namespace qgrad::data {
+
+struct Batch {
+  Tensor data;
+  Tensor target;
+};
+
+struct DataLoaderOptions {
+  std::int64_t batch_size_ = 64;
+  bool shuffle_ = false;
+  bool drop_last_ = false;
+  std::uint64_t seed_ = 0;
+  bool prefetch_ = true;   // prepare batches on a background thread
+  std::size_t queue_ = 2;  // batches prepared ahead (with prefetch)
+
+  DataLoaderOptions& batch_size(std::int64_t v) {
+    batch_size_ = v;
+    return *this;
+  }
+  DataLoaderOptions& shuffle(bool v) {
+    shuffle_ = v;
+    return *this;
+  }
+  DataLoaderOptions& drop_last(bool v) {
+    drop_last_ = v;
+    return *this;
+  }
+  DataLoaderOptions& seed(std::uint64_t v) {
+    seed_ = v;
+    return *this;
+  }
+  DataLoaderOptions& prefetch(bool v) {
+    prefetch_ = v;
+    return *this;
+  }
+  DataLoaderOptions& queue(std::size_t v) {
+    queue_ = v;
+    return *this;
+  }
+};
+
+// Where a loader is: the next batch to produce is batch `batch` of epoch `epoch`.
+struct LoaderState {
+  std::int64_t epoch = 0;
+  std::int64_t batch = 0;
+  friend bool operator==(const LoaderState& a, const LoaderState& b) {
+    return a.epoch == b.epoch && a.batch == b.batch;
+  }
+};
+
+class DataLoader {
+ public:
+  DataLoader(std::shared_ptr<const Dataset> dataset, DataLoaderOptions options,
+             std::vector<std::shared_ptr<const Transform>> transforms = {});
+  ~DataLoader();
+  DataLoader(const DataLoader&) = delete;
+  DataLoader& operator=(const DataLoader&) = delete;
+
+  // The next batch of the current epoch, or std::nullopt at its end (then the loader moves to
+  // the next epoch).
+  std::optional<Batch> next();
+
+  std::int64_t batches_per_epoch() const { return batches_per_epoch_; }
+  std::int64_t epoch() const;
+  const DataLoaderOptions& options() const { return options_; }
+
+  LoaderState state() const;
+  // Jumps to `state` (for resuming); batches already prepared ahead are discarded.
+  void set_state(LoaderState state);
+  // {"epoch", "batch", "seed", "batch_size", "dataset_size"} as int64 scalars, for checkpoints.
+  TensorDict state_dict() const;
+  // Restores epoch and batch; throws ValueError when seed, batch size or dataset size differ
+  // (the resumed sequence would not be the same).
+  void load_state_dict(const TensorDict& dict);
+
+  // The batch at any position, computed directly (what next() returns there).
+  Batch make_batch(const LoaderState& at) const;
+
+  class Iterator {
+   public:
+    using iterator_category = std::input_iterator_tag;
+    using value_type = Batch;
+    using difference_type = std::ptrdiff_t;
+    using pointer = Batch*;
+    using reference = Batch&;
+    Iterator() = default;
+    explicit Iterator(DataLoader* loader);
+    Batch& operator*() { return *current_; }
+    Batch* operator->() { return &*current_; }
+    Iterator& operator++();
+    bool operator==(const Iterator& o) const { return !current_ && !o.current_; }
+    bool operator!=(const Iterator& o) const { return !(*this == o); }
+
+   private:
+    DataLoader* loader_ = nullptr;
+    std::optional<Batch> current_;
+  };
+  Iterator begin() { return Iterator(this); }
+  Iterator end() { return Iterator(); }
+
+ private:
+  struct Slot {
+    LoaderState at;
+    std::optional<Batch> batch;
+    std::exception_ptr error;
+  };
+  LoaderState advance(LoaderState s) const;
+  std::vector<std::int64_t> epoch_order(std::int64_t epoch) const;
+  void worker_loop();
+
+  std::shared_ptr<const Dataset> dataset_;
+  DataLoaderOptions options_;
+  std::vector<std::shared_ptr<const Transform>> transforms_;
+  std::int64_t batches_per_epoch_ = 0;
+
+  // The order of one epoch, cached for the thread that builds batches (the worker with
+  // prefetch, the caller without); guarded by order_mutex_.
+  mutable std::mutex order_mutex_;
+  mutable std::int64_t order_epoch_ = -1;
+  mutable std::vector<std::int64_t> order_;
+
+  mutable std::mutex mutex_;
+  std::condition_variable worker_cv_, consumer_cv_;
+  LoaderState state_;          // what the consumer gets next
+  LoaderState worker_cursor_;  // what the worker makes next
+  std::uint64_t generation_ = 0;
+  std::deque<Slot> queue_;
+  bool stop_ = false;
+  std::thread worker_;
+};
+
+}  // namespace qgrad::data

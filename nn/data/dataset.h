@@ -1,0 +1,39 @@
+// Datasets: the random-access interface the DataLoader reads (size + get(i) -> Example), and
+// TensorDataset, an in-memory dataset over two tensors sharing their first dimension (used by
+// tests and small experiments). get() must be safe to call from the loader's background
+// thread while the caller's thread trains, i.e. it must not mutate shared state.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+#include "core/tensor.h"
+
+namespace qgrad::data {
+
+struct Example {
+  Tensor data;
+  Tensor target;
+};
+
+class Dataset {
+ public:
+  virtual ~Dataset() = default;
+  virtual std::size_t size() const = 0;
+  // Example `index` (0 <= index < size()); throws IndexError out of range.
+  virtual Example get(std::size_t index) const = 0;
+};
+
+class TensorDataset : public Dataset {
+ public:
+  // data [N, ...], targets [N, ...]; throws ShapeError when N differs or either is 0-d.
+  TensorDataset(Tensor data, Tensor targets);
+  std::size_t size() const override;
+  // (data[index], targets[index]) as views.
+  Example get(std::size_t index) const override;
+
+ private:
+  Tensor data_, targets_;
+};
+
+}  // namespace qgrad::data

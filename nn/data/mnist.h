@@ -1,0 +1,45 @@
+// MNIST-format image datasets: MNIST and Fashion-MNIST (same IDX files, 28x28 grey images and
+// labels 0-9). Examples are float32 images [1, H, W] scaled to [0, 1] and int64 0-d labels.
+// Files are looked up as <root>/{train,t10k}-{images-idx3,labels-idx1}-ubyte, plain or .gz.
+// Fashion-MNIST defaults to /usr/share/datasets/fashion-mnist (Debian's dataset-fashion-mnist).
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "nn/data/dataset.h"
+
+namespace qgrad::data {
+
+enum class Split { Train, Test };
+
+class MNIST : public Dataset {
+ public:
+  // Throws IOError naming the paths tried when the files are missing, and IOError for files
+  // that are corrupt or inconsistent (image/label counts, label range).
+  MNIST(const std::string& root, Split split);
+
+  std::size_t size() const override;
+  Example get(std::size_t index) const override;
+
+  const Tensor& images() const { return images_; }    // uint8 [N, H, W]
+  const Tensor& targets() const { return targets_; }  // int64 [N]
+  Split split() const { return split_; }
+
+ private:
+  Tensor images_, targets_;
+  Split split_;
+};
+
+class FashionMNIST : public MNIST {
+ public:
+  static constexpr const char* kDefaultRoot = "/usr/share/datasets/fashion-mnist";
+  explicit FashionMNIST(Split split, const std::string& root = kDefaultRoot) : MNIST(root, split) {}
+  // "T-shirt/top", "Trouser", ..., "Ankle boot".
+  static const std::vector<std::string>& class_names();
+};
+
+// True when the four Fashion-MNIST/MNIST files exist under `root` (plain or .gz).
+bool mnist_files_present(const std::string& root);
+
+}  // namespace qgrad::data

@@ -1,0 +1,53 @@
+// Training checkpoints in one safetensors file: the model's state dict, the optimiser's and LR
+// scheduler's state, any extra tensors (e.g. data-loader position), the epoch/step counters and
+// user metadata. Tensors are stored under prefixed names ("model.fc.weight", "optim.state.0.
+// exp_avg", "sched.last_epoch", "extra.loader.epoch"); the header's __metadata__ holds
+// "qgrad.format" = "checkpoint", "qgrad.version" = "1", "qgrad.epoch", "qgrad.step" and the
+// user's own string entries. Saving is atomic; loading validates the file (IOError) and, in the
+// convenience overload, restores a model/optimiser/scheduler in place.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <string>
+
+#include "nn/ordered_dict.h"
+
+namespace qgrad::nn {
+class Module;
+}
+namespace qgrad::optim {
+class Optimizer;
+class LRScheduler;
+}  // namespace qgrad::optim
+
+namespace qgrad::serialize {
+
+struct Checkpoint {
+  TensorDict model;
+  TensorDict optimizer;
+  TensorDict scheduler;
+  TensorDict extra;
+  std::int64_t epoch = 0;
+  std::int64_t step = 0;
+  // User entries; keys starting with "qgrad." are reserved.
+  std::map<std::string, std::string> metadata;
+};
+
+void save_checkpoint(const std::string& path, const Checkpoint& checkpoint);
+// Throws IOError for a file that is not a valid qgrad checkpoint.
+Checkpoint load_checkpoint(const std::string& path);
+
+// Saves model.state_dict() and, when given, the optimiser and scheduler state.
+void save_checkpoint(const std::string& path, const nn::Module& model,
+                     const optim::Optimizer* optimizer, const optim::LRScheduler* scheduler,
+                     std::int64_t epoch, std::int64_t step,
+                     const std::map<std::string, std::string>& metadata = {},
+                     const TensorDict& extra = {});
+// Loads the file and restores the model (strictly), the optimiser and the scheduler (when
+// given; the file must then contain their state). Returns the whole checkpoint for the epoch,
+// step, metadata and extra tensors.
+Checkpoint load_checkpoint(const std::string& path, nn::Module& model, optim::Optimizer* optimizer,
+                           optim::LRScheduler* scheduler);
+
+}  // namespace qgrad::serialize

@@ -1,0 +1,20 @@
+// UnaryModule: a Module whose forward takes one tensor and returns one, the common interface
+// that lets Sequential chain layers (the role AnyModule plays in libtorch). Activations,
+// Flatten, Identity, Sequential itself and (later) Linear/Conv2d/BatchNorm derive from it.
+#pragma once
+
+#include <string>
+
+#include "nn/module.h"
+
+namespace qgrad::nn {
+
+class UnaryModule : public Module {
+ public:
+  explicit UnaryModule(std::string name = "") : Module(std::move(name)) {}
+
+  virtual Tensor forward(const Tensor& input) = 0;
+  Tensor operator()(const Tensor& input) { return forward(input); }
+};
+
+}  // namespace qgrad::nn

@@ -1,0 +1,107 @@
+// batch_norm: argument checks, the running-statistics update, and the backward rule (gradients
+// of input, weight and bias from one fused kernel; in training mode the input gradient
+// includes the dependence of the batch statistics on the input).
+#include "ops/batch_norm/batch_norm.h"
+
+#include <cmath>
+
+#include "core/autograd/function.h"
+#include "core/factory.h"
+#include "ops/batch_norm/batch_norm_cpu.h"
+#include "ops/device_check.h"
+
+namespace qgrad {
+
+namespace {
+
+constexpr const char* kOp = "batch_norm";
+
+// A per-channel argument: undefined, or a 1-D [C] CPU tensor of the input's dtype.
+void check_channel_arg(const char* name, const Tensor& t, const Tensor& x) {
+  if (!t.defined()) return;
+  require_cpu(kOp, t);
+  QGRAD_CHECK(t.dtype() == x.dtype(), DTypeError, kOp, ": ", name, " must have the input's dtype ",
+              dtype_name(x.dtype()), ", got ", dtype_name(t.dtype()));
+  QGRAD_CHECK(t.dim() == 1 && t.size(0) == x.size(1), ShapeError, kOp, ": ", name,
+              " must have shape [", x.size(1), "] (the channels of input shape ", x.shape(),
+              "), got ", t.shape());
+}
+
+// Per-channel parameters as contiguous data without autograd history.
+Tensor channel_data(const Tensor& t) {
+  return t.defined() ? t.detach().contiguous() : Tensor();
+}
+
+}  // namespace
+
+Tensor batch_norm(const Tensor& x, const Tensor& running_mean, const Tensor& running_var,
+                  const Tensor& weight, const Tensor& bias, bool training, double momentum,
+                  double eps) {
+  require_floating(kOp, "input", x);
+  require_cpu(kOp, x);
+  QGRAD_CHECK(x.dim() >= 2, ShapeError, kOp,
+              ": expected an input of shape [N, C] or [N, C, *], got ", x.shape());
+  check_channel_arg("running_mean", running_mean, x);
+  check_channel_arg("running_var", running_var, x);
+  check_channel_arg("weight", weight, x);
+  check_channel_arg("bias", bias, x);
+  QGRAD_CHECK(eps >= 0 && std::isfinite(eps), ValueError, kOp,
+              ": eps must be a finite non-negative number, got ", eps);
+  QGRAD_CHECK(std::isfinite(momentum), ValueError, kOp, ": momentum must be finite, got ",
+              momentum);
+  QGRAD_CHECK(running_mean.defined() == running_var.defined(), ValueError, kOp,
+              ": running_mean and running_var must both be given or both be undefined");
+  QGRAD_CHECK(training || running_mean.defined(), ValueError, kOp,
+              ": running_mean and running_var must be defined in evaluation mode");
+
+  const std::int64_t n = x.size(0), c = x.size(1);
+  std::int64_t l = 1;
+  for (std::int64_t d = 2; d < x.dim(); ++d) l *= x.size(d);
+  const std::int64_t count = n * l;  // values per channel
+  QGRAD_CHECK(!training || count > 1, ValueError, kOp,
+              ": expected more than 1 value per channel when training, got input shape ",
+              x.shape());
+
+  const TensorOptions opts = TensorOptions().dtype(x.dtype()).device(x.device());
+  const Tensor xc = x.detach().contiguous().view({n, c, l});
+  const Tensor w = channel_data(weight), b = channel_data(bias);
+  Tensor y3 = empty({n, c, l}, opts);
+  Tensor mean, var;  // the statistics the output was normalised with
+  if (training) {
+    mean = empty({c}, opts);
+    var = empty({c}, opts);
+    batch_norm_train_cpu(xc, w, b, eps, y3, mean, var);
+    if (running_mean.defined()) {
+      batch_norm_update_running_cpu(running_mean, running_var, mean, var, momentum, count);
+      running_mean.bump_version();
+      running_var.bump_version();
+    }
+  } else {
+    // Copies: a later training step updates the running buffers in place.
+    mean = running_mean.detach().clone().contiguous();
+    var = running_var.detach().clone().contiguous();
+    if (y3.numel() > 0) batch_norm_eval_cpu(xc, mean, var, w, b, eps, y3);
+  }
+  Tensor y = y3.view(x.shape());
+
+  if (needs_grad({x, weight, bias})) {
+    const bool want_x = x.requires_grad();
+    const bool want_w = weight.defined() && weight.requires_grad();
+    const bool want_b = bias.defined() && bias.requires_grad();
+    const Shape x_shape = x.shape();
+    record(training ? "NativeBatchNormBackward" : "BatchNormEvalBackward", {x, weight, bias}, {&y},
+           [sx = SavedTensor(xc), sw = SavedTensor(w), mean, var, eps, training, want_x, want_w,
+            want_b, x_shape, opts](const TensorList& g) {
+             const Tensor xs = sx.get();
+             const Tensor gy = g[0].contiguous().view(xs.shape());
+             Tensor gx = want_x ? empty(xs.shape(), opts) : Tensor();
+             Tensor gw = want_w ? empty({xs.size(1)}, opts) : Tensor();
+             Tensor gb = want_b ? empty({xs.size(1)}, opts) : Tensor();
+             batch_norm_backward_cpu(gy, xs, mean, var, sw.get(), eps, training, gx, gw, gb);
+             return TensorList{want_x ? gx.view(x_shape) : Tensor(), gw, gb};
+           });
+  }
+  return y;
+}
+
+}  // namespace qgrad

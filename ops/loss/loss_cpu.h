@@ -1,0 +1,43 @@
+// CPU kernels of the losses (no autograd, no argument checks: loss.cpp validates targets and
+// shapes before calling them).
+#pragma once
+
+#include <cstdint>
+
+#include "core/tensor.h"
+
+namespace qgrad {
+
+// Class-index losses over input [N, C, S...] (viewed around dim 1) and target [N, S...].
+struct ClassLossParams {
+  std::int64_t ignore_index = -100;
+  double label_smoothing = 0.0;
+  bool from_logits = true;  // true: cross entropy (fused log_softmax); false: nll on log-probs
+};
+
+struct ClassLossTotals {
+  double loss_sum = 0;    // sum of the per-position losses
+  double weight_sum = 0;  // sum of weight[target] over the non-ignored positions
+};
+
+// target: contiguous int64 (N * S values, all valid); weight: contiguous [C] of input's dtype or
+// undefined. Writes every per-position loss to `losses` (contiguous float64, N * S; 0 where
+// ignored) and, for cross entropy, log-sum-exp of each position to `lse` (same layout).
+// The totals are summed in position order, so they do not depend on the thread count.
+ClassLossTotals class_loss_cpu(const Tensor& input, const Tensor& target, const Tensor& weight,
+                               const ClassLossParams& p, const Tensor& losses, const Tensor& lse);
+// grad_in (contiguous, input's shape; zero-filled by the caller for nll) = d loss / d input,
+// where position i's loss gradient is factor * g[i] (g contiguous of input's dtype with N * S
+// values, or one value shared by all positions).
+void class_loss_backward_cpu(const Tensor& input, const Tensor& target, const Tensor& weight,
+                             const Tensor& lse, const ClassLossParams& p, const Tensor& g,
+                             double factor, const Tensor& grad_in);
+
+// Squared error. When `out` is defined it receives (a - b)^2 elementwise (any strides);
+// otherwise returns sum((a - b)^2) accumulated in double in a fixed block order.
+double mse_cpu(const Tensor& a, const Tensor& b, const Tensor& out);
+// grad_a = factor * (a - b) * g (g has a's shape, possibly a stride-0 broadcast view).
+void mse_backward_cpu(const Tensor& a, const Tensor& b, const Tensor& g, double factor,
+                      const Tensor& grad_a);
+
+}  // namespace qgrad

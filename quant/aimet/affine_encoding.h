@@ -1,0 +1,63 @@
+// AIMET v2 affine encodings: the integer grid of a bitwidth (symmetric => signed
+// [-2^(b-1), 2^(b-1)-1], asymmetric => unsigned [0, 2^b-1]), the differentiable scale and offset
+// derived from a learnable min/max range (scale = (max - min) / (2^b - 1) in float32,
+// offset = 0 when symmetric else ste_round(min / scale) - qmin), and AffineEncoding, the value
+// object a QuantizedTensor carries: scale, offset, bitwidth, signedness, symmetry, the integer
+// dtype of quantized_repr() and the represented range.
+#pragma once
+
+#include <cstdint>
+
+#include "core/tensor.h"
+
+namespace qgrad::aimet {
+
+struct AffineGrid {
+  std::int64_t qmin;
+  std::int64_t qmax;
+  bool is_signed;
+};
+
+// bitwidth in [1, 32] (ValueError otherwise).
+AffineGrid affine_grid(int bitwidth, bool symmetric);
+
+// (max - min) / (2^bitwidth - 1), differentiable in min and max.
+Tensor encoding_scale(const Tensor& min, const Tensor& max, int bitwidth);
+// 0 (no gradient) when symmetric, else ste_round(min / scale) - qmin, differentiable in min and
+// scale.
+Tensor encoding_offset(const Tensor& min, const Tensor& scale, int bitwidth, bool symmetric);
+
+class AffineEncoding {
+ public:
+  AffineEncoding(Tensor scale, Tensor offset, int bitwidth, bool symmetric);
+
+  const Tensor& scale() const { return scale_; }
+  const Tensor& offset() const { return offset_; }
+  int bitwidth() const { return bitwidth_; }
+  bool symmetric() const { return symmetric_; }
+  bool is_signed() const { return grid_.is_signed; }
+  std::int64_t qmin() const { return grid_.qmin; }
+  std::int64_t qmax() const { return grid_.qmax; }
+  // The dtype of quantized_repr(): uint8 (unsigned, <= 8 bits), int8 (signed, <= 8 bits), else
+  // int32 (AIMET uses int16 for signed 9..16 bits; qgrad has no int16 dtype).
+  DType dtype() const;
+  // The represented range: (offset + qmin) * scale and (offset + qmax) * scale.
+  Tensor min() const;
+  Tensor max() const;
+  // "pertensor" (one scale) or "perchannel".
+  bool per_channel() const { return scale_.numel() > 1; }
+
+  Tensor quantize(const Tensor& x) const;    // aimet::quantize with this encoding
+  Tensor dequantize(const Tensor& q) const;  // aimet::dequantize with this encoding
+  Tensor quantize_dequantize(const Tensor& x) const;
+  // The same encoding with scale and offset converted (differentiably) to dtype.
+  AffineEncoding to(DType dtype) const;
+
+ private:
+  Tensor scale_, offset_;
+  int bitwidth_;
+  bool symmetric_;
+  AffineGrid grid_;
+};
+
+}  // namespace qgrad::aimet

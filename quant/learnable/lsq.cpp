@@ -1,0 +1,111 @@
+// LSQ and LSQ+: argument checks, dispatch and backward rules (unreduced parameter gradients summed
+// to the parameter shapes).
+#include "quant/learnable/lsq.h"
+
+#include <cmath>
+
+#include "core/autograd/function.h"
+#include "core/factory.h"
+#include "ops/device_check.h"
+#include "ops/reduce/reduce.h"
+#include "quant/learnable/lsq_cpu.h"
+#include "quant/torch_ao/qparam_checks.h"
+
+namespace qgrad::learnable {
+
+using ao::check_broadcast_param;
+
+namespace {
+
+void check_steps(const char* op, const Tensor& s) {
+  for (double v : s.to_vector<double>())
+    QGRAD_CHECK(std::isfinite(v) && v > 0, ValueError, op,
+                ": step size s must be finite and > 0, got ", v);
+}
+
+Tensor apply(const char* op, const char* node, const Tensor& x, const Tensor& s, const Tensor& beta,
+             double lo, double hi, double g) {
+  require_floating(op, "input", x);
+  require_cpu(op, x);
+  check_broadcast_param(op, "s", s, x);
+  if (beta.defined()) {
+    check_broadcast_param(op, "beta", beta, x);
+    for (double v : beta.to_vector<double>())
+      QGRAD_CHECK(std::isfinite(v), ValueError, op, ": beta must be finite, got ", v);
+  }
+  check_steps(op, s);
+  QGRAD_CHECK(std::isfinite(g), ValueError, op, ": grad_scale must be finite, got ", g);
+  Tensor y = empty(x.shape(), TensorOptions().dtype(x.dtype()));
+  const Tensor se = s.detach().expand(x.shape());
+  const Tensor be = beta.defined() ? beta.detach().expand(x.shape()) : Tensor();
+  lsq_forward_cpu(x, se, be, lo, hi, y);
+  if (!needs_grad({x, s, beta})) return y;
+  record(node, {x, s, beta}, {&y},
+         [sx = SavedTensor(x), ss = SavedTensor(s), sb = SavedTensor(beta), lo, hi,
+          g](const TensorList& grads) {
+           const Tensor xs = sx.get(), sv = ss.get(), bv = sb.get();
+           const TensorOptions o = TensorOptions().dtype(xs.dtype());
+           Tensor dx = empty(xs.shape(), o), ds = empty(xs.shape(), o);
+           Tensor db = bv.defined() ? empty(xs.shape(), o) : Tensor();
+           lsq_backward_cpu(grads[0], xs, sv.expand(xs.shape()),
+                            bv.defined() ? bv.expand(xs.shape()) : Tensor(), lo, hi, g, dx, ds, db);
+           return TensorList{dx, sum_to_shape(ds, sv.shape()),
+                             bv.defined() ? sum_to_shape(db, bv.shape()) : Tensor()};
+         });
+  return y;
+}
+
+}  // namespace
+
+Tensor lsq_quantize(const Tensor& v, const Tensor& s, std::int64_t qn, std::int64_t qp,
+                    double grad_scale) {
+  const char* op = "lsq_quantize";
+  QGRAD_CHECK(qn >= 0 && qp >= 1, ValueError, op, ": need Q_N >= 0 and Q_P >= 1, got Q_N ", qn,
+              " Q_P ", qp);
+  return apply(op, "LsqQuantizeBackward", v, s, Tensor(), -static_cast<double>(qn),
+               static_cast<double>(qp), grad_scale);
+}
+
+double lsq_grad_scale(std::int64_t numel, std::int64_t qp) {
+  QGRAD_CHECK(numel > 0 && qp > 0, ValueError, "lsq_grad_scale: numel and Q_P must be > 0, got ",
+              numel, " and ", qp);
+  return 1.0 / std::sqrt(static_cast<double>(numel) * static_cast<double>(qp));
+}
+
+double lsq_init_scale(const Tensor& v, std::int64_t qp) {
+  require_floating("lsq_init_scale", "input", v);
+  QGRAD_CHECK(v.numel() > 0 && qp > 0, ValueError,
+              "lsq_init_scale: need a non-empty input and Q_P > 0, got ", v.numel(),
+              " elements and Q_P ", qp);
+  double sum = 0;
+  for (double e : v.detach().to_vector<double>()) sum += std::fabs(e);
+  return 2.0 * (sum / static_cast<double>(v.numel())) / std::sqrt(static_cast<double>(qp));
+}
+
+Tensor lsq_plus_quantize(const Tensor& x, const Tensor& s, const Tensor& beta, std::int64_t n,
+                         std::int64_t p, double grad_scale) {
+  const char* op = "lsq_plus_quantize";
+  QGRAD_CHECK(n < p, ValueError, op, ": need n < p, got n ", n, " p ", p);
+  require_defined(op, "beta", beta);
+  return apply(op, "LsqPlusQuantizeBackward", x, s, beta, static_cast<double>(n),
+               static_cast<double>(p), grad_scale);
+}
+
+std::pair<double, double> lsq_plus_init_minmax(const Tensor& x, std::int64_t n, std::int64_t p) {
+  require_floating("lsq_plus_init_minmax", "input", x);
+  QGRAD_CHECK(x.numel() > 0 && n < p, ValueError,
+              "lsq_plus_init_minmax: need a non-empty input and n < p, got ", x.numel(),
+              " elements, n ", n, " p ", p);
+  const std::vector<double> v = x.detach().to_vector<double>();
+  double lo = v[0], hi = v[0];
+  for (double e : v) {
+    lo = std::min(lo, e);
+    hi = std::max(hi, e);
+  }
+  QGRAD_CHECK(std::isfinite(lo) && std::isfinite(hi) && hi > lo, ValueError,
+              "lsq_plus_init_minmax: need finite data with max > min, got [", lo, ", ", hi, "]");
+  const double s = (hi - lo) / static_cast<double>(p - n);
+  return {s, lo - static_cast<double>(n) * s};
+}
+
+}  // namespace qgrad::learnable

@@ -1,0 +1,101 @@
+// CPU kernels of LSQ / LSQ+: one strided pass per direction; the step size (and offset) are read
+// through zero strides when broadcast.
+#include "quant/learnable/lsq_cpu.h"
+
+#include <cmath>
+
+#include "core/dtype.h"
+#include "core/strided_loop.h"
+
+namespace qgrad::learnable {
+
+namespace {
+
+template <typename T>
+void forward(const Tensor& x, const Tensor& s, const Tensor& b, T lo, T hi, const Tensor& y) {
+  const bool has_b = b.defined();
+  const T* px = static_cast<const T*>(x.raw_data());
+  const T* ps = static_cast<const T*>(s.raw_data());
+  const T* pb = has_b ? static_cast<const T*>(b.raw_data()) : ps;
+  T* py = static_cast<T*>(y.raw_data());
+  StridedLoop<4> loop(y.shape(),
+                      {y.strides(), x.strides(), s.strides(), has_b ? b.strides() : s.strides()},
+                      {0, 0, 0, 0});
+  loop.run([&](const std::array<std::int64_t, 4>& off, std::int64_t n,
+               const std::array<std::int64_t, 4>& st) {
+    for (std::int64_t i = 0; i < n; ++i) {
+      const T xv = px[off[1] + i * st[1]];
+      const T sv = ps[off[2] + i * st[2]];
+      const T bv = has_b ? pb[off[3] + i * st[3]] : T(0);
+      const T z = (has_b ? xv - bv : xv) / sv;
+      const T c = z < lo ? lo : (z > hi ? hi : z);
+      const T q = std::nearbyint(c) * sv;
+      py[off[0] + i * st[0]] = has_b ? q + bv : q;
+    }
+  });
+}
+
+template <typename T>
+void backward(const Tensor& dy, const Tensor& x, const Tensor& s, const Tensor& b, T lo, T hi, T g,
+              const Tensor& dx, const Tensor& ds, const Tensor& db) {
+  const bool has_b = b.defined();
+  const T* pg = static_cast<const T*>(dy.raw_data());
+  const T* px = static_cast<const T*>(x.raw_data());
+  const T* ps = static_cast<const T*>(s.raw_data());
+  const T* pb = has_b ? static_cast<const T*>(b.raw_data()) : ps;
+  T* pdx = static_cast<T*>(dx.raw_data());
+  T* pds = static_cast<T*>(ds.raw_data());
+  T* pdb = has_b ? static_cast<T*>(db.raw_data()) : pds;
+  StridedLoop<7> loop(dx.shape(),
+                      {dx.strides(), ds.strides(), has_b ? db.strides() : ds.strides(),
+                       dy.strides(), x.strides(), s.strides(), has_b ? b.strides() : s.strides()},
+                      {0, 0, 0, 0, 0, 0, 0});
+  loop.run([&](const std::array<std::int64_t, 7>& off, std::int64_t n,
+               const std::array<std::int64_t, 7>& st) {
+    for (std::int64_t i = 0; i < n; ++i) {
+      const T gv = pg[off[3] + i * st[3]];
+      const T xv = px[off[4] + i * st[4]];
+      const T sv = ps[off[5] + i * st[5]];
+      const T bv = has_b ? pb[off[6] + i * st[6]] : T(0);
+      const T z = (has_b ? xv - bv : xv) / sv;
+      T gx, gs, gb;
+      if (z <= lo || z >= hi) {
+        gx = T(0);
+        gs = g * (gv * (z <= lo ? lo : hi));
+        gb = g * gv;
+      } else if (z != z) {  // NaN input: no gradient to x, NaN to the parameters
+        gx = T(0);
+        gs = gb = z;
+      } else {
+        gx = gv;
+        gs = g * (gv * (std::nearbyint(z) - z));
+        gb = T(0);
+      }
+      pdx[off[0] + i * st[0]] = gx;
+      pds[off[1] + i * st[1]] = gs;
+      if (has_b) pdb[off[2] + i * st[2]] = gb;
+    }
+  });
+}
+
+}  // namespace
+
+void lsq_forward_cpu(const Tensor& x, const Tensor& s, const Tensor& beta, double lo, double hi,
+                     const Tensor& y) {
+  if (y.numel() == 0) return;
+  QGRAD_DISPATCH_FLOAT(x.dtype(), "lsq_quantize", [&] {
+    forward<scalar_t>(x, s, beta, static_cast<scalar_t>(lo), static_cast<scalar_t>(hi), y);
+  });
+}
+
+void lsq_backward_cpu(const Tensor& dy, const Tensor& x, const Tensor& s, const Tensor& beta,
+                      double lo, double hi, double grad_scale, const Tensor& dx, const Tensor& ds,
+                      const Tensor& dbeta) {
+  if (dx.numel() == 0) return;
+  QGRAD_DISPATCH_FLOAT(x.dtype(), "lsq_quantize backward", [&] {
+    backward<scalar_t>(dy, x, s, beta, static_cast<scalar_t>(lo), static_cast<scalar_t>(hi),
+                       static_cast<scalar_t>(grad_scale), dx, ds, dbeta);
+  });
+}
+
+}  // namespace qgrad::learnable

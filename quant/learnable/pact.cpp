@@ -1,0 +1,58 @@
+// PACT: checks, dispatch and the backward rule (alpha's gradient summed to its shape).
+#include "quant/learnable/pact.h"
+
+#include <cmath>
+
+#include "core/autograd/function.h"
+#include "core/factory.h"
+#include "ops/binary/binary.h"
+#include "ops/device_check.h"
+#include "ops/reduce/reduce.h"
+#include "quant/learnable/pact_cpu.h"
+#include "quant/torch_ao/qparam_checks.h"
+
+namespace qgrad::learnable {
+
+using ao::check_broadcast_param;
+
+namespace {
+
+Tensor apply(const char* op, const Tensor& x, const Tensor& alpha, std::int64_t levels) {
+  require_floating(op, "input", x);
+  require_cpu(op, x);
+  check_broadcast_param(op, "alpha", alpha, x);
+  for (double a : alpha.to_vector<double>())
+    QGRAD_CHECK(std::isfinite(a) && a > 0, ValueError, op, ": alpha must be finite and > 0, got ",
+                a);
+  Tensor y = empty(x.shape(), TensorOptions().dtype(x.dtype()));
+  pact_forward_cpu(x, alpha.detach().expand(x.shape()), levels, y);
+  if (!needs_grad({x, alpha})) return y;
+  record("PactBackward", {x, alpha}, {&y},
+         [sx = SavedTensor(x), sa = SavedTensor(alpha)](const TensorList& g) {
+           const Tensor xs = sx.get(), a = sa.get();
+           const TensorOptions o = TensorOptions().dtype(xs.dtype());
+           Tensor dx = empty(xs.shape(), o), da = empty(xs.shape(), o);
+           pact_backward_cpu(g[0], xs, a.expand(xs.shape()), dx, da);
+           return TensorList{dx, sum_to_shape(da, a.shape())};
+         });
+  return y;
+}
+
+}  // namespace
+
+Tensor pact_clip(const Tensor& x, const Tensor& alpha) {
+  return apply("pact_clip", x, alpha, 0);
+}
+
+Tensor pact_quantize(const Tensor& x, const Tensor& alpha, int num_bits) {
+  QGRAD_CHECK(num_bits >= 1 && num_bits <= 24, ValueError,
+              "pact_quantize: num_bits must lie in [1, 24], got ", num_bits);
+  return apply("pact_quantize", x, alpha, (std::int64_t{1} << num_bits) - 1);
+}
+
+Tensor pact_alpha_penalty(const Tensor& alpha, double weight) {
+  require_floating("pact_alpha_penalty", "alpha", alpha);
+  return mul(sum(mul(alpha, alpha)), weight);
+}
+
+}  // namespace qgrad::learnable

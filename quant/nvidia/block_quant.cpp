@@ -1,0 +1,348 @@
+// Block quantization: block layout from block_sizes, per-block amax (static or dynamic), double
+// quantization of the amax grid, MX and NVFP4 scales, the kernels and the clipped-STE backward.
+#include "quant/nvidia/block_quant.h"
+
+#include <algorithm>
+#include <cmath>
+#include <set>
+
+#include "core/factory.h"
+#include "ops/device_check.h"
+#include "quant/nvidia/block_layout.h"
+#include "quant/nvidia/quant_apply.h"
+#include "quant/nvidia/tensor_quant.h"
+#include "quant/nvidia/tensor_quant_cpu.h"
+
+namespace qgrad::nvidia {
+
+namespace {
+
+using AxisSizes = std::vector<std::pair<std::int64_t, std::int64_t>>;
+
+// Block size per axis (1 = own amax per index) from an axis -> size list; `whole` is the size
+// for unlisted axes (1 for block_sizes, 0 = whole axis for scale_block_sizes' default).
+Shape per_axis_blocks(const char* op, const Shape& shape, const AxisSizes& axes,
+                      std::int64_t unlisted) {
+  const auto rank = static_cast<std::int64_t>(shape.size());
+  Shape b(shape.size(), unlisted);
+  std::set<std::int64_t> seen;
+  for (const auto& [axis, size] : axes) {
+    QGRAD_CHECK(axis >= -rank && axis < rank, IndexError, op, ": block axis ", axis,
+                " is out of range for an input of rank ", rank, " (shape ", shape, ")");
+    const std::int64_t k = axis < 0 ? axis + rank : axis;
+    QGRAD_CHECK(seen.insert(k).second, ValueError, op, ": block axis ", axis,
+                " is listed twice for an input of rank ", rank);
+    b[static_cast<std::size_t>(k)] = size;
+  }
+  return b;
+}
+
+// Tensor of `big_shape` whose element i is small[i / block] (per axis).
+Tensor expand_blocks(const Tensor& small, const Shape& big_shape, const Shape& block) {
+  Tensor out = empty(big_shape, TensorOptions().dtype(small.dtype()));
+  const Shape& ss = small.shape();
+  const Shape sstr = contiguous_strides(ss);
+  const std::size_t nd = big_shape.size();
+  QGRAD_DISPATCH_FLOAT(small.dtype(), "block_quant", [&] {
+    const scalar_t* ps = small.data_ptr<scalar_t>();
+    scalar_t* po = out.data_ptr<scalar_t>();
+    std::vector<std::int64_t> idx(nd, 0);
+    const std::int64_t n = out.numel();
+    for (std::int64_t i = 0; i < n; ++i) {
+      std::int64_t off = 0;
+      for (std::size_t k = 0; k < nd; ++k) {
+        const std::int64_t bk = block[k] <= 0 ? big_shape[k] : block[k];
+        off += (idx[k] / bk) * sstr[k];
+      }
+      po[i] = ps[off];
+      for (std::size_t k = nd; k-- > 0;) {
+        if (++idx[k] < big_shape[k]) break;
+        idx[k] = 0;
+      }
+    }
+  });
+  return out;
+}
+
+enum class Mode { Int, FpScaled, DivMul };
+
+struct BlockPlan {
+  BlockLayout layout;
+  Tensor xc;
+  Mode mode = Mode::Int;
+  IntRange range;
+  MiniFloatSpec fmt;
+  Tensor amax_q;  // Int / FpScaled: per-block amax after double quantization; DivMul: the scale
+  Tensor eff;     // effective amax (clip bound of the backward)
+};
+
+bool is_nvfp4(const BlockQuantSpec& spec) {
+  return spec.num_bits == NumBits(2, 1) && spec.block_sizes.scale_bits &&
+         *spec.block_sizes.scale_bits == NumBits(4, 3);
+}
+bool is_mx(const BlockQuantSpec& spec) {
+  return spec.block_sizes.scale_bits && spec.block_sizes.scale_bits->is_float() &&
+         spec.block_sizes.scale_bits->format().is_e8m0();
+}
+
+template <typename T, typename F>
+void for_each_grid(const Tensor& out, const Tensor& a, F f) {
+  const T* pa = a.data_ptr<T>();
+  T* po = out.data_ptr<T>();
+  for (std::int64_t g = 0; g < a.numel(); ++g) po[g] = f(pa[g]);
+}
+
+BlockPlan make_plan(const char* op, const Tensor& x, const BlockQuantSpec& spec,
+                    const Tensor& static_amax) {
+  require_floating(op, "input", x);
+  require_cpu(op, x);
+  const BlockSizes& bs = spec.block_sizes;
+  bs.validate(op);
+  BlockPlan p;
+  const bool nvfp4 = is_nvfp4(spec), mx = is_mx(spec);
+  if (spec.num_bits.is_float()) {
+    QGRAD_CHECK(!spec.is_unsigned, ValueError, op, ": unsigned applies to integer num_bits only, ",
+                "got num_bits ", spec.num_bits.str());
+    p.fmt = minifloat_spec(spec.num_bits.format(), op);
+    p.mode = (mx || nvfp4) ? Mode::DivMul : Mode::FpScaled;
+  } else {
+    QGRAD_CHECK(!mx, ValueError, op,
+                ": scale_bits (8, 0) (MX) needs floating-point num_bits such as (4, 3), got ",
+                spec.num_bits.str());
+    p.range = int_quant_range(spec.num_bits.bits(), spec.is_unsigned, spec.narrow_range, op);
+    p.mode = Mode::Int;
+  }
+  const Shape block = per_axis_blocks(op, x.shape(), bs.axes, 1);
+  p.layout = make_block_layout(x.shape(), block);
+  p.xc = x.contiguous();
+  if (spec.is_unsigned) {
+    QGRAD_CHECK(!any_negative_cpu(p.xc), ValueError, op,
+                ": negative values encountered in unsigned quantization (input shape ", x.shape(),
+                ")");
+  }
+
+  // Per-block amax.
+  Tensor A;
+  if (static_amax.defined()) {
+    require_floating(op, "amax", static_amax);
+    QGRAD_CHECK(static_amax.shape() == p.layout.grid_shape, ShapeError, op,
+                ": static block amax has shape ", static_amax.shape(), ", expected the grid ",
+                p.layout.grid_shape, " of an input of shape ", x.shape());
+    A = checked_amax_copy(op, static_amax, x.dtype());
+  } else {
+    A = block_absmax(p.xc, p.layout);
+  }
+
+  // Second-level layout over the grid.
+  const Shape& G = p.layout.grid_shape;
+  const Shape block2 = bs.scale_block_sizes.empty()
+                           ? Shape(G.size(), 0)
+                           : per_axis_blocks(op, G, bs.scale_block_sizes, 1);
+  const BlockLayout L2 = make_block_layout(G, block2);
+
+  if (mx) {
+    Tensor X = empty(G, TensorOptions().dtype(x.dtype()));
+    Tensor eff = empty(G, TensorOptions().dtype(x.dtype()));
+    QGRAD_DISPATCH_FLOAT(x.dtype(), op, [&] {
+      using T = scalar_t;
+      const T maxval = static_cast<T>(p.fmt.max_value);
+      for_each_grid<T>(X, A, [&](T a) {
+        int k = -127;
+        const T descale = a / maxval;
+        if (descale > T(0)) {
+          int e = 0;
+          const T f = std::frexp(descale, &e);  // descale = f * 2^e, f in [0.5, 1)
+          k = f == T(0.5) ? e - 1 : e;          // exact ceil(log2(descale))
+          k = std::min(std::max(k, -127), 127);
+        }
+        return static_cast<T>(std::ldexp(T(1), k));
+      });
+      for_each_grid<T>(eff, X, [&](T s) { return maxval * s; });
+    });
+    p.amax_q = X;
+    p.eff = eff;
+    return p;
+  }
+
+  if (nvfp4) {
+    const Tensor A2 = expand_blocks(block_absmax(A, L2), G, block2);
+    const MiniFloatSpec e4m3 = minifloat_spec(kE4M3, op);
+    Tensor S = empty(G, TensorOptions().dtype(x.dtype()));
+    QGRAD_DISPATCH_FLOAT(x.dtype(), op, [&] {
+      using T = scalar_t;
+      const T* pa = A.data_ptr<T>();
+      const T* pa2 = A2.data_ptr<T>();
+      T* ps = S.data_ptr<T>();
+      for (std::int64_t g = 0; g < A.numel(); ++g) {
+        if (pa2[g] <= static_cast<T>(kMinAmax)) {
+          ps[g] = T(0);
+          continue;
+        }
+        const T gs = pa2[g] / static_cast<T>(6.0 * 448.0);
+        T sb = pa[g] / (T(6) * gs);
+        if (sb == T(0)) sb = T(1);
+        sb = std::max(sb, static_cast<T>(std::ldexp(1.0, -9)));
+        const T sbq = static_cast<T>(minifloat_round(static_cast<double>(sb), e4m3));
+        ps[g] = sbq * gs;
+      }
+    });
+    Tensor eff = empty(G, TensorOptions().dtype(x.dtype()));
+    QGRAD_DISPATCH_FLOAT(x.dtype(), op, [&] {
+      using T = scalar_t;
+      for_each_grid<T>(eff, S, [&](T s) { return static_cast<T>(p.fmt.max_value) * s; });
+    });
+    p.amax_q = S;
+    p.eff = eff;
+    return p;
+  }
+
+  // Generic: optional double quantization of A, then the element quantizer against A'.
+  Tensor Aq = A;
+  if (bs.scale_bits) {
+    const Tensor A2 = block_absmax(A, L2);
+    if (bs.scale_bits->is_float()) {
+      Aq = apply_scaled_minifloat(A, L2, A2, minifloat_spec(bs.scale_bits->format(), op), true);
+    } else {
+      const IntRange r2 = int_quant_range(bs.scale_bits->bits(), true, false, op);
+      Aq = apply_int_quant(A, L2, A2, r2, true);
+    }
+  }
+  p.amax_q = Aq;
+  p.eff = Aq;
+  return p;
+}
+
+Tensor run_plan(const BlockPlan& p) {
+  switch (p.mode) {
+    case Mode::Int:
+      return apply_int_quant(p.xc, p.layout, p.amax_q, p.range, true);
+    case Mode::FpScaled:
+      return apply_scaled_minifloat(p.xc, p.layout, p.amax_q, p.fmt, true);
+    case Mode::DivMul:
+      return apply_divmul_minifloat(p.xc, p.layout, p.amax_q, p.fmt, true);
+  }
+  return Tensor();
+}
+
+}  // namespace
+
+bool BlockSizes::operator==(const BlockSizes& o) const {
+  // Axis order carries no meaning (JSON objects do not keep it), so compare sorted lists.
+  auto sorted = [](AxisSizes v) {
+    std::sort(v.begin(), v.end());
+    return v;
+  };
+  return sorted(axes) == sorted(o.axes) && type == o.type && scale_bits == o.scale_bits &&
+         sorted(scale_block_sizes) == sorted(o.scale_block_sizes);
+}
+
+void BlockSizes::validate(const char* op) const {
+  QGRAD_CHECK(!axes.empty(), ValueError, op, ": block_sizes needs at least one axis: block size");
+  std::set<std::int64_t> seen;
+  for (const auto& [axis, size] : axes) {
+    QGRAD_CHECK(size > 0, ValueError, op, ": block size for axis ", axis, " must be positive, got ",
+                size);
+    QGRAD_CHECK(seen.insert(axis).second, ValueError, op, ": block_sizes lists axis ", axis,
+                " twice");
+  }
+  if (scale_bits) {
+    if (scale_bits->is_float()) {
+      if (!scale_bits->format().is_e8m0()) minifloat_spec(scale_bits->format(), op);
+    } else {
+      QGRAD_CHECK(scale_bits->bits() >= 1 && scale_bits->bits() <= 24, ValueError, op,
+                  ": scale_bits ", scale_bits->bits(), " is out of range 1..24");
+    }
+  }
+  QGRAD_CHECK(scale_block_sizes.empty() || scale_bits, ValueError, op,
+              ": scale_block_sizes needs scale_bits");
+  std::set<std::int64_t> seen2;
+  for (const auto& [axis, size] : scale_block_sizes) {
+    QGRAD_CHECK(size > 0, ValueError, op, ": scale block size for axis ", axis,
+                " must be positive, got ", size);
+    QGRAD_CHECK(seen2.insert(axis).second, ValueError, op, ": scale_block_sizes lists axis ", axis,
+                " twice");
+  }
+}
+
+Shape block_grid_shape(const Shape& x_shape, const BlockSizes& bs) {
+  const char* op = "block_grid_shape";
+  bs.validate(op);
+  return make_block_layout(x_shape, per_axis_blocks(op, x_shape, bs.axes, 1)).grid_shape;
+}
+
+Tensor block_amax(const Tensor& x, const BlockSizes& bs) {
+  const char* op = "block_amax";
+  require_floating(op, "input", x);
+  require_cpu(op, x);
+  bs.validate(op);
+  const BlockLayout L = make_block_layout(x.shape(), per_axis_blocks(op, x.shape(), bs.axes, 1));
+  return block_absmax(x.contiguous(), L);
+}
+
+Tensor block_fake_quant(const Tensor& x, const BlockQuantSpec& spec, const Tensor& block_amax) {
+  BlockPlan p = make_plan("block_fake_quant", x, spec, block_amax);
+  Tensor out = run_plan(p);
+  record_clip_ste("BlockFakeQuantBackward", {x}, out, p.xc, p.layout, p.eff);
+  return out;
+}
+
+Tensor block_effective_amax(const Tensor& x, const BlockQuantSpec& spec, const Tensor& block_amax) {
+  return make_plan("block_effective_amax", x, spec, block_amax).eff;
+}
+
+BlockQuantizer::BlockQuantizer(BlockQuantSpec spec) : spec_(std::move(spec)) {
+  const char* op = "BlockQuantizer";
+  spec_.block_sizes.validate(op);
+  if (spec_.num_bits.is_float()) {
+    minifloat_spec(spec_.num_bits.format(), op);
+  } else {
+    int_quant_range(spec_.num_bits.bits(), spec_.is_unsigned, spec_.narrow_range, op);
+  }
+}
+
+void BlockQuantizer::calibrate(const Tensor& x) {
+  const char* op = "BlockQuantizer::calibrate";
+  QGRAD_CHECK(spec_.block_sizes.type == BlockQuantType::Static, ValueError, op,
+              ": a dynamic block quantizer computes its amax on every call; nothing to calibrate");
+  require_floating(op, "input", x);
+  require_cpu(op, x);
+  if (amax_.defined()) {
+    QGRAD_CHECK(x.shape() == shape_, ShapeError, op, ": calibrated for input shape ", shape_,
+                ", got ", x.shape());
+  }
+  const Shape block = per_axis_blocks(op, x.shape(), spec_.block_sizes.axes, 1);
+  const BlockLayout L = make_block_layout(x.shape(), block);
+  bool nonfinite = false;
+  Tensor a = block_absmax(x.contiguous(), L, &nonfinite);
+  QGRAD_CHECK(!nonfinite, ValueError, op, ": calibration data contains NaN or Inf (input shape ",
+              x.shape(), ")");
+  if (!amax_.defined()) {
+    amax_ = a;
+    shape_ = x.shape();
+    return;
+  }
+  Tensor merged = amax_.to(x.dtype()).contiguous().clone();
+  QGRAD_DISPATCH_FLOAT(x.dtype(), op, [&] {
+    scalar_t* pm = merged.data_ptr<scalar_t>();
+    const scalar_t* pa = a.data_ptr<scalar_t>();
+    for (std::int64_t i = 0; i < merged.numel(); ++i) pm[i] = std::max(pm[i], pa[i]);
+  });
+  amax_ = merged;
+}
+
+Tensor BlockQuantizer::operator()(const Tensor& x) const {
+  const char* op = "BlockQuantizer";
+  if (spec_.block_sizes.type == BlockQuantType::Dynamic) return block_fake_quant(x, spec_);
+  QGRAD_CHECK(amax_.defined(), ValueError, op,
+              ": static block quantizer used before calibrate() saw any data");
+  QGRAD_CHECK(x.shape() == shape_, ShapeError, op, ": calibrated for input shape ", shape_,
+              ", got ", x.shape());
+  return block_fake_quant(x, spec_, amax_.to(x.dtype()));
+}
+
+void BlockQuantizer::reset() {
+  amax_ = Tensor();
+  shape_.clear();
+}
+
+}  // namespace qgrad::nvidia

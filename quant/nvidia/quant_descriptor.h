@@ -1,0 +1,137 @@
+// QuantDescriptor: how a tensor is to be quantized in the NVIDIA family (pytorch_quantization's
+// and modelopt's ScaledQuantDescriptor), validated on construction and serialised to JSON.
+//
+// Fields and defaults: num_bits 8 (int, or (E,M)), name none, fake_quant true, axis none (int or
+// tuple: the axes that keep their own amax), block_sizes none, amax none (a number or an array of
+// any rank), learn_amax false, scale_amax none, calib_method "max" ("max" | "histogram"),
+// unsigned false, narrow_range false, dynamic false.
+//
+// Validation (ValueError naming "QuantDescriptor" and the field): integer num_bits 1..24 (2..24
+// signed); (E,M) must be a supported element format and excludes unsigned and narrow_range; axis
+// and block_sizes are mutually exclusive; axis tuples are non-empty without repeats; block_sizes
+// pass BlockSizes::validate; amax is non-empty, finite and >= 0 and excludes dynamic; learn_amax
+// is per-tensor only (no axis, no block_sizes, not dynamic); scale_amax is finite and > 0;
+// calib_method is "max" or "histogram", and histogram is per-tensor only (the reference's
+// HistogramCalibrator rejects an axis).
+//
+// JSON (nlohmann): to_json() writes only non-default fields, under the reference's names
+// ("unsigned", not is_unsigned); from_json() rejects unknown keys and wrong types and restores an
+// equal descriptor. Unlike the reference (whose dict() drops narrow_range and calib_method and
+// whose YAML writer crashes on an int axis), every field round-trips; axis keeps the difference
+// between 0 and (0,), amax keeps its shape.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "core/shape.h"
+#include "quant/nvidia/block_quant.h"
+#include "quant/nvidia/num_bits.h"
+
+namespace qgrad::nvidia {
+
+enum class CalibMethod { Max, Histogram };
+const char* calib_method_name(CalibMethod m);
+
+// none, a single int, or a tuple of ints.
+struct QuantAxis {
+  enum class Kind { None, Int, Tuple };
+  Kind kind = Kind::None;
+  std::vector<std::int64_t> axes;
+
+  static QuantAxis none() { return {}; }
+  static QuantAxis single(std::int64_t a) { return {Kind::Int, {a}}; }
+  static QuantAxis tuple(std::vector<std::int64_t> a) { return {Kind::Tuple, std::move(a)}; }
+  bool is_none() const { return kind == Kind::None; }
+  bool operator==(const QuantAxis& o) const { return kind == o.kind && axes == o.axes; }
+  bool operator!=(const QuantAxis& o) const { return !(*this == o); }
+};
+
+// A user amax: shape {} for a plain number, else the array's shape; values row-major.
+struct AmaxValue {
+  Shape shape;
+  std::vector<double> values;
+  bool operator==(const AmaxValue& o) const { return shape == o.shape && values == o.values; }
+  bool operator!=(const AmaxValue& o) const { return !(*this == o); }
+};
+
+// Chainable options (libtorch style): QuantDescriptorOptions().num_bits(4).axis(0).
+struct QuantDescriptorOptions {
+  NumBits num_bits_ = 8;
+  std::optional<std::string> name_;
+  bool fake_quant_ = true;
+  QuantAxis axis_;
+  std::optional<BlockSizes> block_sizes_;
+  std::optional<AmaxValue> amax_;
+  bool learn_amax_ = false;
+  std::optional<double> scale_amax_;
+  std::string calib_method_ = "max";
+  bool unsigned_ = false;
+  bool narrow_range_ = false;
+  bool dynamic_ = false;
+
+  QuantDescriptorOptions& num_bits(NumBits v) { return set(num_bits_, v); }
+  QuantDescriptorOptions& name(std::string v) { return set(name_, std::optional<std::string>(v)); }
+  QuantDescriptorOptions& fake_quant(bool v) { return set(fake_quant_, v); }
+  QuantDescriptorOptions& axis(std::int64_t v) { return set(axis_, QuantAxis::single(v)); }
+  QuantDescriptorOptions& axis(QuantAxis v) { return set(axis_, std::move(v)); }
+  QuantDescriptorOptions& block_sizes(BlockSizes v) {
+    return set(block_sizes_, std::optional<BlockSizes>(std::move(v)));
+  }
+  QuantDescriptorOptions& amax(double v) {
+    return set(amax_, std::optional<AmaxValue>(AmaxValue{{}, {v}}));
+  }
+  QuantDescriptorOptions& amax(AmaxValue v) {
+    return set(amax_, std::optional<AmaxValue>(std::move(v)));
+  }
+  QuantDescriptorOptions& learn_amax(bool v) { return set(learn_amax_, v); }
+  QuantDescriptorOptions& scale_amax(double v) {
+    return set(scale_amax_, std::optional<double>(v));
+  }
+  QuantDescriptorOptions& calib_method(std::string v) { return set(calib_method_, std::move(v)); }
+  QuantDescriptorOptions& is_unsigned(bool v) { return set(unsigned_, v); }
+  QuantDescriptorOptions& narrow_range(bool v) { return set(narrow_range_, v); }
+  QuantDescriptorOptions& dynamic(bool v) { return set(dynamic_, v); }
+
+ private:
+  template <typename F, typename V>
+  QuantDescriptorOptions& set(F& field, V&& v) {
+    field = std::forward<V>(v);
+    return *this;
+  }
+};
+
+class QuantDescriptor {
+ public:
+  QuantDescriptor();                                             // all defaults
+  explicit QuantDescriptor(const QuantDescriptorOptions& opts);  // validates
+
+  const NumBits& num_bits() const { return o_.num_bits_; }
+  const std::optional<std::string>& name() const { return o_.name_; }
+  bool fake_quant() const { return o_.fake_quant_; }
+  const QuantAxis& axis() const { return o_.axis_; }
+  const std::optional<BlockSizes>& block_sizes() const { return o_.block_sizes_; }
+  const std::optional<AmaxValue>& amax() const { return o_.amax_; }
+  bool learn_amax() const { return o_.learn_amax_; }
+  const std::optional<double>& scale_amax() const { return o_.scale_amax_; }
+  CalibMethod calib_method() const { return calib_; }
+  bool is_unsigned() const { return o_.unsigned_; }
+  bool narrow_range() const { return o_.narrow_range_; }
+  bool dynamic() const { return o_.dynamic_; }
+  const QuantDescriptorOptions& options() const { return o_; }
+
+  nlohmann::json to_json() const;
+  static QuantDescriptor from_json(const nlohmann::json& j);
+
+  bool operator==(const QuantDescriptor& o) const;
+  bool operator!=(const QuantDescriptor& o) const { return !(*this == o); }
+
+ private:
+  QuantDescriptorOptions o_;
+  CalibMethod calib_ = CalibMethod::Max;
+};
+
+}  // namespace qgrad::nvidia

@@ -1,0 +1,180 @@
+// The differentiable NVIDIA quantization functions: argument checks, amax broadcasting (per
+// tensor or per channel), kernel dispatch and the clipped straight-through backward.
+#include "quant/nvidia/tensor_quant.h"
+
+#include <cmath>
+
+#include "core/autograd/function.h"
+#include "core/factory.h"
+#include "ops/device_check.h"
+#include "quant/nvidia/quant_apply.h"
+#include "quant/nvidia/tensor_quant_cpu.h"
+
+namespace qgrad::nvidia {
+
+namespace {
+
+// amax is per tensor (one element) or broadcasts to x's shape without growing it; each amax dim
+// is 1 (shared along that axis) or equal to x's dim (own value per index).
+BlockLayout amax_layout(const char* op, const Tensor& x, const Tensor& amax) {
+  const Shape& xs = x.shape();
+  Shape block(xs.size(), 0);
+  if (amax.numel() == 1) return make_block_layout(xs, block);
+  const Shape& as = amax.shape();
+  QGRAD_CHECK(as.size() <= xs.size(), ShapeError, op, ": amax of shape ", as,
+              " does not broadcast to the input of shape ", xs);
+  const std::size_t lead = xs.size() - as.size();
+  for (std::size_t k = 0; k < xs.size(); ++k) {
+    const std::int64_t a = k < lead ? 1 : as[k - lead];
+    QGRAD_CHECK(a == 1 || a == xs[k], ShapeError, op, ": amax of shape ", as,
+                " does not broadcast to the input of shape ", xs, " (axis ", k, ")");
+    block[k] = a == 1 ? 0 : 1;
+  }
+  return make_block_layout(xs, block);
+}
+
+void check_input(const char* op, const Tensor& x) {
+  require_floating(op, "input", x);
+  require_cpu(op, x);
+}
+
+void check_amax(const char* op, const Tensor& amax) {
+  require_floating(op, "amax", amax);
+  require_cpu(op, amax);
+}
+
+// Shared front half of the integer functions.
+struct IntCall {
+  IntRange range;
+  BlockLayout layout;
+  Tensor xc;
+  Tensor amax;  // x's dtype, contiguous copy
+};
+
+IntCall prepare_int(const char* op, const Tensor& x, const Tensor& amax, int num_bits,
+                    bool is_unsigned, bool narrow_range) {
+  check_input(op, x);
+  check_amax(op, amax);
+  IntCall c;
+  c.range = int_quant_range(num_bits, is_unsigned, narrow_range, op);
+  c.layout = amax_layout(op, x, amax);
+  c.amax = checked_amax_copy(op, amax, x.dtype());
+  c.xc = x.contiguous();
+  if (is_unsigned) {
+    QGRAD_CHECK(!any_negative_cpu(c.xc), ValueError, op,
+                ": negative values encountered in unsigned quantization (input shape ", x.shape(),
+                ")");
+  }
+  return c;
+}
+
+Tensor fake_int(const char* op, const char* node, const Tensor& x, const Tensor& amax, int num_bits,
+                bool is_unsigned, bool narrow_range) {
+  IntCall c = prepare_int(op, x, amax, num_bits, is_unsigned, narrow_range);
+  Tensor out = apply_int_quant(c.xc, c.layout, c.amax, c.range, /*fake=*/true);
+  record_clip_ste(node, {x, amax}, out, c.xc, c.layout, c.amax);
+  return out;
+}
+
+}  // namespace
+
+IntRange int_quant_range(int num_bits, bool is_unsigned, bool narrow_range, const char* op) {
+  const int mag_bits = num_bits - 1 + (is_unsigned ? 1 : 0);
+  QGRAD_CHECK(mag_bits >= 1 && num_bits <= 24, ValueError, op, ": num_bits ", num_bits,
+              " is out of range (", is_unsigned ? "unsigned: 1..24" : "signed: 2..24", ")");
+  IntRange r;
+  r.max_bound = std::ldexp(1.0, mag_bits) - 1.0;
+  r.min_bound = is_unsigned ? 0.0 : (narrow_range ? -r.max_bound : -r.max_bound - 1.0);
+  return r;
+}
+
+std::pair<Tensor, Tensor> tensor_quant(const Tensor& x, const Tensor& amax, int num_bits,
+                                       bool is_unsigned, bool narrow_range) {
+  const char* op = "tensor_quant";
+  IntCall c = prepare_int(op, x, amax, num_bits, is_unsigned, narrow_range);
+  Tensor scale;
+  Tensor q = apply_int_quant(c.xc, c.layout, c.amax, c.range, /*fake=*/false, &scale);
+  record_clip_ste("TensorQuantBackward", {x, amax}, q, c.xc, c.layout, c.amax);
+  return {q, scale.reshape(amax.shape())};
+}
+
+Tensor fake_tensor_quant(const Tensor& x, const Tensor& amax, int num_bits, bool is_unsigned,
+                         bool narrow_range) {
+  return fake_int("fake_tensor_quant", "FakeTensorQuantBackward", x, amax, num_bits, is_unsigned,
+                  narrow_range);
+}
+
+Tensor legacy_fake_tensor_quant(const Tensor& x, const Tensor& amax, int num_bits, bool is_unsigned,
+                                bool narrow_range) {
+  return fake_int("legacy_fake_tensor_quant", "LegacyFakeTensorQuantBackward", x, amax, num_bits,
+                  is_unsigned, narrow_range);
+}
+
+Tensor fake_affine_tensor_quant(const Tensor& x, double min_range, double max_range, int num_bits) {
+  const char* op = "fake_affine_tensor_quant";
+  check_input(op, x);
+  QGRAD_CHECK(num_bits >= 1 && num_bits <= 24, ValueError, op, ": num_bits ", num_bits,
+              " is out of range 1..24");
+  QGRAD_CHECK(std::isfinite(min_range) && std::isfinite(max_range) && min_range < max_range,
+              ValueError, op, ": need finite min_range < max_range, got (", min_range, ", ",
+              max_range, ")");
+  const double min_bound = -std::ldexp(1.0, num_bits - 1);
+  const double max_bound = std::ldexp(1.0, num_bits - 1) - 1.0;
+  // The reference computes step and zero point in the input's precision.
+  double step = 0, qz = 0, lo = 0, hi = 0;
+  QGRAD_DISPATCH_FLOAT(x.dtype(), op, [&] {
+    using T = scalar_t;
+    const T mn = static_cast<T>(min_range), mx = static_cast<T>(max_range);
+    const T st = (mx - mn) / static_cast<T>(std::ldexp(1.0, num_bits) - 1.0);
+    QGRAD_CHECK(st > T(0) && std::isfinite(st), ValueError, op, ": range (", min_range, ", ",
+                max_range, ") gives an unusable step ", st);
+    const T z = std::nearbyint(mn / st) - static_cast<T>(min_bound);
+    step = st;
+    qz = z;
+    lo = static_cast<T>(mn);
+    hi = static_cast<T>(mx);
+  });
+  Tensor xc = x.contiguous();
+  Tensor out = empty(x.shape(), TensorOptions().dtype(x.dtype()));
+  if (x.numel() > 0) affine_fake_quant_cpu(xc, out, step, qz, min_bound, max_bound);
+  if (needs_grad({x})) {
+    SavedTensor sx(xc);
+    record("FakeAffineTensorQuantBackward", {x}, {&out}, [sx, lo, hi](const TensorList& g) {
+      Tensor xs = sx.get();
+      Tensor gx = empty(xs.shape(), TensorOptions().dtype(xs.dtype()));
+      if (xs.numel() > 0) range_ste_backward_cpu(g[0].contiguous(), xs, gx, lo, hi);
+      return TensorList{gx};
+    });
+  }
+  return out;
+}
+
+Tensor scaled_minifloat_quant(const Tensor& x, const Tensor& amax, FloatFormat format) {
+  const char* op = "scaled_e4m3";
+  check_input(op, x);
+  const MiniFloatSpec fmt = minifloat_spec(format, op);
+  BlockLayout L;
+  Tensor am, eff;
+  if (amax.defined()) {
+    check_amax(op, amax);
+    L = amax_layout(op, x, amax);
+    am = checked_amax_copy(op, amax, x.dtype());
+    eff = am;
+  } else {
+    L = make_block_layout(x.shape(), Shape(x.shape().size(), 0));
+    eff = full(L.grid_shape, fmt.max_value, TensorOptions().dtype(x.dtype()));
+  }
+  Tensor xc = x.contiguous();
+  Tensor out = apply_scaled_minifloat(xc, L, am, fmt, /*fake=*/true);
+  if (amax.defined())
+    record_clip_ste("ScaledE4M3Backward", {x, amax}, out, xc, L, eff);
+  else
+    record_clip_ste("ScaledE4M3Backward", {x}, out, xc, L, eff);
+  return out;
+}
+
+Tensor scaled_e4m3(const Tensor& x, const Tensor& amax, int E, int M) {
+  return scaled_minifloat_quant(x, amax, FloatFormat{E, M});
+}
+
+}  // namespace qgrad::nvidia

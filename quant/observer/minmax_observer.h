@@ -1,0 +1,48 @@
+// torch.ao per-tensor min/max observers as plain state classes (the statistics are float32 0-d
+// tensors so a module can register them as buffers):
+//   MinMaxObserver: running min/max over all batches (initial +inf / -inf).
+//   MovingAverageMinMaxObserver: the first batch sets min/max; later batches update
+//     m = m + c * (batch_m - m) in float32 (PyTorch's form, not (1-c)*m + c*batch_m).
+// Empty inputs are ignored. NaN in a batch makes the statistics NaN (as PyTorch) and
+// calculate_qparams then throws ValueError.
+#pragma once
+
+#include "quant/observer/uniform_observer.h"
+
+namespace qgrad::ao {
+
+class MinMaxObserver : public UniformQuantizationObserver {
+ public:
+  // Default: quint8, per_tensor_affine.
+  explicit MinMaxObserver(const ObserverOptions& options = ObserverOptions());
+
+  Tensor forward(const Tensor& x) override;
+  QParams calculate_qparams() const override;
+  void reset_min_max_vals() override;
+
+  Tensor& min_val() { return min_val_; }
+  Tensor& max_val() { return max_val_; }
+  const Tensor& min_val() const { return min_val_; }
+  const Tensor& max_val() const { return max_val_; }
+
+ protected:
+  MinMaxObserver(const char* name, const ObserverOptions& options);
+  // The batch (min, max) of x, after PyTorch's conversion of x to float32.
+  static void batch_min_max(const char* name, const Tensor& x, float& mn, float& mx);
+
+  Tensor min_val_;  // float32 0-d
+  Tensor max_val_;
+};
+
+class MovingAverageMinMaxObserver : public MinMaxObserver {
+ public:
+  explicit MovingAverageMinMaxObserver(double averaging_constant = 0.01,
+                                       const ObserverOptions& options = ObserverOptions());
+  Tensor forward(const Tensor& x) override;
+  double averaging_constant() const { return averaging_constant_; }
+
+ private:
+  double averaging_constant_;
+};
+
+}  // namespace qgrad::ao

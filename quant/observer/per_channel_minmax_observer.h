@@ -1,0 +1,57 @@
+// torch.ao per-channel min/max observers as plain state classes: one running (min, max) per index
+// of ch_axis, held in float32 1-D tensors that start empty (shape [0]) and take the channel count
+// of the first batch.
+//   PerChannelMinMaxObserver: running min/max per channel.
+//   MovingAveragePerChannelMinMaxObserver: first batch sets, then m = m + c * (batch_m - m).
+// A later batch with another channel count is a ShapeError. calculate_qparams returns [C] scales
+// and zero points ([1.0] and [0] when nothing was observed).
+#pragma once
+
+#include "quant/observer/uniform_observer.h"
+
+namespace qgrad::ao {
+
+inline ObserverOptions per_channel_affine_options() {
+  return ObserverOptions().qscheme(QScheme::PerChannelAffine);
+}
+
+class PerChannelMinMaxObserver : public UniformQuantizationObserver {
+ public:
+  // Default: ch_axis 0, quint8, per_channel_affine.
+  explicit PerChannelMinMaxObserver(std::int64_t ch_axis = 0,
+                                    const ObserverOptions& options = per_channel_affine_options());
+
+  Tensor forward(const Tensor& x) override;
+  QParams calculate_qparams() const override;
+  void reset_min_max_vals() override;
+
+  std::int64_t ch_axis() const { return ch_axis_; }
+  Tensor& min_val() { return min_val_; }
+  Tensor& max_val() { return max_val_; }
+  const Tensor& min_val() const { return min_val_; }
+  const Tensor& max_val() const { return max_val_; }
+
+ protected:
+  PerChannelMinMaxObserver(const char* name, std::int64_t ch_axis, const ObserverOptions& options);
+  // Per-channel (min, max) of a batch, as float32 vectors; checks the channel count against the
+  // running statistics.
+  void batch_min_max(const Tensor& x, std::vector<float>& mn, std::vector<float>& mx) const;
+
+  std::int64_t ch_axis_;
+  Tensor min_val_;  // float32 [C] ([0] before the first batch)
+  Tensor max_val_;
+};
+
+class MovingAveragePerChannelMinMaxObserver : public PerChannelMinMaxObserver {
+ public:
+  explicit MovingAveragePerChannelMinMaxObserver(
+      double averaging_constant = 0.01, std::int64_t ch_axis = 0,
+      const ObserverOptions& options = per_channel_affine_options());
+  Tensor forward(const Tensor& x) override;
+  double averaging_constant() const { return averaging_constant_; }
+
+ private:
+  double averaging_constant_;
+};
+
+}  // namespace qgrad::ao

@@ -1,0 +1,90 @@
+// The base of torch.ao's min/max observers (UniformQuantizationObserverBase): options, the
+// integer range, the eps buffer and the rule that turns running min/max statistics into a scale
+// and zero point (_calculate_qparams), reproduced in float32 arithmetic:
+//   min_neg = min(min, 0), max_pos = max(max, 0)
+//   symmetric: scale = max(max(-min_neg, max_pos) / ((qmax - qmin) / 2), eps),
+//              zero_point = 0 (quint8: 128, or (qmin + qmax) // 2 for a user range)
+//   affine:    scale = max((max_pos - min_neg) / (qmax - qmin), eps),
+//              zero_point = clamp(qmin - rne(min_neg / scale), qmin, qmax)
+//   float qparams (per-channel): scale = (max - min) / (qmax - qmin) (1 where <= eps),
+//              zero_point = -min / scale (float)
+// Never-observed statistics give scale [1.0] and zero_point [0]. eps defaults to float32's
+// epsilon 2^-23. Zero points are returned as int64 (PyTorch returns int32 for affine schemes).
+#pragma once
+
+#include <cstdint>
+#include <optional>
+
+#include "core/tensor.h"
+#include "quant/observer/quant_dtype.h"
+
+namespace qgrad::ao {
+
+inline constexpr double kFloat32Eps = 1.1920928955078125e-07;  // 2^-23
+
+struct ObserverOptions {
+  QuantDType dtype_ = QuantDType::QUInt8;
+  QScheme qscheme_ = QScheme::PerTensorAffine;
+  bool reduce_range_ = false;
+  std::optional<std::int64_t> quant_min_, quant_max_;
+  double eps_ = kFloat32Eps;
+
+  ObserverOptions& dtype(QuantDType d) {
+    dtype_ = d;
+    return *this;
+  }
+  ObserverOptions& qscheme(QScheme q) {
+    qscheme_ = q;
+    return *this;
+  }
+  ObserverOptions& reduce_range(bool r) {
+    reduce_range_ = r;
+    return *this;
+  }
+  ObserverOptions& quant_range(std::int64_t qmin, std::int64_t qmax) {
+    quant_min_ = qmin;
+    quant_max_ = qmax;
+    return *this;
+  }
+  ObserverOptions& eps(double e) {
+    eps_ = e;
+    return *this;
+  }
+};
+
+struct QParams {
+  Tensor scale;       // float32 [n]
+  Tensor zero_point;  // int64 [n] (float32 for per_channel_affine_float_qparams)
+};
+
+class UniformQuantizationObserver {
+ public:
+  virtual ~UniformQuantizationObserver() = default;
+
+  const ObserverOptions& options() const { return options_; }
+  std::int64_t quant_min() const { return range_.quant_min; }
+  std::int64_t quant_max() const { return range_.quant_max; }
+  // The eps buffer (float32 [1]).
+  Tensor& eps() { return eps_; }
+  const Tensor& eps() const { return eps_; }
+
+  // Records statistics of x (any floating dtype; converted to float32); returns x.
+  virtual Tensor forward(const Tensor& x) = 0;
+  virtual QParams calculate_qparams() const = 0;
+  virtual void reset_min_max_vals() = 0;
+
+  // _calculate_qparams for given statistics (0-d for per-tensor, 1-D per channel).
+  QParams calculate_qparams_from(const Tensor& min_val, const Tensor& max_val) const;
+
+ protected:
+  // `name` is used in error messages; `per_channel` says which schemes the observer accepts.
+  UniformQuantizationObserver(const char* name, const ObserverOptions& options, bool per_channel);
+  const char* name_;
+
+ private:
+  ObserverOptions options_;
+  QuantRange range_;
+  Tensor eps_;
+};
+
+}  // namespace qgrad::ao

@@ -1,0 +1,101 @@
+// torch.ao fake quantization: argument checks, dispatch and the masked straight-through backward
+// (the forward saves a uint8 mask, so the backward is one pass over dy and the mask).
+#include "quant/torch_ao/fake_quantize.h"
+
+#include <cmath>
+
+#include "core/autograd/function.h"
+#include "core/factory.h"
+#include "ops/device_check.h"
+#include "quant/torch_ao/fake_quantize_cpu.h"
+#include "quant/torch_ao/qparam_checks.h"
+
+namespace qgrad::ao {
+
+namespace {
+
+Tensor masked_backward(const Tensor& g, const Tensor& mask) {
+  Tensor dx = empty(g.shape(), TensorOptions().dtype(g.dtype()).device(g.device()));
+  masked_gradient_cpu(g, mask, dx);
+  return dx;
+}
+
+std::int64_t integer_zero_point(const char* op, const Tensor& zp) {
+  require_defined(op, "zero_point", zp);
+  QGRAD_CHECK(zp.numel() == 1 && zp.dim() <= 1, ShapeError, op,
+              ": zero_point must hold one element, got shape ", zp.shape());
+  const double v = zp.item<double>();
+  QGRAD_CHECK(std::isfinite(v) && v == std::floor(v), ValueError, op,
+              ": zero_point must be an integer, got ", v);
+  return static_cast<std::int64_t>(v);
+}
+
+}  // namespace
+
+Tensor fake_quantize_per_tensor_affine(const Tensor& x, double scale, std::int64_t zero_point,
+                                       std::int64_t quant_min, std::int64_t quant_max) {
+  const char* op = "fake_quantize_per_tensor_affine";
+  require_floating(op, "input", x);
+  require_cpu(op, x);
+  check_quant_range(op, quant_min, quant_max);
+  check_scale_value(op, "scale", scale);
+  check_zero_point_value(op, zero_point, quant_min, quant_max);
+  const float s = static_cast<float>(scale);
+  QGRAD_CHECK(s > 0 && std::isfinite(s), ValueError, op, ": scale ", scale,
+              " is not a positive finite float32");
+  const bool grad = needs_grad({x});
+  Tensor y = empty(x.shape(), TensorOptions().dtype(x.dtype()));
+  Tensor mask = grad ? empty(x.shape(), TensorOptions().dtype(kUInt8)) : Tensor();
+  fake_quantize_per_tensor_cpu(x, s, zero_point, quant_min, quant_max, y, mask);
+  if (grad) {
+    record("FakeQuantizePerTensorAffineBackward", {x}, {&y},
+           [mask](const TensorList& g) { return TensorList{masked_backward(g[0], mask)}; });
+  }
+  return y;
+}
+
+Tensor fake_quantize_per_tensor_affine(const Tensor& x, const Tensor& scale,
+                                       const Tensor& zero_point, std::int64_t quant_min,
+                                       std::int64_t quant_max) {
+  const char* op = "fake_quantize_per_tensor_affine";
+  const double s = single_float(op, "scale", scale);
+  return fake_quantize_per_tensor_affine(x, s, integer_zero_point(op, zero_point), quant_min,
+                                         quant_max);
+}
+
+Tensor fake_quantize_per_channel_affine(const Tensor& x, const Tensor& scale,
+                                        const Tensor& zero_point, std::int64_t axis,
+                                        std::int64_t quant_min, std::int64_t quant_max) {
+  const char* op = "fake_quantize_per_channel_affine";
+  require_floating(op, "input", x);
+  require_cpu(op, x);
+  check_quant_range(op, quant_min, quant_max);
+  const std::int64_t ax = normalize_channel_axis(op, x, axis);
+  const std::int64_t C = x.size(ax);
+  const std::vector<double> s = per_channel_floats(op, "scale", scale, C);
+  require_defined(op, "zero_point", zero_point);
+  QGRAD_CHECK(zero_point.dtype() == kInt32 || zero_point.dtype() == kInt64, DTypeError, op,
+              ": zero_point must be int32 or int64, got ", dtype_name(zero_point.dtype()));
+  QGRAD_CHECK(zero_point.dim() == 1 && zero_point.numel() == C, ShapeError, op,
+              ": zero_point must be 1-D with ", C, " elements (one per channel of axis ", ax,
+              " of input shape ", x.shape(), "), got shape ", zero_point.shape());
+  const std::vector<std::int64_t> zp = zero_point.to_vector<std::int64_t>();
+  for (std::int64_t c = 0; c < C; ++c) {
+    const float sf = static_cast<float>(s[static_cast<std::size_t>(c)]);
+    QGRAD_CHECK(std::isfinite(sf) && sf > 0, ValueError, op, ": scale[", c,
+                "] = ", s[static_cast<std::size_t>(c)], " must be finite and > 0");
+    check_zero_point_value(op, zp[static_cast<std::size_t>(c)], quant_min, quant_max);
+  }
+  const bool grad = needs_grad({x});
+  const Tensor xc = x.detach().contiguous();
+  Tensor y = empty(x.shape(), TensorOptions().dtype(x.dtype()));
+  Tensor mask = grad ? empty(x.shape(), TensorOptions().dtype(kUInt8)) : Tensor();
+  fake_quantize_per_channel_cpu(xc, ax, s, zp, quant_min, quant_max, y, mask);
+  if (grad) {
+    record("FakeQuantizePerChannelAffineBackward", {x}, {&y},
+           [mask](const TensorList& g) { return TensorList{masked_backward(g[0], mask)}; });
+  }
+  return y;
+}
+
+}  // namespace qgrad::ao

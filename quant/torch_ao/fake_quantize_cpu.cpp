@@ -1,0 +1,463 @@
+// CPU kernels of torch.ao fake quantization. Each element is computed exactly as PyTorch 1.13's
+// CPU kernels write it: x * (1/scale) (a multiply by the float reciprocal), std::nearbyint (round
+// half to even), the zero point added after rounding, clamping before any float-to-int
+// conversion, and the learnable backward's two fused multiply-adds (PyTorch's vectorised kernel is
+// contracted into FMAs there; std::fma reproduces it; everything else is compiled with
+// -ffp-contract=off). Where PyTorch converts an out-of-range float to int64 (undefined behaviour
+// that maps +inf, NaN and huge values to quant_min on x86), qgrad clamps first: +inf and huge
+// positive values go to quant_max, NaN propagates to the output with a zero gradient mask.
+#include "quant/torch_ao/fake_quantize_cpu.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+#include "core/dtype.h"
+#include "core/strided_loop.h"
+#include "quant/torch_ao/channel_loop.h"
+
+namespace qgrad::ao {
+
+namespace {
+
+// Below this magnitude every integer of the computation (bounds, zero point, their differences)
+// is exact in float32, so the element can be computed entirely in T.
+constexpr std::int64_t kNarrowLimit = std::int64_t{1} << 23;
+
+bool is_narrow(std::int64_t qmin, std::int64_t qmax, std::int64_t zp) {
+  auto small = [](std::int64_t v) { return v >= -kNarrowLimit && v <= kNarrowLimit; };
+  return small(qmin) && small(qmax) && small(zp);
+}
+
+// Narrow ranges: all in T. NaN fails both comparisons, so it passes through the clamp.
+template <typename T>
+struct NarrowElem {
+  T inv, scale, zp, qmin, qmax;
+  T operator()(T x, std::uint8_t& m) const {
+    const T qf = zp + std::nearbyint(x * inv);
+    m = static_cast<std::uint8_t>((qf >= qmin) & (qf <= qmax));
+    const T q = qf < qmin ? qmin : (qf > qmax ? qmax : qf);
+    return (q - zp) * scale;
+  }
+  T operator()(T x) const {
+    const T qf = zp + std::nearbyint(x * inv);
+    const T q = qf < qmin ? qmin : (qf > qmax ? qmax : qf);
+    return (q - zp) * scale;
+  }
+};
+
+// Wide ranges (qint32) of the per-tensor kernel: PyTorch clamps in double, converts to int64,
+// subtracts the zero point in int64 and multiplies in float. Its mask compares the float value
+// against the bounds converted to float.
+template <typename T>
+struct WidePerTensorElem {
+  T inv, scale, zpf, qmin_t, qmax_t;
+  double qmin, qmax;
+  std::int64_t zp;
+  T operator()(T x, std::uint8_t& m) const {
+    const T qf = zpf + std::nearbyint(x * inv);
+    m = static_cast<std::uint8_t>((qf >= qmin_t) & (qf <= qmax_t));
+    return value(qf);
+  }
+  T operator()(T x) const { return value(zpf + std::nearbyint(x * inv)); }
+  T value(T qf) const {
+    if (std::isnan(qf)) return qf;
+    const double c = std::min(std::max(static_cast<double>(qf), qmin), qmax);
+    return static_cast<T>(static_cast<std::int64_t>(c) - zp) * scale;
+  }
+};
+
+// Wide ranges of the per-channel kernel: PyTorch converts to int64 before clamping (its mask
+// compares integers) and multiplies (q - zp) * scale in double.
+template <typename T>
+struct WidePerChannelElem {
+  T inv, zpf;
+  double scale, qmin, qmax, zp;
+  T operator()(T x, std::uint8_t& m) const {
+    const T qf = zpf + std::nearbyint(x * inv);
+    if (std::isnan(qf)) {
+      m = 0;
+      return qf;
+    }
+    const double d = static_cast<double>(qf);
+    m = static_cast<std::uint8_t>((d >= qmin) & (d <= qmax));
+    const double c = std::min(std::max(d, qmin), qmax);
+    return static_cast<T>((c - zp) * scale);
+  }
+  T operator()(T x) const {
+    std::uint8_t m;
+    return (*this)(x, m);
+  }
+};
+
+template <typename T, typename Elem>
+void run_strided(const Tensor& x, const Tensor& y, const Tensor& mask, const Elem& elem) {
+  const T* px = static_cast<const T*>(x.raw_data());
+  T* py = static_cast<T*>(y.raw_data());
+  if (mask.defined()) {
+    std::uint8_t* pm = static_cast<std::uint8_t*>(mask.raw_data());
+    StridedLoop<3> loop(y.shape(), {y.strides(), mask.strides(), x.strides()}, {0, 0, 0});
+    loop.run([&](const std::array<std::int64_t, 3>& off, std::int64_t n,
+                 const std::array<std::int64_t, 3>& st) {
+      // Local copies and restrict: the uint8 mask stores could otherwise alias the parameters.
+      const Elem e = elem;
+      T* __restrict__ o = py + off[0];
+      std::uint8_t* __restrict__ m = pm + off[1];
+      const T* __restrict__ a = px + off[2];
+      if (st[0] == 1 && st[1] == 1 && st[2] == 1) {
+        for (std::int64_t i = 0; i < n; ++i) o[i] = e(a[i], m[i]);
+      } else {
+        for (std::int64_t i = 0; i < n; ++i) o[i * st[0]] = e(a[i * st[2]], m[i * st[1]]);
+      }
+    });
+    return;
+  }
+  StridedLoop<2> loop(y.shape(), {y.strides(), x.strides()}, {0, 0});
+  loop.run([&](const std::array<std::int64_t, 2>& off, std::int64_t n,
+               const std::array<std::int64_t, 2>& st) {
+    const Elem e = elem;
+    T* __restrict__ o = py + off[0];
+    const T* __restrict__ a = px + off[1];
+    if (st[0] == 1 && st[1] == 1) {
+      for (std::int64_t i = 0; i < n; ++i) o[i] = e(a[i]);
+    } else {
+      for (std::int64_t i = 0; i < n; ++i) o[i * st[0]] = e(a[i * st[1]]);
+    }
+  });
+}
+
+// Per-channel: one element functor per channel, rows of `inner` contiguous elements.
+template <typename T, typename Elem>
+void run_channels(const Tensor& x, std::int64_t axis, const std::vector<Elem>& elems,
+                  const Tensor& y, const Tensor& mask) {
+  const T* px = static_cast<const T*>(x.raw_data());
+  T* py = static_cast<T*>(y.raw_data());
+  std::uint8_t* pm = mask.defined() ? static_cast<std::uint8_t*>(mask.raw_data()) : nullptr;
+  ChannelLoop loop(x.shape(), axis);
+  loop.run([&](std::int64_t c, std::int64_t off, std::int64_t n) {
+    const Elem e = elems[static_cast<std::size_t>(c)];
+    const T* a = px + off;
+    T* o = py + off;
+    if (pm) {
+      std::uint8_t* m = pm + off;
+      for (std::int64_t i = 0; i < n; ++i) o[i] = e(a[i], m[i]);
+    } else {
+      for (std::int64_t i = 0; i < n; ++i) o[i] = e(a[i]);
+    }
+  });
+}
+
+template <typename T>
+void per_tensor(const Tensor& x, float scale, std::int64_t zp, std::int64_t qmin, std::int64_t qmax,
+                const Tensor& y, const Tensor& mask) {
+  const T s = static_cast<T>(scale);
+  const T inv = std::is_same<T, float>::value ? static_cast<T>(1.0f / scale) : T(1) / s;
+  if (is_narrow(qmin, qmax, zp)) {
+    run_strided<T>(
+        x, y, mask,
+        NarrowElem<T>{inv, s, static_cast<T>(zp), static_cast<T>(qmin), static_cast<T>(qmax)});
+  } else {
+    run_strided<T>(
+        x, y, mask,
+        WidePerTensorElem<T>{inv, s, static_cast<T>(zp), static_cast<T>(qmin), static_cast<T>(qmax),
+                             static_cast<double>(qmin), static_cast<double>(qmax), zp});
+  }
+}
+
+template <typename T>
+void per_channel(const Tensor& x, std::int64_t axis, const std::vector<double>& scale,
+                 const std::vector<std::int64_t>& zp, std::int64_t qmin, std::int64_t qmax,
+                 const Tensor& y, const Tensor& mask) {
+  bool narrow = true;
+  for (std::int64_t z : zp) narrow = narrow && is_narrow(qmin, qmax, z);
+  const std::size_t C = scale.size();
+  if (narrow) {
+    std::vector<NarrowElem<T>> elems(C);
+    for (std::size_t c = 0; c < C; ++c) {
+      const T s = static_cast<T>(scale[c]);
+      elems[c] = {T(1) / s, s, static_cast<T>(zp[c]), static_cast<T>(qmin), static_cast<T>(qmax)};
+    }
+    run_channels<T>(x, axis, elems, y, mask);
+  } else {
+    std::vector<WidePerChannelElem<T>> elems(C);
+    for (std::size_t c = 0; c < C; ++c) {
+      const T s = static_cast<T>(scale[c]);
+      elems[c] = {T(1) / s,
+                  static_cast<T>(zp[c]),
+                  static_cast<double>(s),
+                  static_cast<double>(qmin),
+                  static_cast<double>(qmax),
+                  static_cast<double>(zp[c])};
+    }
+    run_channels<T>(x, axis, elems, y, mask);
+  }
+}
+
+// One element of the learnable backward. PyTorch: xq = rne(fma(x, 1/s, zp)); in range
+// dS = ((dy * fma(xq - zp, s, -x)) * (1/s)) * g, dZP = 0; clamped dS = (dy * (bound - zp)) * g,
+// dZP = (-dy * s) * g; dx = dy * in_range. A NaN x poisons dS and dZP (qgrad's choice: PyTorch's
+// int64 conversion of NaN is undefined). Written branch-free (selects) so the loop vectorises.
+// Range tests compare in T when the bounds are exact in T (narrow), else in double as PyTorch's
+// int64 comparison does.
+template <typename T>
+struct LearnableGradElem {
+  T scale, inv, zp, g, small, big, qmin_t, qmax_t;
+  double qmin, qmax, zpd;
+  template <bool kNarrow>
+  T operator()(T x, T dy, T& ds, T& dz) const {
+    const T xq = std::nearbyint(std::fma(x, inv, zp));
+    bool below, above;
+    T q_minus_zp;
+    if constexpr (kNarrow) {
+      below = xq < qmin_t;
+      above = xq > qmax_t;
+      q_minus_zp = xq - zp;
+    } else {
+      const double q = static_cast<double>(xq);
+      below = q < qmin;
+      above = q > qmax;
+      q_minus_zp = static_cast<T>(q - zpd);
+    }
+    const bool nan = xq != xq;
+    const bool in = !(below | above | nan);
+    const T diff = std::fma(q_minus_zp, scale, -x);
+    const T ds_in = ((dy * diff) * inv) * g;
+    const T bound = below ? small : big;
+    const T ds_out = (dy * bound) * g;
+    const T dz_out = (-dy * scale) * g;
+    T s = in ? ds_in : ds_out;
+    T z = in ? T(0) : dz_out;
+    ds = nan ? xq : s;
+    dz = nan ? xq : z;
+    return in ? dy : dy * T(0);
+  }
+};
+
+// Runs the element over [b, end) and adds the gradient sums to s / z. Elements are processed in
+// blocks through small buffers (so the element loop vectorises), and the sums go through kLanes
+// independent double accumulators in a fixed order (so they do not depend on the thread count).
+template <typename T, bool kNarrow>
+void learnable_range(const LearnableGradElem<T>& elem, const T* __restrict__ px,
+                     const T* __restrict__ pg, T* __restrict__ po, std::int64_t b, std::int64_t end,
+                     double& s, double& z) {
+  constexpr int kLanes = 16;
+  constexpr std::int64_t kBlock = 256;
+  const LearnableGradElem<T> e = elem;
+  double as[kLanes] = {}, az[kLanes] = {};
+  T bs[kBlock], bz[kBlock];
+  for (std::int64_t i0 = b; i0 < end; i0 += kBlock) {
+    const std::int64_t m = std::min(kBlock, end - i0);
+    for (std::int64_t j = 0; j < m; ++j) {
+      T ds, dz;
+      po[i0 + j] = e.template operator()<kNarrow>(px[i0 + j], pg[i0 + j], ds, dz);
+      bs[j] = ds;
+      bz[j] = dz;
+    }
+    for (std::int64_t j = m; j < kBlock; ++j) bs[j] = bz[j] = T(0);
+    for (std::int64_t j = 0; j < kBlock; j += kLanes)
+      for (int l = 0; l < kLanes; ++l) {
+        as[l] += static_cast<double>(bs[j + l]);
+        az[l] += static_cast<double>(bz[j + l]);
+      }
+  }
+  double ts = 0, tz = 0;
+  for (int l = 0; l < kLanes; ++l) {
+    ts += as[l];
+    tz += az[l];
+  }
+  s += ts;
+  z += tz;
+}
+
+template <typename T>
+void learnable_range(const LearnableGradElem<T>& e, bool narrow, const T* px, const T* pg, T* po,
+                     std::int64_t b, std::int64_t end, double& s, double& z) {
+  if (narrow)
+    learnable_range<T, true>(e, px, pg, po, b, end, s, z);
+  else
+    learnable_range<T, false>(e, px, pg, po, b, end, s, z);
+}
+
+// The per-tensor kernel holds an int64 zero point (bound - zp is an integer difference converted
+// to T); the per-channel kernel holds a float zero point (bound converted to T, then subtracted).
+template <typename T>
+LearnableGradElem<T> make_learnable_elem(double scale, double zp, std::int64_t qmin,
+                                         std::int64_t qmax, double grad_factor,
+                                         bool integer_zero_point) {
+  const T s = static_cast<T>(scale);
+  const T z = static_cast<T>(zp);
+  auto bound_minus_zp = [&](std::int64_t b) {
+    return integer_zero_point ? static_cast<T>(static_cast<double>(b) - zp)
+                              : static_cast<T>(static_cast<T>(b) - z);
+  };
+  return {s,
+          T(1) / s,
+          z,
+          static_cast<T>(grad_factor),
+          bound_minus_zp(qmin),
+          bound_minus_zp(qmax),
+          static_cast<T>(qmin),
+          static_cast<T>(qmax),
+          static_cast<double>(qmin),
+          static_cast<double>(qmax),
+          static_cast<double>(z)};
+}
+
+// Reductions split into a fixed number of chunks that depends only on the size, so the summed
+// gradients do not depend on the thread count.
+constexpr std::int64_t kMaxChunks = 64;
+constexpr std::int64_t kMinChunk = 16384;
+
+std::int64_t chunk_count(std::int64_t n) {
+  return std::max<std::int64_t>(1, std::min(kMaxChunks, (n + kMinChunk - 1) / kMinChunk));
+}
+
+template <typename T>
+void learnable_per_tensor(const Tensor& x, const Tensor& dy, double scale, double zp,
+                          std::int64_t qmin, std::int64_t qmax, double gf, const Tensor& dx,
+                          double& dscale, double& dzp) {
+  const LearnableGradElem<T> elem = make_learnable_elem<T>(scale, zp, qmin, qmax, gf, true);
+  const bool narrow =
+      std::is_same<T, double>::value || is_narrow(qmin, qmax, static_cast<std::int64_t>(zp));
+  const T* px = x.data_ptr<T>();
+  const T* pg = dy.data_ptr<T>();
+  T* po = dx.data_ptr<T>();
+  const std::int64_t n = x.numel();
+  const std::int64_t K = chunk_count(n);
+  const std::int64_t chunk = (n + K - 1) / K;
+  std::vector<double> ps(static_cast<std::size_t>(K), 0.0), pz(static_cast<std::size_t>(K), 0.0);
+  parallel_for(K, 2, [&](std::int64_t k0, std::int64_t k1) {
+    for (std::int64_t k = k0; k < k1; ++k) {
+      const std::int64_t b = k * chunk, end = std::min(n, b + chunk);
+      double as = 0, az = 0;
+      learnable_range(elem, narrow, px, pg, po, b, end, as, az);
+      ps[static_cast<std::size_t>(k)] = as;
+      pz[static_cast<std::size_t>(k)] = az;
+    }
+  });
+  dscale = 0;
+  dzp = 0;
+  for (std::int64_t k = 0; k < K; ++k) {
+    dscale += ps[static_cast<std::size_t>(k)];
+    dzp += pz[static_cast<std::size_t>(k)];
+  }
+}
+
+template <typename T>
+void learnable_per_channel(const Tensor& x, const Tensor& dy, std::int64_t axis,
+                           const std::vector<double>& scale, const std::vector<double>& zp,
+                           std::int64_t qmin, std::int64_t qmax, double gf, const Tensor& dx,
+                           std::vector<double>& dscale, std::vector<double>& dzp) {
+  const std::size_t C = scale.size();
+  std::vector<LearnableGradElem<T>> elems;
+  elems.reserve(C);
+  bool narrow = true;
+  for (std::size_t c = 0; c < C; ++c) {
+    elems.push_back(make_learnable_elem<T>(scale[c], zp[c], qmin, qmax, gf, false));
+    narrow = narrow && (std::is_same<T, double>::value ||
+                        is_narrow(qmin, qmax, static_cast<std::int64_t>(zp[c])));
+  }
+  const T* px = x.data_ptr<T>();
+  const T* pg = dy.data_ptr<T>();
+  T* po = dx.data_ptr<T>();
+  ChannelLoop loop(x.shape(), axis);
+  const std::int64_t rows = loop.rows();
+  const std::int64_t K = chunk_count(loop.numel());
+  const std::int64_t chunk_rows = (rows + K - 1) / K;
+  std::vector<double> ps(static_cast<std::size_t>(K) * C, 0.0), pz(ps.size(), 0.0);
+  parallel_for(K, 2, [&](std::int64_t k0, std::int64_t k1) {
+    for (std::int64_t k = k0; k < k1; ++k) {
+      double* as = ps.data() + k * static_cast<std::int64_t>(C);
+      double* az = pz.data() + k * static_cast<std::int64_t>(C);
+      const std::int64_t r0 = k * chunk_rows, r1 = std::min(rows, r0 + chunk_rows);
+      loop.run_rows(r0, r1, [&](std::int64_t c, std::int64_t off, std::int64_t n) {
+        double s = 0, z = 0;
+        learnable_range(elems[static_cast<std::size_t>(c)], narrow, px, pg, po, off, off + n, s, z);
+        as[c] += s;
+        az[c] += z;
+      });
+    }
+  });
+  dscale.assign(C, 0.0);
+  dzp.assign(C, 0.0);
+  for (std::int64_t k = 0; k < K; ++k)
+    for (std::size_t c = 0; c < C; ++c) {
+      dscale[c] += ps[static_cast<std::size_t>(k) * C + c];
+      dzp[c] += pz[static_cast<std::size_t>(k) * C + c];
+    }
+}
+
+}  // namespace
+
+void fake_quantize_per_tensor_cpu(const Tensor& x, float scale, std::int64_t zero_point,
+                                  std::int64_t quant_min, std::int64_t quant_max, const Tensor& y,
+                                  const Tensor& mask) {
+  if (y.numel() == 0) return;
+  QGRAD_DISPATCH_FLOAT(x.dtype(), "fake_quantize_per_tensor_affine", [&] {
+    per_tensor<scalar_t>(x, scale, zero_point, quant_min, quant_max, y, mask);
+  });
+}
+
+void fake_quantize_per_channel_cpu(const Tensor& x, std::int64_t axis,
+                                   const std::vector<double>& scale,
+                                   const std::vector<std::int64_t>& zero_point,
+                                   std::int64_t quant_min, std::int64_t quant_max, const Tensor& y,
+                                   const Tensor& mask) {
+  if (y.numel() == 0) return;
+  QGRAD_DISPATCH_FLOAT(x.dtype(), "fake_quantize_per_channel_affine", [&] {
+    per_channel<scalar_t>(x, axis, scale, zero_point, quant_min, quant_max, y, mask);
+  });
+}
+
+void masked_gradient_cpu(const Tensor& dy, const Tensor& mask, const Tensor& dx) {
+  if (dx.numel() == 0) return;
+  QGRAD_DISPATCH_FLOAT(dx.dtype(), "fake_quantize backward", [&] {
+    using T = scalar_t;
+    const T* pg = static_cast<const T*>(dy.raw_data());
+    const std::uint8_t* pm = static_cast<const std::uint8_t*>(mask.raw_data());
+    T* po = static_cast<T*>(dx.raw_data());
+    StridedLoop<3> loop(dx.shape(), {dx.strides(), dy.strides(), mask.strides()}, {0, 0, 0});
+    loop.run([&](const std::array<std::int64_t, 3>& off, std::int64_t n,
+                 const std::array<std::int64_t, 3>& st) {
+      T* o = po + off[0];
+      const T* g = pg + off[1];
+      const std::uint8_t* m = pm + off[2];
+      if (st[0] == 1 && st[1] == 1 && st[2] == 1) {
+        for (std::int64_t i = 0; i < n; ++i) o[i] = g[i] * static_cast<T>(m[i]);
+      } else {
+        for (std::int64_t i = 0; i < n; ++i)
+          o[i * st[0]] = g[i * st[1]] * static_cast<T>(m[i * st[2]]);
+      }
+    });
+  });
+}
+
+void learnable_per_tensor_backward_cpu(const Tensor& x, const Tensor& dy, double scale,
+                                       double zero_point, std::int64_t quant_min,
+                                       std::int64_t quant_max, double grad_factor, const Tensor& dx,
+                                       double& dscale, double& dzero_point) {
+  dscale = dzero_point = 0;
+  if (x.numel() == 0) return;
+  QGRAD_DISPATCH_FLOAT(x.dtype(), "_fake_quantize_learnable_per_tensor_affine backward", [&] {
+    learnable_per_tensor<scalar_t>(x, dy, scale, zero_point, quant_min, quant_max, grad_factor, dx,
+                                   dscale, dzero_point);
+  });
+}
+
+void learnable_per_channel_backward_cpu(const Tensor& x, const Tensor& dy, std::int64_t axis,
+                                        const std::vector<double>& scale,
+                                        const std::vector<double>& zero_point,
+                                        std::int64_t quant_min, std::int64_t quant_max,
+                                        double grad_factor, const Tensor& dx,
+                                        std::vector<double>& dscale,
+                                        std::vector<double>& dzero_point) {
+  dscale.assign(scale.size(), 0.0);
+  dzero_point.assign(scale.size(), 0.0);
+  if (x.numel() == 0) return;
+  QGRAD_DISPATCH_FLOAT(x.dtype(), "_fake_quantize_learnable_per_channel_affine backward", [&] {
+    learnable_per_channel<scalar_t>(x, dy, axis, scale, zero_point, quant_min, quant_max,
+                                    grad_factor, dx, dscale, dzero_point);
+  });
+}
+
+}  // namespace qgrad::ao

@@ -1,0 +1,147 @@
+// torch.ao learnable fake quantization: argument checks, PyTorch's zero-point rounding for the
+// forward and the backward, and the fused backward that produces dx and reduces dscale and
+// dzero_point in one pass.
+#include "quant/torch_ao/learnable_fake_quantize.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include "core/autograd/function.h"
+#include "core/factory.h"
+#include "ops/device_check.h"
+#include "quant/torch_ao/fake_quantize_cpu.h"
+#include "quant/torch_ao/qparam_checks.h"
+
+namespace qgrad::ao {
+
+namespace {
+
+// PyTorch reads the parameters at float precision for float32 inputs.
+double at_precision(DType dt, double v) {
+  return dt == kFloat32 ? static_cast<double>(static_cast<float>(v)) : v;
+}
+
+// Forward zero point: clamp(rne(zp)) (PyTorch: nearbyint, then clamp, then int64).
+std::int64_t forward_zero_point(DType dt, double zp, std::int64_t qmin, std::int64_t qmax) {
+  const double r = dt == kFloat32 ? std::nearbyint(static_cast<float>(zp)) : std::nearbyint(zp);
+  return static_cast<std::int64_t>(
+      std::min(std::max(r, static_cast<double>(qmin)), static_cast<double>(qmax)));
+}
+
+// Per-tensor backward zero point: trunc(clamp(zp + 0.5)), computed in the input's precision.
+std::int64_t backward_zero_point(DType dt, double zp, std::int64_t qmin, std::int64_t qmax) {
+  const double h = dt == kFloat32 ? static_cast<double>(static_cast<float>(zp) + 0.5f) : zp + 0.5;
+  return static_cast<std::int64_t>(
+      std::min(std::max(h, static_cast<double>(qmin)), static_cast<double>(qmax)));
+}
+
+void check_param_dtype(const char* op, const char* arg, const Tensor& p, const Tensor& x) {
+  require_floating(op, arg, p);
+  QGRAD_CHECK(p.dtype() == x.dtype(), DTypeError, op, ": ", arg, " must have the input's dtype ",
+              dtype_name(x.dtype()), ", got ", dtype_name(p.dtype()));
+  require_cpu(op, p);
+}
+
+Tensor filled_like(const Tensor& like, const std::vector<double>& values) {
+  Tensor t = empty(like.shape(), TensorOptions().dtype(like.dtype()));
+  QGRAD_DISPATCH_FLOAT(like.dtype(), "learnable fake quantize", [&] {
+    scalar_t* p = t.data_ptr<scalar_t>();
+    for (std::size_t i = 0; i < values.size(); ++i) p[i] = static_cast<scalar_t>(values[i]);
+  });
+  return t;
+}
+
+}  // namespace
+
+double learnable_grad_factor(std::int64_t numel, std::int64_t quant_max) {
+  QGRAD_CHECK(numel > 0 && quant_max > 0, ValueError,
+              "learnable_grad_factor: numel and quant_max must be > 0, got ", numel, " and ",
+              quant_max);
+  return 1.0 / std::sqrt(static_cast<double>(numel) * static_cast<double>(quant_max));
+}
+
+Tensor fake_quantize_learnable_per_tensor_affine(const Tensor& x, const Tensor& scale,
+                                                 const Tensor& zero_point, std::int64_t quant_min,
+                                                 std::int64_t quant_max, double grad_factor) {
+  const char* op = "_fake_quantize_learnable_per_tensor_affine";
+  require_floating(op, "input", x);
+  require_cpu(op, x);
+  check_quant_range(op, quant_min, quant_max);
+  check_param_dtype(op, "scale", scale, x);
+  check_param_dtype(op, "zero_point", zero_point, x);
+  const DType dt = x.dtype();
+  const double s = at_precision(dt, single_float(op, "scale", scale));
+  const double zp = at_precision(dt, single_float(op, "zero_point", zero_point));
+  check_scale_value(op, "scale", s);
+  QGRAD_CHECK(std::isfinite(zp), ValueError, op, ": zero_point must be finite, got ", zp);
+  QGRAD_CHECK(std::isfinite(grad_factor), ValueError, op, ": grad_factor must be finite, got ",
+              grad_factor);
+
+  Tensor y = empty(x.shape(), TensorOptions().dtype(dt));
+  fake_quantize_per_tensor_cpu(x, static_cast<float>(s),
+                               forward_zero_point(dt, zp, quant_min, quant_max), quant_min,
+                               quant_max, y, Tensor());
+  if (!needs_grad({x, scale, zero_point})) return y;
+  const double zp_b = static_cast<double>(backward_zero_point(dt, zp, quant_min, quant_max));
+  record("FakeQuantizeLearnablePerTensorAffineBackward", {x, scale, zero_point}, {&y},
+         [sx = SavedTensor(x), s, zp_b, quant_min, quant_max, grad_factor, sshape = scale.shape(),
+          zshape = zero_point.shape()](const TensorList& g) {
+           const Tensor xs = sx.get().contiguous();
+           const Tensor dy = g[0].contiguous();
+           Tensor dx = empty(xs.shape(), TensorOptions().dtype(xs.dtype()));
+           double ds = 0, dz = 0;
+           learnable_per_tensor_backward_cpu(xs, dy, s, zp_b, quant_min, quant_max, grad_factor, dx,
+                                             ds, dz);
+           const TensorOptions o = TensorOptions().dtype(xs.dtype());
+           return TensorList{dx, full(sshape, ds, o), full(zshape, dz, o)};
+         });
+  return y;
+}
+
+Tensor fake_quantize_learnable_per_channel_affine(const Tensor& x, const Tensor& scale,
+                                                  const Tensor& zero_point, std::int64_t axis,
+                                                  std::int64_t quant_min, std::int64_t quant_max,
+                                                  double grad_factor) {
+  const char* op = "_fake_quantize_learnable_per_channel_affine";
+  require_floating(op, "input", x);
+  require_cpu(op, x);
+  check_quant_range(op, quant_min, quant_max);
+  const std::int64_t ax = normalize_channel_axis(op, x, axis);
+  const std::int64_t C = x.size(ax);
+  check_param_dtype(op, "scale", scale, x);
+  check_param_dtype(op, "zero_point", zero_point, x);
+  std::vector<double> s = per_channel_floats(op, "scale", scale, C);
+  std::vector<double> zp = per_channel_floats(op, "zero_point", zero_point, C);
+  QGRAD_CHECK(std::isfinite(grad_factor), ValueError, op, ": grad_factor must be finite, got ",
+              grad_factor);
+  const DType dt = x.dtype();
+  std::vector<std::int64_t> zp_fwd(static_cast<std::size_t>(C));
+  std::vector<double> zp_bwd(static_cast<std::size_t>(C));
+  for (std::size_t c = 0; c < s.size(); ++c) {
+    s[c] = at_precision(dt, s[c]);
+    check_scale_value(op, "scale", s[c]);
+    QGRAD_CHECK(std::isfinite(zp[c]), ValueError, op, ": zero_point[", c, "] must be finite, got ",
+                zp[c]);
+    // PyTorch: zero_point.round().clamp_(qmin, qmax), for the forward and the backward alike.
+    zp_fwd[c] = forward_zero_point(dt, at_precision(dt, zp[c]), quant_min, quant_max);
+    zp_bwd[c] = static_cast<double>(zp_fwd[c]);
+  }
+  const Tensor xc = x.detach().contiguous();
+  Tensor y = empty(x.shape(), TensorOptions().dtype(dt));
+  fake_quantize_per_channel_cpu(xc, ax, s, zp_fwd, quant_min, quant_max, y, Tensor());
+  if (!needs_grad({x, scale, zero_point})) return y;
+  record("FakeQuantizeLearnablePerChannelAffineBackward", {x, scale, zero_point}, {&y},
+         [sx = SavedTensor(x), ax, s, zp_bwd, quant_min, quant_max, grad_factor,
+          sref = scale.detach(), zref = zero_point.detach()](const TensorList& g) {
+           const Tensor xs = sx.get().contiguous();
+           const Tensor dy = g[0].contiguous();
+           Tensor dx = empty(xs.shape(), TensorOptions().dtype(xs.dtype()));
+           std::vector<double> ds, dz;
+           learnable_per_channel_backward_cpu(xs, dy, ax, s, zp_bwd, quant_min, quant_max,
+                                              grad_factor, dx, ds, dz);
+           return TensorList{dx, filled_like(sref, ds), filled_like(zref, dz)};
+         });
+  return y;
+}
+
+}  // namespace qgrad::ao

@@ -1,0 +1,66 @@
+// Argument validation shared by the quantization ops.
+#include "quant/torch_ao/qparam_checks.h"
+
+#include <cmath>
+
+#include "ops/device_check.h"
+
+namespace qgrad::ao {
+
+void check_quant_range(const char* op, std::int64_t quant_min, std::int64_t quant_max) {
+  QGRAD_CHECK(quant_min <= quant_max, ValueError, op, ": quant_min (", quant_min,
+              ") must not exceed quant_max (", quant_max, ")");
+}
+
+void check_scale_value(const char* op, const char* arg, double scale) {
+  QGRAD_CHECK(std::isfinite(scale) && scale > 0, ValueError, op, ": ", arg,
+              " must be finite and > 0, got ", scale);
+}
+
+void check_zero_point_value(const char* op, std::int64_t zero_point, std::int64_t quant_min,
+                            std::int64_t quant_max) {
+  QGRAD_CHECK(zero_point >= quant_min && zero_point <= quant_max, ValueError, op, ": zero_point ",
+              zero_point, " must lie in [quant_min, quant_max] = [", quant_min, ", ", quant_max,
+              "]");
+}
+
+std::int64_t normalize_channel_axis(const char* op, const Tensor& x, std::int64_t axis) {
+  const std::int64_t d = x.dim();
+  QGRAD_CHECK(d >= 1, IndexError, op,
+              ": per-channel quantization needs at least 1 dim, got a 0-d "
+              "tensor");
+  QGRAD_CHECK(axis >= -d && axis < d, IndexError, op, ": axis ", axis,
+              " out of range for a tensor of shape ", x.shape());
+  return axis < 0 ? axis + d : axis;
+}
+
+std::vector<double> per_channel_floats(const char* op, const char* arg, const Tensor& t,
+                                       std::int64_t channels) {
+  require_floating(op, arg, t);
+  QGRAD_CHECK(t.dim() == 1 && t.numel() == channels, ShapeError, op, ": ", arg,
+              " must be 1-D with ", channels, " elements (one per channel), got shape ", t.shape());
+  return t.to_vector<double>();
+}
+
+void check_broadcast_param(const char* op, const char* arg, const Tensor& p, const Tensor& x) {
+  require_floating(op, arg, p);
+  require_cpu(op, p);
+  QGRAD_CHECK(p.dtype() == x.dtype(), DTypeError, op, ": ", arg, " must have the input's dtype ",
+              dtype_name(x.dtype()), ", got ", dtype_name(p.dtype()));
+  bool ok = p.dim() <= x.dim();
+  for (std::int64_t i = 1; ok && i <= p.dim(); ++i) {
+    const std::int64_t ps = p.size(p.dim() - i), xs = x.size(x.dim() - i);
+    ok = ps == 1 || ps == xs;
+  }
+  QGRAD_CHECK(ok, ShapeError, op, ": ", arg, " of shape ", p.shape(),
+              " cannot be expanded like the input of shape ", x.shape());
+}
+
+double single_float(const char* op, const char* arg, const Tensor& t) {
+  require_floating(op, arg, t);
+  QGRAD_CHECK(t.numel() == 1 && t.dim() <= 1, ShapeError, op, ": ", arg,
+              " must hold one element (shape [] or [1]), got shape ", t.shape());
+  return t.item<double>();
+}
+
+}  // namespace qgrad::ao

@@ -1,0 +1,26 @@
+#!/usr/bin/env bash
+# Installs the Debian packages qgrad needs, only those that are missing. Safe to re-run.
+#   bash scripts/install_deps.sh            # build + test dependencies
+#   QGRAD_WITH_TORCH=1 bash scripts/install_deps.sh   # also PyTorch for benchmarks/fixtures
+set -euo pipefail
+
+pkgs=(build-essential cmake libdnnl-dev catch2 nlohmann-json3-dev zlib1g-dev dataset-fashion-mnist)
+if [[ "${QGRAD_WITH_TORCH:-0}" == "1" ]]; then
+  pkgs+=(python3-torch python3-numpy)
+fi
+
+missing=()
+for p in "${pkgs[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if ((${#missing[@]} == 0)); then
+  echo "install_deps: all packages present"
+  exit 0
+fi
+
+SUDO=""
+if [[ $(id -u) -ne 0 ]]; then SUDO="sudo"; fi
+echo "install_deps: installing ${missing[*]}"
+$SUDO apt-get update -qq
+DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+echo "install_deps: done"

@@ -1,0 +1,11 @@
+#!/usr/bin/env bash
+# One command from a fresh Debian/Ubuntu machine to qgrad's main job: installs what is missing,
+# builds, and runs the main program.
+#   bash scripts/quickstart.sh
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+bash scripts/install_deps.sh
+cmake -S . -B build -DCMAKE_BUILD_TYPE=Release
+cmake --build build -j"$(nproc)"
+./build/examples/autograd_demo

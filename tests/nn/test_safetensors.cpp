@@ -1,0 +1,256 @@
+// safetensors: reading a file written by the Python reference-layout writer (gen_nn.py),
+// byte-exact output against the reference implementation's test vectors and that file, round
+// trips of every dtype, alignment, and IOError for every kind of corruption.
+#include <catch2/catch.hpp>
+
+#include <cmath>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+
+#include "core/factory.h"
+#include "nn/serialize/safetensors.h"
+#include "nn_test_helpers.h"
+
+using namespace qgrad;
+using namespace qgrad::serialize;
+using qgrad_test::load_nn;
+using qgrad_test::nn_fixture;
+using qgrad_test::require_equal;
+using qgrad_test::TempDir;
+
+namespace {
+
+std::string read_bytes(const std::string& path) {
+  std::ifstream f(path, std::ios::binary);
+  std::ostringstream ss;
+  ss << f.rdbuf();
+  return ss.str();
+}
+
+void write_bytes(const std::string& path, const std::string& bytes) {
+  std::ofstream f(path, std::ios::binary);
+  f.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
+}
+
+std::string le64(std::uint64_t n) {
+  std::string s;
+  for (int i = 0; i < 8; ++i) s.push_back(static_cast<char>((n >> (8 * i)) & 0xff));
+  return s;
+}
+
+// A file from a header text and data bytes (no padding added).
+std::string craft(const std::string& header, const std::string& data) {
+  return le64(header.size()) + header + data;
+}
+
+std::string floats(std::initializer_list<float> v) {
+  std::string s(v.size() * 4, '\0');
+  std::memcpy(s.data(), std::data(v), s.size());
+  return s;
+}
+
+}  // namespace
+
+TEST_CASE("safetensors: reads the reference-layout golden file") {
+  auto c = load_safetensors(nn_fixture("golden.safetensors"));
+  REQUIRE(c.metadata ==
+          std::map<std::string, std::string>{{"format", "pt"}, {"note", "qgrad golden"}});
+  REQUIRE(c.tensors.size() == 8);
+  for (const auto& name : {"weight", "bias", "step", "q", "mask", "scalar", "empty", "layer.0.w"}) {
+    std::string npy = std::string("st_") + name;
+    for (auto& ch : npy)
+      if (ch == '.') ch = '_';
+    require_equal(c.tensors[name], load_nn(npy), name);
+  }
+  REQUIRE(c.tensors["scalar"].dim() == 0);
+  REQUIRE(c.tensors["empty"].shape() == Shape{0, 3});
+  // File order is the reference's: by descending alignment, then name.
+  REQUIRE(c.tensors.keys() == std::vector<std::string>{"step", "bias", "empty", "layer.0.w",
+                                                       "weight", "scalar", "q", "mask"});
+}
+
+TEST_CASE("safetensors: writing reproduces the golden file byte for byte") {
+  const std::string golden = read_bytes(nn_fixture("golden.safetensors"));
+  auto c = deserialize_safetensors(golden);
+  // Insertion order must not matter: the writer sorts as the reference does.
+  TensorDict reversed;
+  auto items = c.tensors.items();
+  for (auto it = items.rbegin(); it != items.rend(); ++it) reversed.insert(it->key, it->value);
+  REQUIRE(serialize_safetensors(reversed, c.metadata) == golden);
+}
+
+TEST_CASE("safetensors: output matches the reference implementation's test vectors") {
+  // safetensors/src/tensor.rs test_serialization: "attn.0", F32 [1, 2, 3] = 0..5.
+  TensorDict t;
+  t.insert("attn.0", from_vector<float>({0, 1, 2, 3, 4, 5}, {1, 2, 3}));
+  const std::string header = R"({"attn.0":{"dtype":"F32","shape":[1,2,3],"data_offsets":[0,24]}})";
+  REQUIRE(header.size() == 64);
+  REQUIRE(serialize_safetensors(t) == craft(header, floats({0, 1, 2, 3, 4, 5})));
+  // test_serialization_forced_alignement: "attn0", [1, 1, 2, 3], 7 spaces of padding.
+  TensorDict t2;
+  t2.insert("attn0", from_vector<float>({0, 1, 2, 3, 4, 5}, {1, 1, 2, 3}));
+  const std::string h2 =
+      R"({"attn0":{"dtype":"F32","shape":[1,1,2,3],"data_offsets":[0,24]}})" + std::string(7, ' ');
+  REQUIRE(h2.size() == 72);
+  REQUIRE(serialize_safetensors(t2) == craft(h2, floats({0, 1, 2, 3, 4, 5})));
+  // test_empty: no tensors, with and without metadata.
+  REQUIRE(serialize_safetensors(TensorDict()) == craft("{}      ", ""));
+  REQUIRE(serialize_safetensors(TensorDict(), {{"framework", "pt"}}) ==
+          craft(R"({"__metadata__":{"framework":"pt"}})" + std::string(5, ' '), ""));
+  // And they read back.
+  auto back = deserialize_safetensors(serialize_safetensors(t2));
+  REQUIRE(back.tensors["attn0"].shape() == Shape{1, 1, 2, 3});
+  REQUIRE(deserialize_safetensors(craft("{}      ", "")).tensors.empty());
+}
+
+TEST_CASE("safetensors: round trip of every dtype, views and autograd tensors") {
+  Generator gen(4);
+  TensorDict t;
+  t.insert("f32", randn({3, 5}, gen));
+  t.insert("f64", randn({2, 2}, gen, TensorOptions().dtype(kFloat64)));
+  t.insert("i8", from_vector<std::int8_t>({-128, -1, 0, 127}));
+  t.insert("u8", from_vector<std::uint8_t>({0, 200, 255}));
+  t.insert("i32", from_vector<std::int32_t>({-2147483647 - 1, 7, 2147483647}, {3, 1}));
+  t.insert("i64", from_vector<std::int64_t>({-(1LL << 62), 1LL << 40}));
+  t.insert("scalar", scalar_tensor(2.5, TensorOptions().dtype(kFloat64)));
+  t.insert("empty", zeros({4, 0, 2}));
+  Tensor base = randn({4, 6}, gen);
+  t.insert("transposed", base.t());                  // non-contiguous view
+  t.insert("sliced", base.slice(1, 1, 6, 2));        // strided view
+  t.insert("param", ones({2}).set_requires_grad());  // requires grad
+  TempDir dir;
+  const std::string path = dir.file("all.safetensors");
+  save_safetensors(path, t, {{"k", "v"}});
+  auto c = load_safetensors(path);
+  REQUIRE(c.tensors.size() == t.size());
+  for (const auto& it : t) {
+    INFO(it.key);
+    const Tensor& got = c.tensors[it.key];
+    REQUIRE(got.dtype() == it.value.dtype());
+    REQUIRE(got.shape() == it.value.shape());
+    REQUIRE(got.to_vector<double>() == it.value.to_vector<double>());
+    REQUIRE_FALSE(got.requires_grad());
+  }
+  REQUIRE(c.metadata.at("k") == "v");
+
+  // Every tensor's data starts at a multiple of its element size in the file.
+  const std::string bytes = read_bytes(path);
+  std::uint64_t n = 0;
+  std::memcpy(&n, bytes.data(), 8);
+  REQUIRE(n % 8 == 0);
+  auto header = nlohmann::json::parse(bytes.substr(8, n));
+  for (auto it = header.begin(); it != header.end(); ++it) {
+    if (it.key() == "__metadata__") continue;
+    const auto begin = it.value()["data_offsets"][0].get<std::uint64_t>();
+    const auto size = dtype_size(c.tensors[it.key()].dtype());
+    INFO(it.key());
+    REQUIRE((8 + n + begin) % size == 0);
+  }
+}
+
+TEST_CASE("safetensors: saving rejects bad names and leaves no temporary files") {
+  TempDir dir;
+  TensorDict bad;
+  bad.insert("__metadata__", zeros({1}));
+  REQUIRE_THROWS_AS(save_safetensors(dir.file("x.safetensors"), bad), ValueError);
+  TensorDict undef;
+  undef.insert("u", Tensor());
+  REQUIRE_THROWS_WITH(serialize_safetensors(undef), Catch::Contains("'u'"));
+  REQUIRE_FALSE(std::filesystem::exists(dir.file("x.safetensors")));
+
+  TensorDict ok;
+  ok.insert("a", ones({2}));
+  save_safetensors(dir.file("ok.safetensors"), ok);
+  save_safetensors(dir.file("ok.safetensors"), ok);  // overwrite
+  int files = 0;
+  for (const auto& e : std::filesystem::directory_iterator(dir.file(""))) {
+    (void)e;
+    ++files;
+  }
+  REQUIRE(files == 1);
+}
+
+TEST_CASE("safetensors: corrupt files are IOErrors that name the file and the problem") {
+  TempDir dir;
+  const std::string path = dir.file("bad.safetensors");
+  auto expect_error = [&](const std::string& bytes, const std::string& fragment) {
+    write_bytes(path, bytes);
+    INFO("expecting: " << fragment);
+    REQUIRE_THROWS_AS(load_safetensors(path), IOError);
+    REQUIRE_THROWS_WITH(load_safetensors(path), Catch::Contains(path) && Catch::Contains(fragment));
+  };
+  const std::string good_header =
+      R"({"a":{"dtype":"F32","shape":[2],"data_offsets":[0,8]},"b":{"dtype":"U8","shape":[3],"data_offsets":[8,11]}})";
+  const std::string good = craft(good_header, floats({1, 2}) + std::string("xyz"));
+  REQUIRE(deserialize_safetensors(good).tensors.size() == 2);
+
+  expect_error("", "too small");
+  expect_error("\x05\x00\x00", "too small");
+  expect_error(good.substr(0, good.size() - 1), "truncated?");                 // truncated data
+  expect_error(good + "zz", "data section holds 13 bytes");                    // trailing bytes
+  expect_error(good.substr(0, 20), "exceeds the 12 bytes");                    // truncated header
+  expect_error(le64(200'000'000) + "{}", "exceeds the 100000000-byte limit");  // huge header
+  expect_error(le64(1000) + "{}      ", "exceeds the 8 bytes");                // past the end
+  expect_error(craft("{\"a\": [1, 2", ""), "not valid JSON");                  // bad JSON
+  expect_error(craft("[1, 2]", ""), "does not start with '{'");
+  expect_error(craft(R"({"a":{"dtype":"F32","shape":[2],"data_offsets":[0,8]}})", floats({1})),
+               "run past the end");  // offsets out of range
+  expect_error(craft(R"({"a":{"dtype":"F32","shape":[1],"data_offsets":[4,8]}})", floats({1, 2})),
+               "leave a gap");
+  expect_error(
+      craft(
+          R"({"a":{"dtype":"F32","shape":[2],"data_offsets":[0,8]},"b":{"dtype":"F32","shape":[1],"data_offsets":[4,8]}})",
+          floats({1, 2})),
+      "overlap");
+  expect_error(craft(R"({"a":{"dtype":"F32","shape":[3],"data_offsets":[0,8]}})", floats({1, 2})),
+               "needs 12 bytes");
+  expect_error(craft(R"({"a":{"dtype":"F32","shape":[2],"data_offsets":[8,0]}})", floats({1, 2})),
+               "end before begin");
+  expect_error(craft(R"({"a":{"dtype":"F16","shape":[2],"data_offsets":[0,4]}})", floats({1})),
+               "F16 is not supported");
+  expect_error(craft(R"({"a":{"dtype":"Q7","shape":[2],"data_offsets":[0,4]}})", floats({1})),
+               "unknown dtype");
+  expect_error(craft(R"({"a":{"dtype":"F32","shape":[-2],"data_offsets":[0,8]}})", floats({1, 2})),
+               "non-negative integers");
+  expect_error(craft(R"({"a":{"dtype":"F32","shape":[2],"data_offsets":[0]}})", floats({1, 2})),
+               "data_offsets");
+  expect_error(craft(R"({"a":{"shape":[2],"data_offsets":[0,8]}})", floats({1, 2})), "dtype");
+  expect_error(
+      craft(R"({"a":{"dtype":"F32","shape":[4294967296,4294967296],"data_offsets":[0,8]}})",
+            floats({1, 2})),
+      "overflow");
+  expect_error(
+      craft(
+          R"({"a":{"dtype":"F32","shape":[1],"data_offsets":[0,4]},"a":{"dtype":"F32","shape":[1],"data_offsets":[4,8]}})",
+          floats({1, 2})),
+      "duplicate key 'a'");
+  expect_error(craft(R"({"__metadata__":{"x":1}})", ""), "not a string");
+  expect_error(craft(R"({"a":7})", ""), "not an object");
+
+  REQUIRE_THROWS_AS(load_safetensors(dir.file("missing.safetensors")), IOError);
+  REQUIRE_THROWS_WITH(load_safetensors(dir.file("missing.safetensors")),
+                      Catch::Contains("cannot open"));
+}
+
+TEST_CASE("safetensors: qgrad file for the Python checker") {
+  // Written to the build tree; verify with
+  //   /usr/bin/python3 tests/fixtures/gen_nn.py --check build/nn_python_check.safetensors
+  TensorDict t;
+  std::vector<float> w(12);
+  for (int i = 0; i < 12; ++i) w[static_cast<std::size_t>(i)] = static_cast<float>(i) / 4;
+  t.insert("model.fc.weight", from_vector<float>(w, {3, 4}));
+  t.insert("model.fc.bias", from_vector<float>({-1.5f, 0.0f, 2.25f}));
+  t.insert("model.bn.num_batches_tracked", scalar_tensor(42, TensorOptions().dtype(kInt64)));
+  t.insert("extra.f64", from_vector<double>({M_PI, -M_E}));
+  t.insert("extra.i8", from_vector<std::int8_t>({-128, 0, 127}));
+  t.insert("extra.u8", from_vector<std::uint8_t>({1, 2, 3, 255}, {2, 2}));
+  t.insert("extra.i32", from_vector<std::int32_t>({-2147483647 - 1, 2147483647}));
+  const std::string path = std::string(QGRAD_BINARY_DIR) + "/nn_python_check.safetensors";
+  save_safetensors(path, t, {{"epoch", "3"}, {"note", "written by qgrad"}});
+  auto back = load_safetensors(path);
+  REQUIRE(back.tensors.size() == 7);
+  require_equal(back.tensors["model.fc.weight"], t["model.fc.weight"]);
+}

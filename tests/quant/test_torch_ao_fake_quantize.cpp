@@ -1,0 +1,219 @@
+// Tests of torch.ao fake quantization with fixed qparams (quant/torch_ao/fake_quantize.h): golden
+// fixtures from PyTorch 1.13 compared bit for bit (forward and gradient, ties, range edges, -0.0,
+// tiny scales, zero points at the bounds, qint32 ranges), strided inputs, documented NaN/Inf
+// behaviour, properties and bad-argument errors.
+#include <catch2/catch.hpp>
+
+#include <cmath>
+#include <cstring>
+#include <fstream>
+#include <limits>
+#include <string>
+
+#include "core/factory.h"
+#include "core/npy.h"
+#include "quant/torch_ao/fake_quantize.h"
+
+using namespace qgrad;
+
+namespace {
+
+std::string fixture(const std::string& name) {
+  return std::string(QGRAD_FIXTURE_DIR) + "/quant_ao/" + name + ".npy";
+}
+bool has_fixture(const std::string& name) {
+  return std::ifstream(fixture(name)).good();
+}
+Tensor load(const std::string& name) {
+  return load_npy(fixture(name));
+}
+
+std::uint32_t bits(float v) {
+  std::uint32_t b;
+  std::memcpy(&b, &v, 4);
+  return b;
+}
+
+// Bitwise equality of two float32 tensors (so -0.0 != +0.0), reporting the first mismatch.
+void require_bitwise(const Tensor& got, const Tensor& want, const std::string& what) {
+  REQUIRE(got.shape() == want.shape());
+  const std::vector<float> g = got.to_vector<float>(), w = want.to_vector<float>();
+  std::size_t bad = 0, first = g.size();
+  for (std::size_t i = 0; i < g.size(); ++i)
+    if (bits(g[i]) != bits(w[i])) {
+      if (first == g.size()) first = i;
+      ++bad;
+    }
+  INFO(what << ": " << bad << " of " << g.size() << " differ; first at " << first << ": got "
+            << (first < g.size() ? g[first] : 0.f) << " want "
+            << (first < g.size() ? w[first] : 0.f));
+  REQUIRE(bad == 0);
+}
+
+// The same logical tensor with transposed (non-contiguous) strides.
+Tensor non_contiguous(const Tensor& t) {
+  if (t.dim() < 2) return t;
+  return t.transpose(0, t.dim() - 1).contiguous().transpose(0, t.dim() - 1);
+}
+
+}  // namespace
+
+TEST_CASE("ao fake_quantize_per_tensor_affine matches PyTorch bit for bit", "[quant][torch_ao]") {
+  int cases = 0;
+  for (int i = 0; has_fixture("fq_tensor_" + std::to_string(i) + "_x"); ++i, ++cases) {
+    const std::string p = "fq_tensor_" + std::to_string(i) + "_";
+    const std::vector<double> prm = load(p + "params").to_vector<double>();
+    INFO("case " << i << " scale " << prm[0] << " zp " << prm[1] << " range [" << prm[2] << ", "
+                 << prm[3] << "]");
+    Tensor x = load(p + "x").set_requires_grad(true);
+    Tensor y = ao::fake_quantize_per_tensor_affine(x, prm[0], static_cast<std::int64_t>(prm[1]),
+                                                   static_cast<std::int64_t>(prm[2]),
+                                                   static_cast<std::int64_t>(prm[3]));
+    require_bitwise(y, load(p + "y"), "forward");
+    y.backward(load(p + "dy"));
+    require_bitwise(x.grad(), load(p + "dx"), "gradient");
+
+    // A strided view of the same values gives the same results.
+    const Tensor xv = load(p + "x");
+    const std::int64_t n = xv.numel();
+    Tensor base = zeros({n, 2});
+    base.select(1, 1).copy_(xv);
+    base.set_requires_grad(true);
+    Tensor ys = ao::fake_quantize_per_tensor_affine(
+        base.select(1, 1), prm[0], static_cast<std::int64_t>(prm[1]),
+        static_cast<std::int64_t>(prm[2]), static_cast<std::int64_t>(prm[3]));
+    require_bitwise(ys, load(p + "y"), "strided forward");
+    ys.backward(load(p + "dy"));
+    require_bitwise(base.grad().select(1, 1), load(p + "dx"), "strided gradient");
+  }
+  REQUIRE(cases >= 8);
+}
+
+TEST_CASE("ao fake_quantize_per_channel_affine matches PyTorch bit for bit", "[quant][torch_ao]") {
+  int cases = 0;
+  for (int i = 0; has_fixture("fq_channel_" + std::to_string(i) + "_x"); ++i, ++cases) {
+    const std::string p = "fq_channel_" + std::to_string(i) + "_";
+    const std::vector<double> prm = load(p + "params").to_vector<double>();
+    const auto axis = static_cast<std::int64_t>(prm[0]);
+    const auto qmin = static_cast<std::int64_t>(prm[1]), qmax = static_cast<std::int64_t>(prm[2]);
+    INFO("case " << i << " axis " << axis);
+    const Tensor scale = load(p + "scale"), zp = load(p + "zp");
+    for (bool strided : {false, true}) {
+      INFO("strided " << strided);
+      Tensor x = strided ? non_contiguous(load(p + "x")) : load(p + "x");
+      if (strided) REQUIRE_FALSE(x.is_contiguous());
+      x.set_requires_grad(true);
+      Tensor y = ao::fake_quantize_per_channel_affine(x, scale, zp, axis, qmin, qmax);
+      require_bitwise(y, load(p + "y"), "forward");
+      y.backward(load(p + "dy"));
+      require_bitwise(x.grad(), load(p + "dx"), "gradient");
+    }
+    // A negative axis names the same dimension; int64 zero points work too.
+    Tensor y2 = ao::fake_quantize_per_channel_affine(load(p + "x"), scale, zp.to(kInt64),
+                                                     axis - load(p + "x").dim(), qmin, qmax);
+    require_bitwise(y2, load(p + "y"), "negative axis");
+  }
+  REQUIRE(cases >= 4);
+}
+
+TEST_CASE("ao fake quantize: NaN propagates, infinities clamp", "[quant][torch_ao]") {
+  const float inf = std::numeric_limits<float>::infinity();
+  Tensor x = from_vector<float>({std::nanf(""), inf, -inf, 1e30f, -1e30f, 0.35f}, {6});
+  x.set_requires_grad(true);
+  Tensor y = ao::fake_quantize_per_tensor_affine(x, 0.1, 3, 0, 255);
+  const std::vector<float> v = y.to_vector<float>();
+  CHECK(std::isnan(v[0]));
+  CHECK(v[1] == (255 - 3) * 0.1f);
+  CHECK(v[2] == (0 - 3) * 0.1f);
+  CHECK(v[3] == (255 - 3) * 0.1f);
+  CHECK(v[4] == (0 - 3) * 0.1f);
+  y.backward(ones({6}));
+  CHECK(x.grad().to_vector<float>() == std::vector<float>{0, 0, 0, 0, 0, 1});
+
+  Tensor xc = from_vector<float>({std::nanf(""), inf, -inf, 1e30f}, {1, 4});
+  Tensor yc = ao::fake_quantize_per_channel_affine(
+      xc, full({1}, 0.1), zeros({1}, TensorOptions().dtype(kInt32)), 0, -128, 127);
+  const std::vector<float> vc = yc.to_vector<float>();
+  CHECK(std::isnan(vc[0]));
+  CHECK(vc[1] == 127 * 0.1f);
+  CHECK(vc[2] == -128 * 0.1f);
+  CHECK(vc[3] == 127 * 0.1f);
+}
+
+TEST_CASE("ao fake quantize properties: on grid, idempotent, monotone", "[quant][torch_ao]") {
+  Generator gen(7);
+  Tensor x = uniform({4096}, -30, 30, gen);
+  const double s = 0.0731;
+  Tensor y = ao::fake_quantize_per_tensor_affine(x, s, 10, 0, 255);
+  const std::vector<float> xv = x.to_vector<float>(), yv = y.to_vector<float>();
+  const float sf = static_cast<float>(s);
+  for (std::size_t i = 0; i < yv.size(); ++i) {
+    const float k = yv[i] / sf;
+    REQUIRE(std::fabs(k - std::nearbyint(k)) < 1e-3f);  // on the grid
+    REQUIRE(yv[i] >= (0 - 10) * sf - 1e-6f);            // in range
+    REQUIRE(yv[i] <= (255 - 10) * sf + 1e-6f);
+  }
+  Tensor yy = ao::fake_quantize_per_tensor_affine(y, s, 10, 0, 255);
+  require_bitwise(yy, y, "idempotence");
+  std::vector<std::size_t> order(xv.size());
+  for (std::size_t i = 0; i < order.size(); ++i) order[i] = i;
+  std::sort(order.begin(), order.end(),
+            [&](std::size_t a, std::size_t b) { return xv[a] < xv[b]; });
+  for (std::size_t i = 1; i < order.size(); ++i) REQUIRE(yv[order[i]] >= yv[order[i - 1]]);
+}
+
+TEST_CASE("ao fake quantize rejects bad arguments", "[quant][torch_ao]") {
+  Tensor x = ones({2, 3});
+  using Catch::Contains;
+  REQUIRE_THROWS_AS(ao::fake_quantize_per_tensor_affine(x, 0.0, 0, 0, 255), ValueError);
+  REQUIRE_THROWS_WITH(ao::fake_quantize_per_tensor_affine(x, -0.1, 0, 0, 255),
+                      Contains("fake_quantize_per_tensor_affine") && Contains("scale"));
+  REQUIRE_THROWS_AS(ao::fake_quantize_per_tensor_affine(x, std::nan(""), 0, 0, 255), ValueError);
+  REQUIRE_THROWS_AS(ao::fake_quantize_per_tensor_affine(x, 1e-60, 0, 0, 255), ValueError);
+  REQUIRE_THROWS_WITH(ao::fake_quantize_per_tensor_affine(x, 0.1, 0, 10, 5), Contains("quant_min"));
+  REQUIRE_THROWS_WITH(ao::fake_quantize_per_tensor_affine(x, 0.1, 300, 0, 255),
+                      Contains("zero_point"));
+  REQUIRE_THROWS_AS(
+      ao::fake_quantize_per_tensor_affine(ones({2}, TensorOptions().dtype(kInt32)), 0.1, 0, 0, 255),
+      DTypeError);
+  REQUIRE_THROWS_AS(ao::fake_quantize_per_tensor_affine(Tensor(), 0.1, 0, 0, 255), ValueError);
+
+  const Tensor s3 = full({3}, 0.1), z3 = zeros({3}, TensorOptions().dtype(kInt32));
+  REQUIRE_NOTHROW(ao::fake_quantize_per_channel_affine(x, s3, z3, 1, 0, 255));
+  REQUIRE_THROWS_AS(ao::fake_quantize_per_channel_affine(x, full({2}, 0.1), z3, 1, 0, 255),
+                    ShapeError);
+  REQUIRE_THROWS_WITH(ao::fake_quantize_per_channel_affine(x, full({3, 1}, 0.1), z3, 1, 0, 255),
+                      Contains("fake_quantize_per_channel_affine") && Contains("scale"));
+  REQUIRE_THROWS_AS(ao::fake_quantize_per_channel_affine(x, s3, zeros({3}), 1, 0, 255), DTypeError);
+  REQUIRE_THROWS_AS(ao::fake_quantize_per_channel_affine(
+                        x, s3, zeros({2}, TensorOptions().dtype(kInt32)), 1, 0, 255),
+                    ShapeError);
+  REQUIRE_THROWS_AS(ao::fake_quantize_per_channel_affine(x, s3, z3, 2, 0, 255), IndexError);
+  REQUIRE_THROWS_AS(ao::fake_quantize_per_channel_affine(x, s3, z3, -3, 0, 255), IndexError);
+  REQUIRE_THROWS_AS(
+      ao::fake_quantize_per_channel_affine(scalar_tensor(1.0), full({1}, 0.1),
+                                           zeros({1}, TensorOptions().dtype(kInt32)), 0, 0, 255),
+      IndexError);
+  REQUIRE_THROWS_AS(ao::fake_quantize_per_channel_affine(
+                        x, from_vector<float>({0.1f, 0.0f, 0.1f}, {3}), z3, 1, 0, 255),
+                    ValueError);
+  REQUIRE_THROWS_AS(ao::fake_quantize_per_channel_affine(
+                        x, s3, from_vector<std::int32_t>({0, 256, 0}, {3}), 1, 0, 255),
+                    ValueError);
+  REQUIRE_THROWS_AS(ao::fake_quantize_per_channel_affine(x, s3, z3, 1, 5, 4), ValueError);
+}
+
+TEST_CASE("ao fake quantize handles empty and float64 inputs", "[quant][torch_ao]") {
+  Tensor e = empty({0, 3});
+  REQUIRE(ao::fake_quantize_per_tensor_affine(e, 0.1, 0, 0, 255).numel() == 0);
+  REQUIRE(ao::fake_quantize_per_channel_affine(e, full({3}, 0.1),
+                                               zeros({3}, TensorOptions().dtype(kInt64)), 1, 0, 255)
+              .numel() == 0);
+  Tensor xd = from_vector<double>({-1.0, 0.26, 0.05, 30.0}, {4});
+  Tensor yd = ao::fake_quantize_per_tensor_affine(xd, 0.1, 3, 0, 255);
+  REQUIRE(yd.dtype() == kFloat64);
+  const std::vector<double> v = yd.to_vector<double>();
+  CHECK(v[0] == Approx(-0.3));
+  CHECK(v[1] == Approx(0.3));
+  CHECK(v[3] == Approx(25.2));
+}
