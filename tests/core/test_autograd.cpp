@@ -111,6 +111,32 @@ TEST_CASE("backward with an explicit gradient for non-scalar outputs", "[core][a
   CHECK(x3.grad().dtype() == kFloat64);
 }
 
+TEST_CASE(".grad never aliases a gradient that other tensors can see", "[core][autograd]") {
+  // add() hands the same gradient tensor to both inputs: each leaf needs its own buffer.
+  Tensor a = leaf({4}, 1), b = leaf({4}, 2);
+  add(a, b).backward(f64({1, 2, 3, 4}));
+  REQUIRE(a.grad().defined());
+  REQUIRE(b.grad().defined());
+  CHECK(a.grad().impl()->storage != b.grad().impl()->storage);
+  a.grad().fill_(0.0);  // e.g. an optimiser zeroing in place
+  CHECK(values(b.grad()) == std::vector<double>{1, 2, 3, 4});
+  // A gradient that arrives as a view (here: of a broadcast) is packed into its own buffer.
+  Tensor c = leaf({1, 3}, 3);
+  Tensor d = leaf({2, 3}, 4);
+  sum(add(c, d)).backward();
+  CHECK(c.grad().is_contiguous());
+  CHECK(values(c.grad()) == std::vector<double>{2, 2, 2});
+  CHECK(c.grad().impl()->storage != d.grad().impl()->storage);
+  // Accumulation never writes into the first .grad in place (it may be shared by the caller).
+  Tensor e = leaf({2}, 5);
+  Tensor g = f64({1, 1});
+  e.backward(g);
+  Tensor first = e.grad();
+  e.backward(g);
+  CHECK(values(first) == std::vector<double>{1, 1});
+  CHECK(values(e.grad()) == std::vector<double>{2, 2});
+}
+
 TEST_CASE("backward on tensors without a graph throws", "[core][autograd]") {
   Tensor plain = ones({2});
   CHECK_THROWS_AS(sum(plain).backward(), AutogradError);

@@ -54,3 +54,42 @@ TEST_CASE("views share storage, offset and the version counter", "[core][storage
   CHECK(c.version() == 0);
   CHECK(c.impl()->storage != x.impl()->storage);
 }
+
+TEST_CASE("the CPU block cache reuses large blocks and honours its limit", "[core][storage]") {
+  empty_cpu_cache();
+  REQUIRE(cpu_cached_bytes() == 0);
+  const std::size_t live = allocator_stats(kCPU).current_bytes;
+  void* first = nullptr;
+  {
+    Tensor a = empty({1 << 18});  // 1 MiB: cached when freed
+    first = a.raw_data();
+    CHECK(reinterpret_cast<std::uintptr_t>(first) % kCpuAlignment == 0);
+  }
+  const std::size_t cached = cpu_cached_bytes();
+  CHECK(cached >= (std::size_t{1} << 20));
+  CHECK(cached <= (std::size_t{1} << 20) * 5 / 4);     // bucket slack is at most 25%
+  CHECK(allocator_stats(kCPU).current_bytes == live);  // cached blocks are not live bytes
+  {
+    // A slightly smaller request of the same bucket gets the cached block back.
+    Tensor b = empty({(1 << 18) - 100});
+    CHECK(b.raw_data() == first);
+    CHECK(cpu_cached_bytes() == 0);
+    CHECK(allocator_stats(kCPU).current_bytes == live + 4 * ((1 << 18) - 100));
+    b.fill_(3.0);  // the reused block is fully writable
+    CHECK(b.to_vector<float>().back() == 3.0f);
+  }
+  // Small blocks bypass the cache.
+  const std::size_t before_small = cpu_cached_bytes();
+  { Tensor s = empty({100}); }
+  CHECK(cpu_cached_bytes() == before_small);
+  empty_cpu_cache();
+  CHECK(cpu_cached_bytes() == 0);
+  // With a zero limit nothing is kept.
+  set_cpu_cache_limit(0);
+  { Tensor c = empty({1 << 20}); }
+  CHECK(cpu_cached_bytes() == 0);
+  set_cpu_cache_limit(std::size_t{4} << 30);  // the documented default
+  { Tensor d = empty({1 << 20}); }
+  CHECK(cpu_cached_bytes() >= (std::size_t{4} << 20));
+  empty_cpu_cache();
+}
