@@ -497,9 +497,6 @@ void Tensor::set_grad(const Tensor& g) const {
   if (g.defined()) {
     QGRAD_CHECK(g.shape() == shape(), ShapeError, "set_grad: gradient shape ", g.shape(),
                 " does not match the tensor shape ", shape());
-    QGRAD_CHECK(g.dtype() == dtype(), DTypeError, "set_grad: gradient dtype ",
-                dtype_name(g.dtype()), " does not match the tensor dtype ", dtype_name(dtype()));
-    check_same_device("set_grad", *this, g);
   }
   impl_->autograd_meta().grad = g;
 }
