@@ -1,6 +1,8 @@
-// CPU strided copy/convert and fill on the StridedLoop; CUDA transfers forwarded to ops/cuda.
+// CPU strided copy/convert and fill on the StridedLoop (with a cache-blocked walk for transposed
+// layouts); CUDA transfers forwarded to core/copy_cuda.cu.
 #include "core/copy.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <limits>
@@ -35,6 +37,53 @@ To convert(From v) {
   }
 }
 
+// The copy behind x.t().contiguous() and batched transposes: after coalescing, the last two dims
+// are swapped between the operands (dst has stride 1 on the last dim, src on the one before).
+// A plain row loop would read src with a large stride and miss the cache on every element, so
+// this walks B x B tiles (both sides' lines stay in cache), split across threads by row blocks.
+// Also used for the mirror case (a transposed destination). Returns false for other layouts.
+template <typename To, typename From>
+bool copy_transposed_blocked(const StridedLoop<2>& loop, To* d, const From* s) {
+  const std::size_t nd = loop.shape.size();
+  if (nd < 2) return false;
+  Shape sh = loop.shape, dst_st = loop.strides[0], src_st = loop.strides[1];
+  // Copying into a transposed destination is the same walk with the last two dims swapped.
+  if (dst_st[nd - 2] == 1 && src_st[nd - 1] == 1) {
+    std::swap(sh[nd - 2], sh[nd - 1]);
+    std::swap(dst_st[nd - 2], dst_st[nd - 1]);
+    std::swap(src_st[nd - 2], src_st[nd - 1]);
+  }
+  if (dst_st[nd - 1] != 1 || src_st[nd - 2] != 1 || src_st[nd - 1] == 1) return false;
+  const std::int64_t rows = sh[nd - 2], cols = sh[nd - 1];
+  constexpr std::int64_t B = 32;
+  if (rows < B || cols < B) return false;
+  std::int64_t outer = 1;
+  for (std::size_t k = 0; k + 2 < nd; ++k) outer *= sh[k];
+  const std::int64_t row_blocks = (rows + B - 1) / B;
+  const std::int64_t grain = std::max<std::int64_t>(1, kParallelGrain / (B * cols));
+  parallel_for(outer * row_blocks, grain, [&](std::int64_t u0, std::int64_t u1) {
+    for (std::int64_t u = u0; u < u1; ++u) {
+      std::int64_t rem = u / row_blocks, doff = 0, soff = 0;
+      for (std::size_t k = nd - 2; k-- > 0;) {
+        const std::int64_t i = rem % sh[k];
+        rem /= sh[k];
+        doff += i * dst_st[k];
+        soff += i * src_st[k];
+      }
+      const std::int64_t r0 = (u % row_blocks) * B, r1 = std::min(rows, r0 + B);
+      for (std::int64_t c0 = 0; c0 < cols; c0 += B) {
+        const std::int64_t c1 = std::min(cols, c0 + B);
+        for (std::int64_t r = r0; r < r1; ++r) {
+          To* dp = d + doff + r * dst_st[nd - 2];
+          const From* sp = s + soff + r;
+          for (std::int64_t c = c0; c < c1; ++c) dp[c] = convert<To>(sp[c * src_st[nd - 1]]);
+        }
+      }
+    }
+  });
+  return true;
+}
+
 template <typename To, typename From>
 void copy_typed(const Tensor& src, const Tensor& dst) {
   const From* s = static_cast<const From*>(src.raw_data());
@@ -53,6 +102,7 @@ void copy_typed(const Tensor& src, const Tensor& dst) {
     return;
   }
   StridedLoop<2> loop(dst.shape(), {dst.strides(), src.strides()}, {0, 0});
+  if (copy_transposed_blocked<To, From>(loop, d, s)) return;
   loop.run([&](const std::array<std::int64_t, 2>& off, std::int64_t n,
                const std::array<std::int64_t, 2>& st) {
     To* dp = d + off[0];

@@ -11,16 +11,12 @@ namespace qgrad {
 
 Device Device::parse(const std::string& s) {
   if (s == "cpu") return kCPU;
-  if (s.rfind("cuda", 0) == 0) {
-    if (s == "cuda") return kCUDA;
-    if (s.size() > 5 && s[4] == ':') {
-      try {
-        std::size_t used = 0;
-        int idx = std::stoi(s.substr(5), &used);
-        if (used == s.size() - 5 && idx >= 0) return Device(DeviceType::CUDA, idx);
-      } catch (const std::exception&) {
-      }
-    }
+  if (s == "cuda") return kCUDA;
+  if (s.rfind("cuda:", 0) == 0 && s.size() > 5 && s.size() <= 5 + 9) {
+    // Digits only: std::stoi alone would accept " 1", "+1" or "1x".
+    bool digits = true;
+    for (std::size_t i = 5; i < s.size(); ++i) digits = digits && s[i] >= '0' && s[i] <= '9';
+    if (digits) return Device(DeviceType::CUDA, std::stoi(s.substr(5)));
   }
   throw ValueError("Device::parse: expected 'cpu', 'cuda' or 'cuda:N', got '" + s + "'");
 }
@@ -44,6 +40,19 @@ int cuda_device_count() {
 
 bool cuda_is_available() {
   return cuda_device_count() > 0;
+}
+
+void check_device_available(const char* op, Device device) {
+  if (device.is_cpu()) return;
+#ifdef QGRAD_WITH_CUDA
+  const int n = cuda_device_count();
+  QGRAD_CHECK(device.index >= 0 && device.index < n, DeviceError, op, ": device ", device,
+              " requested but ", n, " CUDA device(s) are visible");
+#else
+  throw DeviceError(detail::concat(op, ": device ", device,
+                                   " requested but this build of qgrad has no CUDA support "
+                                   "(configured with QGRAD_CUDA=OFF or without a CUDA toolkit)"));
+#endif
 }
 
 }  // namespace qgrad

@@ -33,5 +33,8 @@ inline constexpr Device kCUDA{DeviceType::CUDA, 0};
 // True when this build has CUDA support and at least one device is visible.
 bool cuda_is_available();
 int cuda_device_count();
+// Throws DeviceError naming `op` when `device` cannot hold tensors here: a CUDA device in a
+// CPU-only build, or a CUDA index beyond the visible devices.
+void check_device_available(const char* op, Device device);
 
 }  // namespace qgrad

@@ -5,6 +5,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <string>
+#include <type_traits>
 
 namespace qgrad {
 
@@ -53,6 +54,14 @@ struct dtype_of<std::int64_t> {
 };
 template <typename T>
 inline constexpr DType dtype_v = dtype_of<T>::value;
+
+// True for the C++ types that are the element type of some DType.
+template <typename T, typename = void>
+struct has_dtype : std::false_type {};
+template <typename T>
+struct has_dtype<T, std::void_t<decltype(dtype_of<T>::value)>> : std::true_type {};
+template <typename T>
+inline constexpr bool has_dtype_v = has_dtype<T>::value;
 
 }  // namespace qgrad
 

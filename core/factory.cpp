@@ -3,6 +3,7 @@
 #include "core/factory.h"
 
 #include <cmath>
+#include <limits>
 
 #include "core/copy.h"
 #include "core/strided_loop.h"
@@ -30,14 +31,24 @@ Tensor generate(const Shape& shape, DType dtype, const TensorOptions& opts, F&& 
   return finish(t, opts);
 }
 
+// Number of elements of a random draw; validates the shape before the generator advances.
+std::uint64_t draw_count(const Shape& shape, const char* op) {
+  for (auto d : shape) QGRAD_CHECK(d >= 0, ShapeError, op, ": negative dimension in shape ", shape);
+  return static_cast<std::uint64_t>(numel_of(shape));
+}
+
 }  // namespace
 
 Tensor empty(const Shape& shape, TensorOptions opts) {
-  for (auto s : shape)
-    QGRAD_CHECK(s >= 0, ShapeError, "empty: negative dimension in shape ", shape);
   const DType dt = opts.dtype_or(kFloat32);
-  auto storage = std::make_shared<Storage>(
-      static_cast<std::size_t>(numel_of(shape)) * dtype_size(dt), opts.device_);
+  std::int64_t nbytes = static_cast<std::int64_t>(dtype_size(dt));
+  for (auto s : shape) {
+    QGRAD_CHECK(s >= 0, ShapeError, "empty: negative dimension in shape ", shape);
+    QGRAD_CHECK(!__builtin_mul_overflow(nbytes, s, &nbytes), ValueError, "empty: shape ", shape,
+                " of ", dtype_name(dt), " is too large to allocate");
+  }
+  check_device_available("empty", opts.device_);
+  auto storage = std::make_shared<Storage>(static_cast<std::size_t>(nbytes), opts.device_);
   Tensor t(
       std::make_shared<TensorImpl>(std::move(storage), 0, shape, contiguous_strides(shape), dt));
   return finish(t, opts);
@@ -87,8 +98,14 @@ Tensor arange(double start, double end, double step, TensorOptions opts) {
               " end=", end, " step=", step);
   QGRAD_CHECK((end - start) / step >= 0, ValueError, "arange: step ", step,
               " has the wrong sign for start=", start, " end=", end);
-  const auto n = static_cast<std::int64_t>(std::ceil((end - start) / step));
-  return generate({n}, opts.dtype_or(kInt64), opts,
+  const double count = std::ceil((end - start) / step);
+  QGRAD_CHECK(count < 9.0e15, ValueError, "arange: start=", start, " end=", end, " step=", step,
+              " gives too many elements (", count, ")");
+  // As torch.arange: int64 when every argument is integral, float32 otherwise.
+  const bool integral =
+      start == std::trunc(start) && end == std::trunc(end) && step == std::trunc(step);
+  const DType dt = opts.dtype_or(integral ? kInt64 : kFloat32);
+  return generate({static_cast<std::int64_t>(count)}, dt, opts,
                   [&](std::int64_t i) { return start + static_cast<double>(i) * step; });
 }
 
@@ -125,7 +142,7 @@ Tensor uniform(const Shape& shape, double low, double high, Generator& gen, Tens
   const DType dt = opts.dtype_or(kFloat32);
   QGRAD_CHECK(is_floating(dt), DTypeError, "uniform: expected a floating dtype, got ",
               dtype_name(dt));
-  const std::uint64_t n = static_cast<std::uint64_t>(numel_of(shape));
+  const std::uint64_t n = draw_count(shape, "uniform");
   if (dt == kFloat32) {
     const std::uint64_t first = gen.reserve(n);
     return generate(shape, dt, opts, [&](std::int64_t i) {
@@ -152,7 +169,7 @@ Tensor normal(const Shape& shape, double mean, double std, Generator& gen, Tenso
   QGRAD_CHECK(is_floating(dt), DTypeError, "normal: expected a floating dtype, got ",
               dtype_name(dt));
   // Each element uses one whole block: two 53-bit uniforms for Box-Muller.
-  const std::uint64_t n = static_cast<std::uint64_t>(numel_of(shape));
+  const std::uint64_t n = draw_count(shape, "normal");
   const std::uint64_t first = gen.reserve(4 * n);
   return generate(shape, dt, opts, [&](std::int64_t i) {
     auto b = gen.block(first + static_cast<std::uint64_t>(i));
@@ -170,20 +187,32 @@ Tensor randn(const Shape& shape, Generator& gen, TensorOptions opts) {
 Tensor randint(std::int64_t low, std::int64_t high, const Shape& shape, Generator& gen,
                TensorOptions opts) {
   QGRAD_CHECK(low < high, ValueError, "randint: expected low < high, got ", low, " and ", high);
-  const auto range = static_cast<std::uint64_t>(high - low);
-  const std::uint64_t n = static_cast<std::uint64_t>(numel_of(shape));
+  const DType dt = opts.dtype_or(kInt64);
+  if (!is_floating(dt)) {
+    // Every value must be representable (an out-of-range integer cast is undefined behaviour).
+    const double lo = QGRAD_DISPATCH_ALL(
+        dt, "randint", [] { return static_cast<double>(std::numeric_limits<scalar_t>::lowest()); });
+    const double hi = QGRAD_DISPATCH_ALL(
+        dt, "randint", [] { return static_cast<double>(std::numeric_limits<scalar_t>::max()); });
+    QGRAD_CHECK(static_cast<double>(low) >= lo && static_cast<double>(high) - 1 <= hi, ValueError,
+                "randint: range [", low, ", ", high, ") does not fit in ", dtype_name(dt));
+  }
+  // high - low can exceed INT64_MAX; unsigned arithmetic wraps to the right count.
+  const std::uint64_t range = static_cast<std::uint64_t>(high) - static_cast<std::uint64_t>(low);
+  const std::uint64_t n = draw_count(shape, "randint");
   const std::uint64_t first = gen.reserve(2 * n);
-  return generate(shape, opts.dtype_or(kInt64), opts, [&](std::int64_t i) {
+  return generate(shape, dt, opts, [&](std::int64_t i) {
     auto b = gen.block(first + static_cast<std::uint64_t>(i) / 2);
     int k = static_cast<int>(i % 2) * 2;
     std::uint64_t v = (static_cast<std::uint64_t>(b[k]) << 32) | b[k + 1];
-    return static_cast<double>(low + static_cast<std::int64_t>(v % range));
+    // Integer result (not double) so int64 values above 2^53 stay exact.
+    return static_cast<std::int64_t>(static_cast<std::uint64_t>(low) + v % range);
   });
 }
 
 Tensor bernoulli(const Shape& shape, double p, Generator& gen, TensorOptions opts) {
   QGRAD_CHECK(p >= 0 && p <= 1, ValueError, "bernoulli: expected 0 <= p <= 1, got ", p);
-  const std::uint64_t n = static_cast<std::uint64_t>(numel_of(shape));
+  const std::uint64_t n = draw_count(shape, "bernoulli");
   const std::uint64_t first = gen.reserve(2 * n);
   return generate(shape, opts.dtype_or(kFloat32), opts, [&](std::int64_t i) {
     auto b = gen.block(first + static_cast<std::uint64_t>(i) / 2);
@@ -194,7 +223,7 @@ Tensor bernoulli(const Shape& shape, double p, Generator& gen, TensorOptions opt
 
 Tensor randperm(std::int64_t n, Generator& gen) {
   QGRAD_CHECK(n >= 0, ValueError, "randperm: expected n >= 0, got ", n);
-  Tensor t = arange(static_cast<double>(n));
+  Tensor t = arange(static_cast<double>(n), TensorOptions().dtype(kInt64));
   std::int64_t* p = t.data_ptr<std::int64_t>();
   // Fisher-Yates with 64-bit draws.
   for (std::int64_t i = n - 1; i > 0; --i) {

@@ -42,10 +42,11 @@ Tensor zeros_like(const Tensor& t);
 Tensor ones_like(const Tensor& t);
 Tensor full_like(const Tensor& t, double value);
 
-// [0, end) and [start, end) with step, like torch.arange (default dtype int64 for arange(n)).
-Tensor arange(double end, TensorOptions opts = TensorOptions().dtype(DType::Int64));
-Tensor arange(double start, double end, double step = 1.0,
-              TensorOptions opts = TensorOptions().dtype(DType::Int64));
+// [0, end) and [start, end) with step, like torch.arange: without an explicit dtype the result
+// is int64 when start, end and step are all integral, float32 otherwise. ceil((end-start)/step)
+// elements, element i = start + i * step.
+Tensor arange(double end, TensorOptions opts = {});
+Tensor arange(double start, double end, double step = 1.0, TensorOptions opts = {});
 
 // From host values (converted to opts.dtype, which defaults to T's dtype). Shape {} or empty means
 // 1-D of data.size().

@@ -1,10 +1,14 @@
 // .npy reading and writing, and atomic file writes.
 #include "core/npy.h"
 
+#include <cerrno>
+#include <cstdint>
 #include <cstdio>
 #include <cstring>
 #include <fstream>
+#include <functional>
 #include <sstream>
+#include <thread>
 
 #include <unistd.h>
 
@@ -45,8 +49,9 @@ DType descr_dtype(std::string d, const std::string& path) {
   if (d.size() >= 2 && d.front() == '\'' && d.back() == '\'') d = d.substr(1, d.size() - 2);
   if (d == "<f4") return kFloat32;
   if (d == "<f8") return kFloat64;
-  if (d == "|i1") return kInt8;
-  if (d == "|u1" || d == "|b1") return kUInt8;
+  // One-byte types have no byte order; NumPy writes '|', other writers sometimes '<'.
+  if (d == "|i1" || d == "<i1") return kInt8;
+  if (d == "|u1" || d == "|b1" || d == "<u1" || d == "<b1") return kUInt8;
   if (d == "<i4") return kInt32;
   if (d == "<i8") return kInt64;
   throw IOError("load_npy: unsupported dtype " + d + " in '" + path + "'");
@@ -114,12 +119,16 @@ Tensor load_npy(const std::string& path) {
       QGRAD_CHECK(shape.back() >= 0, IOError, "load_npy: negative dimension in '", path, "'");
     }
   }
-  Tensor t = empty(shape, TensorOptions().dtype(dt));
-  const std::size_t nbytes = static_cast<std::size_t>(t.numel()) * dtype_size(dt);
+  // Size check before allocating: a corrupt header must not trigger a huge allocation.
   const std::size_t body = header_start + header_len;
+  std::uint64_t nbytes = dtype_size(dt);
+  for (auto d : shape)
+    QGRAD_CHECK(!__builtin_mul_overflow(nbytes, static_cast<std::uint64_t>(d), &nbytes), IOError,
+                "load_npy: shape ", shape, " in '", path, "' is too large");
   QGRAD_CHECK(data.size() - body == nbytes, IOError, "load_npy: '", path, "' holds ",
               data.size() - body, " data bytes, expected ", nbytes, " for shape ", shape, " ",
               dtype_name(dt), " (truncated or corrupt)");
+  Tensor t = empty(shape, TensorOptions().dtype(dt));
   if (nbytes) std::memcpy(t.raw_data(), data.data() + body, nbytes);
   return t;
 }
@@ -151,7 +160,9 @@ void save_npy(const std::string& path, const Tensor& t) {
 }
 
 void write_file_atomic(const std::string& path, const std::string& bytes) {
-  const std::string tmp = path + ".tmp." + std::to_string(::getpid());
+  // Unique per process and thread, so concurrent writers of one path never share a temp file.
+  const std::string tmp = path + ".tmp." + std::to_string(::getpid()) + "." +
+                          std::to_string(std::hash<std::thread::id>{}(std::this_thread::get_id()));
   {
     std::FILE* f = std::fopen(tmp.c_str(), "wb");
     QGRAD_CHECK(f != nullptr, IOError, "write_file_atomic: cannot create '", tmp,

@@ -42,9 +42,11 @@ const Shape& Tensor::strides() const {
   return impl_->strides;
 }
 std::int64_t Tensor::size(std::int64_t d) const {
+  QGRAD_CHECK(dim() > 0, IndexError, "size: dimension ", d, " requested but the tensor is 0-d");
   return shape()[wrap_dim(d, dim(), "size")];
 }
 std::int64_t Tensor::stride(std::int64_t d) const {
+  QGRAD_CHECK(dim() > 0, IndexError, "stride: dimension ", d, " requested but the tensor is 0-d");
   return strides()[wrap_dim(d, dim(), "stride")];
 }
 std::int64_t Tensor::dim() const {
@@ -67,6 +69,7 @@ std::int64_t Tensor::storage_offset() const {
 }
 
 bool Tensor::is_contiguous() const {
+  if (numel() == 0) return true;  // no element to be out of place (as PyTorch)
   const Shape& sh = shape();
   const Shape& st = strides();
   std::int64_t expected = 1;
@@ -85,10 +88,15 @@ void* Tensor::raw_data() const {
   return base + impl_->offset * static_cast<std::int64_t>(element_size());
 }
 
-double Tensor::item_double() const {
+void Tensor::check_item() const {
   check_defined("item");
   QGRAD_CHECK(numel() == 1, ValueError, "item: expected a tensor with one element, got shape ",
               shape());
+}
+
+double Tensor::item_double() const {
+  check_item();
+  NoGradGuard no_grad;  // reading a value records nothing
   Tensor c = device().is_cpu() ? *this : to(kCPU);
   return QGRAD_DISPATCH_ALL(c.dtype(), "item", [&] {
     return static_cast<double>(*static_cast<const scalar_t*>(c.raw_data()));
@@ -98,11 +106,9 @@ double Tensor::item_double() const {
 template <typename T>
 std::vector<T> Tensor::to_vector() const {
   check_defined("to_vector");
+  NoGradGuard no_grad;  // reading values records nothing
   Tensor c = device().is_cpu() ? *this : to(kCPU);
-  if (c.dtype() != dtype_v<T> || !c.is_contiguous()) {
-    NoGradGuard g;
-    c = c.to(dtype_v<T>).contiguous();
-  }
+  if (c.dtype() != dtype_v<T> || !c.is_contiguous()) c = c.to(dtype_v<T>).contiguous();
   const T* p = c.data_ptr<T>();
   return std::vector<T>(p, p + c.numel());
 }
@@ -117,6 +123,20 @@ Tensor make_view(const Tensor& base, Shape shape, Shape strides, std::int64_t of
   auto impl = std::make_shared<TensorImpl>(base.impl()->storage, offset, std::move(shape),
                                            std::move(strides), base.dtype());
   return Tensor(std::move(impl));
+}
+
+bool may_overlap(const Tensor& a, const Tensor& b) {
+  if (a.impl()->storage != b.impl()->storage || a.numel() == 0 || b.numel() == 0) return false;
+  // The byte ranges [first, last] each view touches (strides are never negative).
+  auto first = [](const Tensor& t) {
+    return t.storage_offset() * static_cast<std::int64_t>(t.element_size());
+  };
+  auto last = [](const Tensor& t) {
+    std::int64_t e = t.storage_offset();
+    for (std::int64_t d = 0; d < t.dim(); ++d) e += (t.shape()[d] - 1) * t.strides()[d];
+    return (e + 1) * static_cast<std::int64_t>(t.element_size()) - 1;
+  };
+  return first(a) <= last(b) && first(b) <= last(a);
 }
 
 void check_same_device(const char* op, const Tensor& a, const Tensor& b) {
@@ -231,19 +251,23 @@ Tensor Tensor::permute(const Shape& dims) const {
 
 Tensor Tensor::transpose(std::int64_t d0, std::int64_t d1) const {
   check_defined("transpose");
+  const std::int64_t a = wrap_dim(d0, dim(), "transpose");
+  const std::int64_t b = wrap_dim(d1, dim(), "transpose");
+  if (dim() == 0) return *this;  // transpose(0, 0) / (-1, -1) of a 0-d tensor, as PyTorch
   Shape dims(dim());
   std::iota(dims.begin(), dims.end(), 0);
-  if (dim() == 0) return *this;
-  std::swap(dims[wrap_dim(d0, dim(), "transpose")], dims[wrap_dim(d1, dim(), "transpose")]);
+  std::swap(dims[a], dims[b]);
   return permute(dims);
 }
 
 Tensor Tensor::t() const {
+  check_defined("t");
   QGRAD_CHECK(dim() <= 2, ShapeError, "t: expected a tensor with <= 2 dims, got shape ", shape());
   return dim() < 2 ? *this : transpose(0, 1);
 }
 
 Tensor Tensor::squeeze() const {
+  check_defined("squeeze");
   Shape sh;
   for (auto s : shape())
     if (s != 1) sh.push_back(s);
@@ -251,9 +275,9 @@ Tensor Tensor::squeeze() const {
 }
 
 Tensor Tensor::squeeze(std::int64_t d) const {
-  if (dim() == 0) return *this;
+  check_defined("squeeze");
   d = wrap_dim(d, dim(), "squeeze");
-  if (shape()[d] != 1) return *this;
+  if (dim() == 0 || shape()[d] != 1) return *this;
   Shape sh = shape();
   sh.erase(sh.begin() + d);
   return reshape(sh);
@@ -334,13 +358,16 @@ Tensor Tensor::expand(const Shape& new_shape) const {
     if (j >= 0) {
       std::int64_t cur = shape()[j];
       if (target == -1) target = cur;
+      QGRAD_CHECK(target >= 0, ShapeError, "expand: invalid size ", new_shape[i], " at dim ", i,
+                  " of target shape ", new_shape, " (input shape ", shape(), ")");
       QGRAD_CHECK(cur == target || cur == 1, ShapeError, "expand: the input shape ", shape(),
                   " cannot be expanded to ", new_shape, " (dim ", i, ")");
       sh[i] = target;
       st[i] = cur == target ? strides()[j] : 0;
     } else {
-      QGRAD_CHECK(target >= 0, ShapeError, "expand: -1 is not allowed for new leading dims in ",
-                  new_shape);
+      QGRAD_CHECK(target >= 0, ShapeError, "expand: size ", target, " (dim ", i,
+                  ") is not allowed for a new leading dim in ", new_shape, " (input shape ",
+                  shape(), ")");
       sh[i] = target;
       st[i] = 0;
     }
@@ -400,6 +427,7 @@ Tensor Tensor::to(DType dt) const {
 Tensor Tensor::to(Device dev) const {
   check_defined("to");
   if (dev == device()) return *this;
+  check_device_available("to", dev);
   Tensor src = contiguous();
   Tensor out = empty(shape(), TensorOptions().dtype(dtype()).device(dev));
   copy_between_devices(src, out);
@@ -419,14 +447,21 @@ Tensor& Tensor::fill_(double value) {
 Tensor& Tensor::copy_(const Tensor& src) {
   check_defined("copy_");
   check_same_device("copy_", *this, src);
+  for (std::int64_t d = 0; d < dim(); ++d)
+    QGRAD_CHECK(strides()[d] != 0 || shape()[d] <= 1, ValueError, "copy_: the destination (shape ",
+                shape(), ", strides ", strides(),
+                ") has several elements sharing one memory location (an expanded view); "
+                "clone() it first");
   Shape b = broadcast_shapes(src.shape(), shape(), "copy_");
   QGRAD_CHECK(b == shape(), ShapeError, "copy_: source shape ", src.shape(),
               " cannot be broadcast to destination shape ", shape());
-  Tensor s = src;
-  if (src.shape() != shape()) {
-    NoGradGuard g;
-    s = src.expand(shape());
-  }
+  NoGradGuard no_grad;
+  Tensor s = src.shape() != shape() ? src.expand(shape()) : src;
+  // A source that shares memory with the destination in another layout (x.copy_(x.t()),
+  // shifted slices) would be overwritten while it is read: copy it out first.
+  if (may_overlap(s, *this) &&
+      !(s.storage_offset() == storage_offset() && s.strides() == strides()))
+    s = s.clone();
   copy_into(s, *this);
   bump_version();
   return *this;

@@ -65,10 +65,17 @@ class Tensor {
     check_dtype_for_access(dtype_v<T>);
     return static_cast<T*>(raw_data());
   }
-  // Value of a one-element tensor converted to T.
+  // Value of a one-element tensor converted to T. Exact for the six dtype types (an int64
+  // above 2^53 survives); float -> int conversion clamps to T's range and maps NaN to 0, as
+  // to(dtype) does.
   template <typename T = double>
   T item() const {
-    return static_cast<T>(item_double());
+    if constexpr (has_dtype_v<T>) {
+      check_item();
+      return to_vector<T>()[0];
+    } else {
+      return static_cast<T>(item_double());
+    }
   }
   double item_double() const;
   // All elements in row-major order, converted to T (CPU copy).
@@ -93,13 +100,18 @@ class Tensor {
 
   // ---- copies (differentiable) ----
   Tensor clone() const;
+  // Self when the dtype already matches. Float -> integer truncates toward zero, clamps to the
+  // target's range and maps NaN to 0 (PyTorch leaves these cases undefined); integer -> narrower
+  // integer wraps around, as in PyTorch.
   Tensor to(DType dtype) const;
   Tensor to(Device device) const;
 
   // ---- in-place (not recorded by autograd; bump the version counter) ----
   Tensor& fill_(double value);
   Tensor& zero_() { return fill_(0.0); }
-  Tensor& copy_(const Tensor& src);  // broadcasts src, converts dtype
+  // Broadcasts src, converts dtype; src may overlap *this (it is then read before writing).
+  // The destination must not be an expanded view (several elements at one address).
+  Tensor& copy_(const Tensor& src);
 
   // ---- autograd ----
   bool requires_grad() const;
@@ -120,6 +132,7 @@ class Tensor {
  private:
   void check_defined(const char* op) const;
   void check_dtype_for_access(DType requested) const;
+  void check_item() const;  // defined, one element
   std::shared_ptr<TensorImpl> impl_;
 };
 
@@ -136,6 +149,8 @@ struct AutogradMeta {
 
 // Makes a new tensor handle that views `base`'s storage with other geometry (no autograd).
 Tensor make_view(const Tensor& base, Shape shape, Shape strides, std::int64_t offset);
+// True when the memory ranges of two views of one storage intersect (a conservative test).
+bool may_overlap(const Tensor& a, const Tensor& b);
 // Checks that all tensors are defined and on one device; names `op` in the error.
 void check_same_device(const char* op, const Tensor& a, const Tensor& b);
 

@@ -14,12 +14,18 @@ namespace qgrad {
 
 namespace {
 
-void check_grad_meta(const Node& node, std::size_t i, const Tensor& g) {
-  const OutputMeta& m = node.outputs.at(i);
-  QGRAD_CHECK(g.shape() == m.shape, AutogradError, node.name(), ": gradient ", i, " has shape ",
-              g.shape(), " but the forward output has shape ", m.shape);
-  QGRAD_CHECK(g.device() == m.device, AutogradError, node.name(), ": gradient ", i, " is on ",
-              g.device(), " but the forward output is on ", m.device);
+// Checks a gradient against the forward tensor it belongs to (`m`), naming the node that
+// produced it. A gradient of another floating dtype is converted (as PyTorch's engine does), so
+// a float32 parameter never ends up with a float64 .grad because some backward rule promoted.
+Tensor validate_grad(const std::string& producer, const char* what, std::size_t i,
+                     const OutputMeta& m, const Tensor& g) {
+  QGRAD_CHECK(g.shape() == m.shape, AutogradError, producer, ": ", what, " ", i, " has shape ",
+              g.shape(), " but the tensor it belongs to has shape ", m.shape);
+  QGRAD_CHECK(g.device() == m.device, AutogradError, producer, ": ", what, " ", i, " is on ",
+              g.device(), " but the tensor it belongs to is on ", m.device);
+  QGRAD_CHECK(is_floating(g.dtype()), AutogradError, producer, ": ", what, " ", i,
+              " has non-floating dtype ", dtype_name(g.dtype()));
+  return g.dtype() == m.dtype ? g : g.to(m.dtype);
 }
 
 }  // namespace
@@ -40,10 +46,12 @@ void run_backward(const TensorList& roots, const TensorList& grad_roots, bool re
     QGRAD_CHECK(e.valid(), AutogradError, "backward: element ", r,
                 " of the outputs does not require grad and has no "
                 "grad_fn");
+    QGRAD_CHECK(grad_roots[r].defined(), AutogradError, "backward: gradient ", r, " is undefined");
     auto& buf = buffers[e.fn.get()];
     if (buf.size() < e.fn->outputs.size() || buf.empty())
       buf.resize(std::max<std::size_t>(e.fn->outputs.size(), 1));
-    Tensor g = grad_roots[r];
+    Tensor g = validate_grad("backward", "gradient for output", r, e.fn->outputs.at(e.input_nr),
+                             grad_roots[r]);
     if (buf[e.input_nr].defined()) g = add(buf[e.input_nr], g);
     buf[e.input_nr] = g;
     root_nodes.push_back(e.fn);
@@ -79,11 +87,7 @@ void run_backward(const TensorList& roots, const TensorList& grad_roots, bool re
     buffers.erase(node.get());
     grads.resize(std::max<std::size_t>(node->outputs.size(), grads.size()));
     bool any = false;
-    for (std::size_t i = 0; i < grads.size(); ++i) {
-      if (!grads[i].defined()) continue;
-      any = true;
-      if (i < node->outputs.size()) check_grad_meta(*node, i, grads[i]);
-    }
+    for (const Tensor& g : grads) any = any || g.defined();
     TensorList in_grads;
     if (any) in_grads = node->apply(std::move(grads));
     if (!retain_graph) node->release();
@@ -94,11 +98,13 @@ void run_backward(const TensorList& roots, const TensorList& grad_roots, bool re
       const Edge& e = node->next_edges[i];
       if (!e.valid()) continue;
       if (i < in_grads.size() && in_grads[i].defined()) {
+        Tensor g = validate_grad(node->name(), "gradient for input", i,
+                                 e.fn->outputs.at(e.input_nr), in_grads[i]);
         auto& buf = buffers[e.fn.get()];
         if (buf.size() < std::max<std::size_t>(e.fn->outputs.size(), 1))
           buf.resize(std::max<std::size_t>(e.fn->outputs.size(), 1));
         Tensor& slot = buf[e.input_nr];
-        slot = slot.defined() ? add(slot, in_grads[i]) : in_grads[i];
+        slot = slot.defined() ? add(slot, g) : g;
       }
       if (--deps[e.fn.get()] == 0) ready.push_back(e.fn);
     }

@@ -55,6 +55,12 @@ void record(const std::string& name, const TensorList& inputs,
   std::uint32_t nr = 0;
   for (Tensor* out : outputs) {
     QGRAD_CHECK(out && out->defined(), AutogradError, name, ": output ", nr, " is undefined");
+    // Giving an input a new grad_fn would silently turn a leaf into a non-leaf (its gradient
+    // would never be accumulated) or cut an intermediate off its own history.
+    for (const Tensor& in : inputs)
+      QGRAD_CHECK(!out->is_same(in), AutogradError, name, ": output ", nr,
+                  " is the same tensor handle as an input; return a new tensor (a view or a "
+                  "copy) instead");
     node->outputs.push_back({out->shape(), out->dtype(), out->device()});
     if (is_floating(out->dtype())) {
       AutogradMeta& m = out->impl()->autograd_meta();

@@ -6,6 +6,24 @@
 
 namespace qgrad {
 
+Node::~Node() {
+  // Nodes this one holds the last reference to are moved onto an explicit stack and destroyed
+  // one at a time after their own edges were moved off, so the recursion depth stays constant.
+  std::vector<std::shared_ptr<Node>> stack;
+  auto take_unique = [&stack](std::vector<Edge>& edges) {
+    for (Edge& e : edges)
+      if (e.fn && e.fn.use_count() == 1) stack.push_back(std::move(e.fn));
+    edges.clear();
+  };
+  take_unique(next_edges);
+  while (!stack.empty()) {
+    std::shared_ptr<Node> n = std::move(stack.back());
+    stack.pop_back();
+    take_unique(n->next_edges);
+    // `n` dies here with no edges left, so its own destructor does not descend.
+  }
+}
+
 TensorList FunctionNode::apply(TensorList&& grads) {
   QGRAD_CHECK(!released_, AutogradError, name(),
               ": trying to backward through the graph a second time (or to use saved tensors "

@@ -33,7 +33,9 @@ struct OutputMeta {
 class Node : public std::enable_shared_from_this<Node> {
  public:
   explicit Node(std::string name) : name_(std::move(name)) {}
-  virtual ~Node() = default;
+  // Releases the chain of nodes below this one iteratively: the default recursive destruction
+  // of next_edges would overflow the stack on very deep graphs (e.g. 100k+ chained ops).
+  virtual ~Node();
   Node(const Node&) = delete;
   Node& operator=(const Node&) = delete;
 

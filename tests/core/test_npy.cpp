@@ -1,0 +1,281 @@
+// .npy files: save/load round trips for every dtype and for 0-d, empty and non-contiguous
+// tensors; files written by NumPy (tests/fixtures/gen_core.py: every dtype, bool, version 2.0
+// header) load with the right values and our own output is byte-identical to NumPy's; broken
+// files (missing, truncated, bad magic, unsupported dtype, Fortran order, corrupt header) throw
+// IOError naming the file; atomic writes leave no temporary file behind.
+#include <catch2/catch.hpp>
+
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <thread>
+
+#include "tensor_testing.h"
+
+using namespace qgrad;
+namespace fs = std::filesystem;
+
+namespace {
+
+std::string fixture(const std::string& name) {
+  return std::string(QGRAD_FIXTURE_DIR) + "/core/" + name;
+}
+
+std::string read_bytes(const std::string& path) {
+  std::ifstream f(path, std::ios::binary);
+  std::ostringstream ss;
+  ss << f.rdbuf();
+  return ss.str();
+}
+
+void write_bytes(const std::string& path, const std::string& bytes) {
+  std::ofstream f(path, std::ios::binary);
+  f << bytes;
+}
+
+// A fresh directory under the build tree, removed with its contents at scope exit.
+struct TempDir {
+  fs::path path;
+  TempDir() {
+    path = fs::path(QGRAD_BINARY_DIR) / ("core_npy_tmp_" + std::to_string(::getpid()));
+    fs::remove_all(path);
+    fs::create_directories(path);
+  }
+  ~TempDir() {
+    std::error_code ec;
+    fs::remove_all(path, ec);
+  }
+  std::string file(const std::string& name) const { return (path / name).string(); }
+  std::vector<std::string> entries() const {
+    std::vector<std::string> names;
+    for (const auto& e : fs::directory_iterator(path)) names.push_back(e.path().filename());
+    std::sort(names.begin(), names.end());
+    return names;
+  }
+};
+
+// A v1.0 .npy file with the given header dict and data bytes (header padded as NumPy does).
+std::string make_npy(const std::string& dict, const std::string& data, char major = 1) {
+  std::string header = dict;
+  const std::size_t total = 10 + header.size() + 1;
+  header.append((64 - total % 64) % 64, ' ');
+  header.push_back('\n');
+  std::string out = "\x93NUMPY";
+  out.push_back(major);
+  out.push_back('\0');
+  out.push_back(static_cast<char>(header.size() & 0xff));
+  out.push_back(static_cast<char>(header.size() >> 8));
+  return out + header + data;
+}
+
+}  // namespace
+
+TEST_CASE("npy round trip for every dtype and for 0-d, empty and non-contiguous tensors",
+          "[core][npy]") {
+  TempDir dir;
+  const std::vector<double> vals = {0, 1, -1, 7, 100, -100};
+  for (DType dt : {kFloat32, kFloat64, kInt8, kUInt8, kInt32, kInt64}) {
+    INFO(dtype_name(dt));
+    std::vector<double> v = vals;
+    if (dt == kUInt8)
+      for (double& x : v) x = std::abs(x);
+    Tensor t = from_vector(v, {2, 3}, TensorOptions().dtype(dt));
+    const std::string path = dir.file(std::string("rt_") + dtype_name(dt) + ".npy");
+    save_npy(path, t);
+    Tensor back = load_npy(path);
+    CHECK(back.dtype() == dt);
+    CHECK(back.shape() == Shape{2, 3});
+    CHECK(back.to_vector<double>() == v);
+
+    Tensor scalar = scalar_tensor(5, TensorOptions().dtype(dt));
+    save_npy(path, scalar);
+    Tensor sback = load_npy(path);
+    CHECK(sback.dim() == 0);
+    CHECK(sback.dtype() == dt);
+    CHECK(sback.item<double>() == 5.0);
+
+    for (const Shape& sh : {Shape{0}, Shape{0, 3}, Shape{2, 0, 4}}) {
+      save_npy(path, empty(sh, TensorOptions().dtype(dt)));
+      Tensor eback = load_npy(path);
+      CHECK(eback.shape() == sh);
+      CHECK(eback.dtype() == dt);
+    }
+  }
+  // Exact float values and int64 beyond double precision survive.
+  Tensor f = from_vector(std::vector<float>{0.1f, -3.4e38f, 1e-45f});
+  save_npy(dir.file("f.npy"), f);
+  CHECK(load_npy(dir.file("f.npy")).to_vector<float>() == f.to_vector<float>());
+  Tensor big = from_vector(std::vector<std::int64_t>{(1LL << 62) + 1, -(1LL << 62) - 3});
+  save_npy(dir.file("big.npy"), big);
+  CHECK(load_npy(dir.file("big.npy")).to_vector<std::int64_t>() == big.to_vector<std::int64_t>());
+  // A non-contiguous view is saved in its logical (C) order; a tensor with a graph too.
+  Tensor nc = qgrad::testing::iota({3, 4}).t().slice(0, 0, 4, 2);  // [2, 3]
+  save_npy(dir.file("nc.npy"), nc);
+  Tensor ncb = load_npy(dir.file("nc.npy"));
+  CHECK(ncb.shape() == Shape{2, 3});
+  CHECK(ncb.to_vector<double>() == std::vector<double>{0, 4, 8, 2, 6, 10});
+  Tensor rg = mul(qgrad::testing::leaf({2, 2}), 2.0);
+  save_npy(dir.file("rg.npy"), rg);
+  CHECK_FALSE(load_npy(dir.file("rg.npy")).requires_grad());
+  CHECK(load_npy(dir.file("rg.npy")).to_vector<double>() == rg.to_vector<double>());
+}
+
+TEST_CASE("npy files written by NumPy load with the right values", "[core][npy]") {
+  Tensor f = load_npy(fixture("f32_2x3.npy"));
+  CHECK(f.dtype() == kFloat32);
+  CHECK(f.shape() == Shape{2, 3});
+  CHECK(f.is_contiguous());
+  CHECK(f.to_vector<float>() == std::vector<float>{-1, -0.5f, 0, 0.5f, 1, 1.5f});
+
+  Tensor d = load_npy(fixture("f64_0d.npy"));
+  CHECK(d.dtype() == kFloat64);
+  CHECK(d.dim() == 0);
+  CHECK(d.item<double>() == 3.25);
+
+  CHECK(load_npy(fixture("i8.npy")).to_vector<std::int8_t>() ==
+        std::vector<std::int8_t>{-128, -1, 0, 127});
+  CHECK(load_npy(fixture("u8.npy")).to_vector<std::uint8_t>() ==
+        std::vector<std::uint8_t>{0, 1, 255});
+  Tensor i32 = load_npy(fixture("i32_3x1.npy"));
+  CHECK(i32.dtype() == kInt32);
+  CHECK(i32.shape() == Shape{3, 1});
+  CHECK(i32.to_vector<std::int32_t>() == std::vector<std::int32_t>{-7, 0, 2147483647});
+  CHECK(load_npy(fixture("i64.npy")).to_vector<std::int64_t>() ==
+        std::vector<std::int64_t>{-(1LL << 62), 0, (1LL << 62) + 1});
+
+  Tensor b = load_npy(fixture("bool_2x3.npy"));
+  CHECK(b.dtype() == kUInt8);  // bool loads as uint8 0/1
+  CHECK(b.shape() == Shape{2, 3});
+  CHECK(b.to_vector<std::uint8_t>() == std::vector<std::uint8_t>{1, 0, 1, 0, 0, 1});
+
+  Tensor e = load_npy(fixture("f32_empty_0x3.npy"));
+  CHECK(e.shape() == Shape{0, 3});
+  CHECK(e.dtype() == kFloat32);
+
+  CHECK(load_npy(fixture("f64_3x2_from_transpose.npy")).to_vector<double>() ==
+        std::vector<double>{0, 3, 1, 4, 2, 5});
+
+  Tensor v2 = load_npy(fixture("f32_v2.npy"));
+  CHECK(v2.to_vector<float>() == std::vector<float>{1.5f, -2.5f, 4.0f});
+}
+
+TEST_CASE("save_npy writes the same bytes as NumPy", "[core][npy]") {
+  TempDir dir;
+  for (const char* name : {"f32_2x3.npy", "f64_0d.npy", "i8.npy", "u8.npy", "i32_3x1.npy",
+                           "i64.npy", "f32_empty_0x3.npy"}) {
+    INFO(name);
+    const std::string out = dir.file(name);
+    save_npy(out, load_npy(fixture(name)));
+    CHECK(read_bytes(out) == read_bytes(fixture(name)));
+  }
+}
+
+TEST_CASE("broken or unsupported npy files throw IOError naming the file", "[core][npy]") {
+  TempDir dir;
+  const std::string good = read_bytes(fixture("f32_2x3.npy"));
+  REQUIRE(good.size() == 152);
+
+  const std::string missing = dir.file("does_not_exist.npy");
+  CHECK_THROWS_AS(load_npy(missing), IOError);
+  CHECK_THROWS_WITH(load_npy(missing), Catch::Contains("does_not_exist.npy"));
+
+  auto expect_io_error = [&](const std::string& name, const std::string& bytes,
+                             const std::string& detail) {
+    INFO(name);
+    const std::string path = dir.file(name);
+    write_bytes(path, bytes);
+    CHECK_THROWS_AS(load_npy(path), IOError);
+    CHECK_THROWS_WITH(load_npy(path), Catch::Contains(name) && Catch::Contains(detail));
+  };
+  expect_io_error("truncated_data.npy", good.substr(0, good.size() - 3), "truncated");
+  expect_io_error("truncated_header.npy", good.substr(0, 40), "truncated");
+  expect_io_error("tiny.npy", good.substr(0, 5), "magic");
+  expect_io_error("empty_file.npy", "", "magic");
+  expect_io_error("bad_magic.npy", "\x93NUMPX" + good.substr(6), "magic");
+  expect_io_error("text.npy", "hello, this is not numpy at all", "magic");
+  expect_io_error("trailing.npy", good + "xx", "data bytes");
+  std::string v4 = good;
+  v4[6] = 4;
+  expect_io_error("version4.npy", v4, "version");
+  expect_io_error("no_descr.npy", make_npy("{'fortran_order': False, 'shape': (1,), }", "abcd"),
+                  "descr");
+  expect_io_error("bad_shape.npy",
+                  make_npy("{'descr': '<f4', 'fortran_order': False, 'shape': (a, 2), }", ""),
+                  "shape");
+  expect_io_error("negative_shape.npy",
+                  make_npy("{'descr': '<f4', 'fortran_order': False, 'shape': (-1,), }", ""),
+                  "negative");
+  // A corrupt header must not trigger a huge allocation.
+  expect_io_error(
+      "huge_shape.npy",
+      make_npy("{'descr': '<f8', 'fortran_order': False, 'shape': (1000000000000, 1000000), }", ""),
+      "huge_shape");
+  expect_io_error(
+      "overflow_shape.npy",
+      make_npy("{'descr': '<f8', 'fortran_order': False, 'shape': (4294967296, 4294967296), }", ""),
+      "too large");
+  expect_io_error(
+      "complex.npy",
+      make_npy("{'descr': '<c8', 'fortran_order': False, 'shape': (1,), }", std::string(8, '\0')),
+      "<c8");
+
+  // One-byte types written with '<' instead of '|' load too.
+  write_bytes(dir.file("lt_u1.npy"),
+              make_npy("{'descr': '<u1', 'fortran_order': False, 'shape': (2,), }", "\x07\x09"));
+  CHECK(load_npy(dir.file("lt_u1.npy")).to_vector<std::uint8_t>() ==
+        std::vector<std::uint8_t>{7, 9});
+
+  // Files NumPy wrote that we do not support.
+  CHECK_THROWS_AS(load_npy(fixture("reject_fortran.npy")), IOError);
+  CHECK_THROWS_WITH(load_npy(fixture("reject_fortran.npy")),
+                    Catch::Contains("reject_fortran.npy") && Catch::Contains("Fortran"));
+  CHECK_THROWS_WITH(load_npy(fixture("reject_f16.npy")),
+                    Catch::Contains("reject_f16.npy") && Catch::Contains("<f2"));
+  CHECK_THROWS_WITH(load_npy(fixture("reject_big_endian.npy")),
+                    Catch::Contains("reject_big_endian.npy") && Catch::Contains(">f4"));
+}
+
+TEST_CASE("atomic writes leave no temporary file behind", "[core][npy]") {
+  TempDir dir;
+  const std::string path = dir.file("weights.npy");
+  save_npy(path, ones({3, 3}));
+  CHECK(dir.entries() == std::vector<std::string>{"weights.npy"});
+  // Overwriting replaces the content, still without leftovers.
+  save_npy(path, zeros({2}, TensorOptions().dtype(kInt64)));
+  CHECK(dir.entries() == std::vector<std::string>{"weights.npy"});
+  CHECK(load_npy(path).to_vector<std::int64_t>() == std::vector<std::int64_t>{0, 0});
+
+  write_file_atomic(dir.file("plain.txt"), "hello");
+  CHECK(read_bytes(dir.file("plain.txt")) == "hello");
+  write_file_atomic(dir.file("plain.txt"), "");
+  CHECK(read_bytes(dir.file("plain.txt")).empty());
+  CHECK(dir.entries() == std::vector<std::string>{"plain.txt", "weights.npy"});
+
+  // Failures throw IOError naming the path and leave nothing behind.
+  const std::string bad = dir.file("no_such_dir/x.npy");
+  CHECK_THROWS_AS(save_npy(bad, ones({2})), IOError);
+  CHECK_THROWS_WITH(save_npy(bad, ones({2})), Catch::Contains("no_such_dir/x.npy"));
+  // Renaming onto a directory fails after the temporary file was written: it is removed.
+  fs::create_directories(dir.path / "occupied.npy");
+  CHECK_THROWS_AS(save_npy(dir.file("occupied.npy"), ones({2})), IOError);
+  CHECK(dir.entries() == std::vector<std::string>{"occupied.npy", "plain.txt", "weights.npy"});
+  CHECK_THROWS_AS(save_npy(dir.file("u.npy"), Tensor()), ValueError);
+}
+
+TEST_CASE("concurrent atomic writes of one path never mix or leave temporaries", "[core][npy]") {
+  TempDir dir;
+  const std::string path = dir.file("shared.bin");
+  std::vector<std::string> contents;
+  for (int t = 0; t < 4; ++t) contents.push_back(std::string(100000, static_cast<char>('a' + t)));
+  std::vector<std::thread> threads;
+  for (int t = 0; t < 4; ++t)
+    threads.emplace_back([&, t] {
+      for (int rep = 0; rep < 5; ++rep) write_file_atomic(path, contents[t]);
+    });
+  for (auto& th : threads) th.join();
+  const std::string got = read_bytes(path);
+  CHECK(std::find(contents.begin(), contents.end(), got) != contents.end());
+  CHECK(dir.entries() == std::vector<std::string>{"shared.bin"});
+}
