@@ -20,6 +20,7 @@
 #include <functional>
 #include <vector>
 
+#include "bench/bench_timer.h"
 #include "core/autograd/grad_mode.h"
 #include "core/factory.h"
 #include "quant/torch_ao/fake_quantize.h"
@@ -27,24 +28,12 @@
 #include "quant/torch_ao/learnable_fake_quantize.h"
 
 using namespace qgrad;
+using qgrad_bench::median_seconds;
 
 namespace {
 
-double median_seconds(const std::function<void()>& f, int reps) {
-  f();  // warm-up (page faults, first-touch)
-  std::vector<double> t;
-  for (int i = 0; i < reps; ++i) {
-    const auto a = std::chrono::steady_clock::now();
-    f();
-    const auto b = std::chrono::steady_clock::now();
-    t.push_back(std::chrono::duration<double>(b - a).count());
-  }
-  std::sort(t.begin(), t.end());
-  return t[t.size() / 2];
-}
-
 void report(const char* name, double seconds, double bytes) {
-  std::printf("%-44s %8.2f ms %8.2f GB/s\n", name, seconds * 1e3, bytes / seconds / 1e9);
+  qgrad_bench::report(name, seconds, bytes, 44, 8);
 }
 
 }  // namespace

@@ -9,7 +9,7 @@
 #include "nn/data/dataloader.h"
 #include "nn/data/idx.h"
 #include "nn/data/mnist.h"
-#include "nn/nn_test_helpers.h"
+#include "support/scratch_files.h"
 
 using namespace qgrad;
 using namespace qgrad::data;

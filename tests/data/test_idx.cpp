@@ -8,26 +8,17 @@
 #include "core/factory.h"
 #include "nn/data/gzip.h"
 #include "nn/data/idx.h"
-#include "nn/nn_test_helpers.h"
+#include "support/fixtures.h"
+#include "support/scratch_files.h"
 
 using namespace qgrad;
 using namespace qgrad::data;
+using qgrad_test::read_bytes;
 using qgrad_test::require_equal;
 using qgrad_test::TempDir;
+using qgrad_test::write_bytes;
 
 namespace {
-
-std::string read_bytes(const std::string& path) {
-  std::ifstream f(path, std::ios::binary);
-  std::ostringstream ss;
-  ss << f.rdbuf();
-  return ss.str();
-}
-
-void write_bytes(const std::string& path, const std::string& bytes) {
-  std::ofstream f(path, std::ios::binary);
-  f.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
-}
 
 std::string bytes_of(std::initializer_list<int> v) {
   std::string s;

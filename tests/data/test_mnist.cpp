@@ -7,7 +7,7 @@
 #include "core/factory.h"
 #include "nn/data/idx.h"
 #include "nn/data/mnist.h"
-#include "nn/nn_test_helpers.h"
+#include "support/scratch_files.h"
 
 using namespace qgrad;
 using namespace qgrad::data;

@@ -25,7 +25,7 @@ using qgrad_test::require_close;
 namespace {
 
 Tensor load_zoo(const std::string& name) {
-  return load_npy(std::string(QGRAD_FIXTURE_DIR) + "/zoo/" + name + ".npy");
+  return qgrad_test::load_fixture("zoo", name);
 }
 
 // Loads `case`_weight / `case`_bias (those the module has) through load_state_dict.
@@ -181,7 +181,7 @@ TEST_CASE("layers golden: CrossEntropyLoss and MSELoss match PyTorch") {
 }
 
 TEST_CASE("layers golden: printouts equal PyTorch's") {
-  std::ifstream f(std::string(QGRAD_FIXTURE_DIR) + "/zoo/repr.json");
+  std::ifstream f(qgrad_test::fixture_path("zoo", "repr.json"));
   REQUIRE(f.good());
   const auto expected = nlohmann::json::parse(f);
   Generator gen(0);

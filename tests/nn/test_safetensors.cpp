@@ -18,22 +18,12 @@ using namespace qgrad;
 using namespace qgrad::serialize;
 using qgrad_test::load_nn;
 using qgrad_test::nn_fixture;
+using qgrad_test::read_bytes;
 using qgrad_test::require_equal;
 using qgrad_test::TempDir;
+using qgrad_test::write_bytes;
 
 namespace {
-
-std::string read_bytes(const std::string& path) {
-  std::ifstream f(path, std::ios::binary);
-  std::ostringstream ss;
-  ss << f.rdbuf();
-  return ss.str();
-}
-
-void write_bytes(const std::string& path, const std::string& bytes) {
-  std::ofstream f(path, std::ios::binary);
-  f.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
-}
 
 std::string le64(std::uint64_t n) {
   std::string s;

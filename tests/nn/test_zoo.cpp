@@ -25,7 +25,7 @@ using qgrad_test::require_equal;
 namespace {
 
 nlohmann::json load_json(const std::string& file) {
-  std::ifstream f(std::string(QGRAD_FIXTURE_DIR) + "/zoo/" + file);
+  std::ifstream f(qgrad_test::fixture_path("zoo", file));
   REQUIRE(f.good());
   return nlohmann::json::parse(f);
 }

@@ -22,7 +22,7 @@ using qgrad_test::require_close;
 namespace {
 
 Tensor load_zoo(const std::string& name) {
-  return load_npy(std::string(QGRAD_FIXTURE_DIR) + "/zoo/" + name + ".npy");
+  return qgrad_test::load_fixture("zoo", name);
 }
 
 constexpr std::int64_t kSampleLimit = 2048;  // gen_zoo.py's SAMPLE_LIMIT

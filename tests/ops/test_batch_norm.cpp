@@ -16,29 +16,22 @@
 #include "ops/binary/binary.h"
 #include "ops/reduce/reduce.h"
 #include "ops/unary/unary.h"
+#include "support/fixtures.h"
+#include "support/require_gradcheck.h"
 
 using namespace qgrad;
+using qgrad_test::require_gradcheck;
 
 namespace {
 
 Tensor fixture(const std::string& c, const std::string& name) {
-  return load_npy(std::string(QGRAD_FIXTURE_DIR) + "/poolbn/" + c + "_" + name + ".npy");
+  return qgrad_test::load_fixture("poolbn", c + "_" + name);
 }
 
+// Equal infinities match, NaN never does.
 void require_close(const Tensor& a, const Tensor& b, double rtol, double atol,
                    const std::string& what) {
-  INFO(what);
-  REQUIRE(a.defined());
-  REQUIRE(a.shape() == b.shape());
-  const auto va = a.to_vector<double>(), vb = b.to_vector<double>();
-  std::size_t bad = 0;
-  std::ostringstream first;
-  for (std::size_t i = 0; i < va.size(); ++i)
-    if (va[i] != vb[i] && !(std::fabs(va[i] - vb[i]) <= atol + rtol * std::fabs(vb[i]))) {
-      if (bad++ == 0) first << "element " << i << ": " << va[i] << " vs " << vb[i];
-    }
-  INFO(bad << " mismatches; first " << first.str());
-  REQUIRE(bad == 0);
+  qgrad_test::require_close(a, b, rtol, atol, what, qgrad_test::kEqualMatches);
 }
 
 Tensor leaf(const Tensor& t, DType dt) {
@@ -109,13 +102,6 @@ void check_all(const std::string& c, bool training, bool affine, bool running,
   for (DType dt : {kFloat32, kFloat64})
     for (Layout layout : {Layout::Contiguous, Layout::Strided, Layout::Transposed})
       check_case(c, training, affine, running, momentum, eps, dt, layout);
-}
-
-void require_gradcheck(const std::function<Tensor(const std::vector<Tensor>&)>& fn,
-                       const std::vector<Tensor>& inputs) {
-  const GradcheckResult r = gradcheck(fn, inputs);
-  INFO(r.message);
-  REQUIRE(r.ok);
 }
 
 Tensor f64_leaf(const Shape& shape, Generator& gen, double scale = 1, double shift = 0) {

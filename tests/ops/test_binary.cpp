@@ -9,12 +9,14 @@
 
 #include "core/autograd/gradcheck.h"
 #include "core/factory.h"
-#include "fixtures/elementwise/golden.h"
 #include "ops/binary/binary.h"
 #include "ops/reduce/reduce.h"
+#include "support/golden.h"
+#include "support/require_gradcheck.h"
 
 using namespace qgrad;
 using golden::GoldenCase;
+using qgrad_test::require_gradcheck;
 
 namespace {
 
@@ -72,13 +74,6 @@ Tensor away_from_zero(const Shape& shape, Generator& gen) {
   Tensor mag = uniform(shape, 0.5, 1.5, gen, TensorOptions().dtype(kFloat64));
   Tensor sign = sub(mul(bernoulli(shape, 0.5, gen, TensorOptions().dtype(kFloat64)), 2.0), 1.0);
   return mul(mag, sign).detach().set_requires_grad(true);
-}
-
-void require_gradcheck(const std::function<Tensor(const std::vector<Tensor>&)>& fn,
-                       const std::vector<Tensor>& inputs) {
-  const GradcheckResult r = gradcheck(fn, inputs);
-  INFO(r.message);
-  REQUIRE(r.ok);
 }
 
 }  // namespace

@@ -12,13 +12,16 @@
 #include "core/npy.h"
 #include "ops/binary/binary.h"
 #include "ops/concat/concat.h"
+#include "support/fixtures.h"
+#include "support/require_gradcheck.h"
 
 using namespace qgrad;
+using qgrad_test::require_gradcheck;
 
 namespace {
 
 Tensor fixture(const std::string& name) {
-  return load_npy(std::string(QGRAD_FIXTURE_DIR) + "/nnfunc/" + name + ".npy");
+  return qgrad_test::load_fixture("nnfunc", name);
 }
 
 // Concatenation only moves (and widens) values: results must be exact.
@@ -29,13 +32,6 @@ void require_equal(const Tensor& got, const Tensor& want) {
 
 Tensor leaf(const Tensor& t) {
   return t.clone().set_requires_grad(true);
-}
-
-void require_gradcheck(const std::function<Tensor(const std::vector<Tensor>&)>& fn,
-                       const std::vector<Tensor>& inputs) {
-  auto r = gradcheck(fn, inputs);
-  INFO(r.message);
-  REQUIRE(r.ok);
 }
 
 }  // namespace

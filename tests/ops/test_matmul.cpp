@@ -11,28 +11,20 @@
 #include "core/npy.h"
 #include "ops/matmul/matmul.h"
 #include "ops/reduce/reduce.h"
+#include "support/fixtures.h"
 
 using namespace qgrad;
 
 namespace {
 
 Tensor fixture(const std::string& name) {
-  return load_npy(std::string(QGRAD_FIXTURE_DIR) + "/conv/" + name + ".npy");
+  return qgrad_test::load_fixture("conv", name);
 }
 
+// |got - want| <= rtol * |want| + atol * max(1, max|want|), elementwise.
 void require_close(const Tensor& got, const Tensor& want, const std::string& what,
                    double rtol = 1e-4, double atol = 1e-5) {
-  INFO(what << ": got shape " << shape_str(got.shape()) << ", want " << shape_str(want.shape()));
-  REQUIRE(got.shape() == want.shape());
-  const auto g = got.to(DType::Float64).to_vector<double>();
-  const auto w = want.to(DType::Float64).to_vector<double>();
-  double scale = 1.0;
-  for (double v : w) scale = std::max(scale, std::abs(v));
-  std::size_t bad = 0, first = 0;
-  for (std::size_t i = 0; i < g.size(); ++i)
-    if (!(std::abs(g[i] - w[i]) <= rtol * std::abs(w[i]) + atol * scale) && bad++ == 0) first = i;
-  INFO("mismatches: " << bad << ", first at flat index " << first);
-  REQUIRE(bad == 0);
+  qgrad_test::require_close(got, want, rtol, atol, what, qgrad_test::kScaledAtol);
 }
 
 Tensor rand64(const Shape& s, Generator& gen) {

@@ -17,29 +17,22 @@
 #include "ops/binary/binary.h"
 #include "ops/pool/pool.h"
 #include "ops/reduce/reduce.h"
+#include "support/fixtures.h"
+#include "support/require_gradcheck.h"
 
 using namespace qgrad;
+using qgrad_test::require_gradcheck;
 
 namespace {
 
 Tensor fixture(const std::string& c, const std::string& name) {
-  return load_npy(std::string(QGRAD_FIXTURE_DIR) + "/poolbn/" + c + "_" + name + ".npy");
+  return qgrad_test::load_fixture("poolbn", c + "_" + name);
 }
 
+// Equal values (infinities) and NaN where NaN is expected match.
 void require_close(const Tensor& a, const Tensor& b, double rtol, double atol,
                    const std::string& what) {
-  INFO(what);
-  REQUIRE(a.shape() == b.shape());
-  const auto va = a.to_vector<double>(), vb = b.to_vector<double>();
-  std::size_t bad = 0;
-  std::ostringstream first;
-  for (std::size_t i = 0; i < va.size(); ++i)
-    if (va[i] != vb[i] && !(std::fabs(va[i] - vb[i]) <= atol + rtol * std::fabs(vb[i])) &&
-        !(std::isnan(va[i]) && std::isnan(vb[i]))) {
-      if (bad++ == 0) first << "element " << i << ": " << va[i] << " vs " << vb[i];
-    }
-  INFO(bad << " mismatches; first " << first.str());
-  REQUIRE(bad == 0);
+  qgrad_test::require_close(a, b, rtol, atol, what, qgrad_test::kSpecialsMatch);
 }
 
 using PoolFn = std::function<Tensor(const Tensor&)>;
@@ -105,13 +98,6 @@ Tensor distinct_input(const Shape& shape, std::uint64_t seed) {
   Tensor t = mul(randperm(numel_of(shape), gen).to(kFloat64), 0.1).reshape(shape).contiguous();
   t.set_requires_grad(true);
   return t;
-}
-
-void require_gradcheck(const PoolFn& fn, const Tensor& x) {
-  const GradcheckResult r =
-      gradcheck([&](const std::vector<Tensor>& in) { return fn(in[0]); }, {x});
-  INFO(r.message);
-  REQUIRE(r.ok);
 }
 
 }  // namespace

@@ -11,12 +11,14 @@
 
 #include "core/autograd/gradcheck.h"
 #include "core/factory.h"
-#include "fixtures/elementwise/golden.h"
 #include "ops/binary/binary.h"
 #include "ops/reduce/reduce.h"
+#include "support/golden.h"
+#include "support/require_gradcheck.h"
 
 using namespace qgrad;
 using golden::GoldenCase;
+using qgrad_test::require_gradcheck;
 
 namespace {
 
@@ -86,12 +88,6 @@ const bool registered = golden::register_cases(reduce_cases());
 
 Tensor leaf(const Shape& shape, Generator& gen) {
   return randn(shape, gen, TensorOptions().dtype(kFloat64)).set_requires_grad(true);
-}
-
-void require_gradcheck(const std::function<Tensor(const Tensor&)>& f, const Tensor& x) {
-  const GradcheckResult r = gradcheck([&](const std::vector<Tensor>& v) { return f(v[0]); }, {x});
-  INFO(r.message);
-  REQUIRE(r.ok);
 }
 
 // Sets the OpenMP thread count for a scope, so the thread-split paths run on any machine.

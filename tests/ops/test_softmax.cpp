@@ -18,30 +18,19 @@
 #include "ops/softmax/softmax.h"
 #include "ops/softmax/vec_math.h"
 #include "ops/unary/unary.h"
+#include "support/fixtures.h"
 
 using namespace qgrad;
 
 namespace {
 
 Tensor fixture(const std::string& name) {
-  return load_npy(std::string(QGRAD_FIXTURE_DIR) + "/nnfunc/" + name + ".npy");
+  return qgrad_test::load_fixture("nnfunc", name);
 }
 
 // Elementwise |got - want| <= atol + rtol * |want|; equal infinities and NaNs match.
 void require_close(const Tensor& got, const Tensor& want, double rtol = 1e-5, double atol = 1e-6) {
-  REQUIRE(got.shape() == want.shape());
-  const auto g = got.to_vector<double>(), w = want.to_vector<double>();
-  std::size_t bad = 0, first = 0;
-  for (std::size_t i = 0; i < g.size(); ++i) {
-    const bool same_special = (std::isnan(g[i]) && std::isnan(w[i])) || (g[i] == w[i]);
-    if (same_special) continue;
-    if (!(std::abs(g[i] - w[i]) <= atol + rtol * std::abs(w[i]))) {
-      if (bad++ == 0) first = i;
-    }
-  }
-  INFO("mismatches: " << bad << ", first at flat index " << first << ": got "
-                      << (g.empty() ? 0 : g[first]) << " want " << (w.empty() ? 0 : w[first]));
-  REQUIRE(bad == 0);
+  qgrad_test::require_close(got, want, rtol, atol, "", qgrad_test::kSpecialsMatch);
 }
 
 Tensor leaf(const Tensor& t) {

@@ -9,13 +9,15 @@
 
 #include "core/autograd/gradcheck.h"
 #include "core/factory.h"
-#include "fixtures/elementwise/golden.h"
 #include "ops/binary/binary.h"
 #include "ops/reduce/reduce.h"
 #include "ops/unary/unary.h"
+#include "support/golden.h"
+#include "support/require_gradcheck.h"
 
 using namespace qgrad;
 using golden::GoldenCase;
+using qgrad_test::require_gradcheck;
 
 namespace {
 
@@ -57,12 +59,6 @@ Tensor away_from_zero(const Shape& shape, Generator& gen, double lo = 0.1, doubl
   Tensor mag = uniform(shape, lo, hi, gen, TensorOptions().dtype(kFloat64));
   Tensor sign = sub(mul(bernoulli(shape, 0.5, gen, TensorOptions().dtype(kFloat64)), 2.0), 1.0);
   return mul(mag, sign).detach().set_requires_grad(true);
-}
-
-void require_gradcheck(const std::function<Tensor(const Tensor&)>& f, const Tensor& x) {
-  const GradcheckResult r = gradcheck([&](const std::vector<Tensor>& v) { return f(v[0]); }, {x});
-  INFO(r.message);
-  REQUIRE(r.ok);
 }
 
 // Largest relative error of float32 `f` against float64 `ref` over `xs`, ignoring results whose

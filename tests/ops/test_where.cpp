@@ -9,10 +9,10 @@
 
 #include "core/autograd/gradcheck.h"
 #include "core/factory.h"
-#include "fixtures/elementwise/golden.h"
 #include "ops/binary/binary.h"
 #include "ops/reduce/reduce.h"
 #include "ops/where/where.h"
+#include "support/golden.h"
 
 using namespace qgrad;
 using golden::GoldenCase;

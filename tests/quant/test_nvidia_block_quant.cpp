@@ -12,22 +12,15 @@
 #include "ops/binary/binary.h"
 #include "quant/nvidia/block_quant.h"
 #include "quant/nvidia/tensor_quant.h"
+#include "support/fixtures.h"
 
 using namespace qgrad;
 using namespace qgrad::nvidia;
+using qgrad_test::check_bits_or_nan;
+using qgrad_test::same_bits_or_nan;
 
 namespace {
 
-bool same_bits(float a, float b) {
-  return std::memcmp(&a, &b, sizeof a) == 0 || (std::isnan(a) && std::isnan(b));
-}
-void require_bits(const std::vector<float>& got, const std::vector<float>& expect) {
-  REQUIRE(got.size() == expect.size());
-  for (std::size_t i = 0; i < got.size(); ++i) {
-    INFO("index " << i << " got " << got[i] << " expected " << expect[i]);
-    CHECK(same_bits(got[i], expect[i]));
-  }
-}
 BlockSizes blocks(std::vector<std::pair<std::int64_t, std::int64_t>> axes,
                   BlockQuantType type = BlockQuantType::Dynamic) {
   BlockSizes b;
@@ -66,7 +59,7 @@ TEST_CASE("nvidia block_fake_quant: each block equals fake_tensor_quant with its
           Tensor xb = x.select(0, i).select(0, j).narrow(0, start, len).contiguous();
           Tensor ab = a.select(0, i).select(0, j).select(0, b);
           Tensor ref = fake_tensor_quant(xb, ab, 4, false, narrow);
-          require_bits(
+          check_bits_or_nan(
               y.select(0, i).select(0, j).narrow(0, start, len).contiguous().to_vector<float>(),
               ref.to_vector<float>());
         }
@@ -83,8 +76,8 @@ TEST_CASE("nvidia block_fake_quant: each block equals fake_tensor_quant with its
       const std::int64_t start = b * 8, len = std::min<std::int64_t>(8, 20 - start);
       Tensor ref = scaled_e4m3(x2.select(0, i).narrow(0, start, len).contiguous(),
                                a2.select(0, i).select(0, b));
-      require_bits(y2.select(0, i).narrow(0, start, len).contiguous().to_vector<float>(),
-                   ref.to_vector<float>());
+      check_bits_or_nan(y2.select(0, i).narrow(0, start, len).contiguous().to_vector<float>(),
+                        ref.to_vector<float>());
     }
 }
 
@@ -106,11 +99,11 @@ TEST_CASE("nvidia block_fake_quant: two-axis blocks against a brute-force loop",
       const float s = 127.0f / amax;
       const float q = std::min(std::max(std::nearbyint(xv[r * 7 + c] * s), -128.0f), 127.0f);
       INFO("r " << r << " c " << c);
-      CHECK(same_bits(yv[r * 7 + c], q / s));
+      CHECK(same_bits_or_nan(yv[r * 7 + c], q / s));
     }
   // Non-contiguous input gives the same result.
   Tensor xt = x.t().contiguous().t();
-  require_bits(block_fake_quant(xt, spec).to_vector<float>(), yv);
+  check_bits_or_nan(block_fake_quant(xt, spec).to_vector<float>(), yv);
 }
 
 TEST_CASE("nvidia BlockQuantizer: static calibration life cycle", "[quant][nvidia]") {
@@ -145,7 +138,7 @@ TEST_CASE("nvidia BlockQuantizer: static calibration life cycle", "[quant][nvidi
   dyn.block_sizes.type = BlockQuantType::Dynamic;
   BlockQuantizer d(dyn);
   REQUIRE_THROWS_AS(d.calibrate(x1), ValueError);
-  require_bits(d(x3).to_vector<float>(), block_fake_quant(x3, dyn).to_vector<float>());
+  check_bits_or_nan(d(x3).to_vector<float>(), block_fake_quant(x3, dyn).to_vector<float>());
 }
 
 TEST_CASE("nvidia block_fake_quant: double quantization of the block amax", "[quant][nvidia]") {
@@ -160,13 +153,13 @@ TEST_CASE("nvidia block_fake_quant: double quantization of the block amax", "[qu
   float a2 = 0;
   for (float v : A.to_vector<float>()) a2 = std::max(a2, v);
   Tensor Aq = fake_tensor_quant(A, scalar_tensor(a2), 4, true);
-  require_bits(block_effective_amax(x, spec).to_vector<float>(), Aq.to_vector<float>());
+  check_bits_or_nan(block_effective_amax(x, spec).to_vector<float>(), Aq.to_vector<float>());
   // x is then quantized per block against A': compare one block.
   Tensor y = block_fake_quant(x, spec);
   Tensor ref = fake_tensor_quant(x.select(0, 1).narrow(0, 16, 16).contiguous(),
                                  Aq.select(0, 1).select(0, 1), 4, false, false);
-  require_bits(y.select(0, 1).narrow(0, 16, 16).contiguous().to_vector<float>(),
-               ref.to_vector<float>());
+  check_bits_or_nan(y.select(0, 1).narrow(0, 16, 16).contiguous().to_vector<float>(),
+                    ref.to_vector<float>());
   // (E,M) scale_bits with scale blocks of 2 along the last grid axis: per (row, pair of blocks).
   BlockQuantSpec spec2 = spec;
   spec2.block_sizes.scale_bits = NumBits(4, 3);
@@ -179,7 +172,7 @@ TEST_CASE("nvidia block_fake_quant: double quantization of the block amax", "[qu
       const float m2 = std::max(av[r * 4 + (b / 2) * 2], av[r * 4 + (b / 2) * 2 + 1]);
       const float s2 = 448.0f / m2;
       const float expect = static_cast<float>(minifloat_round(av[r * 4 + b] * s2, e4m3)) / s2;
-      CHECK(same_bits(ev[r * 4 + b], expect));
+      CHECK(same_bits_or_nan(ev[r * 4 + b], expect));
     }
 }
 
@@ -206,7 +199,7 @@ TEST_CASE("nvidia block_fake_quant: MX E8M0 scales", "[quant][nvidia]") {
   CHECK(y[0] == 1.0f);
   CHECK(y[1] == 0.3125f);
   CHECK(y[2] == -0.009765625f);
-  CHECK(same_bits(y[3], 0.0f));
+  CHECK(same_bits_or_nan(y[3], 0.0f));
   CHECK(y[32] == 448.0f);
   CHECK(y[33] == 288.0f);
   CHECK(y[34] == 0.5f);
@@ -255,7 +248,7 @@ TEST_CASE("nvidia block_fake_quant: NVFP4 worked example", "[quant][nvidia]") {
   CHECK(o[17] == 1.0f);
   CHECK(o[18] == -3.0f);
   CHECK(o[32] == std::ldexp(1.0f, -10));
-  CHECK(same_bits(o[33], -0.0f));
+  CHECK(same_bits_or_nan(o[33], -0.0f));
   const std::vector<float> eff = block_effective_amax(x, spec).to_vector<float>();
   CHECK(eff == std::vector<float>{2688.0f, 6.0f, 6.0f * std::ldexp(1.0f, -9)});
   y.backward(ones_like(y));

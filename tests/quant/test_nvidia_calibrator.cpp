@@ -16,6 +16,7 @@
 #include "quant/nvidia/calibrator.h"
 #include "quant/nvidia/histogram_amax.h"
 #include "quant/nvidia/tensor_quant.h"
+#include "support/fixtures.h"
 
 using namespace qgrad;
 using namespace qgrad::nvidia;
@@ -212,7 +213,7 @@ TEST_CASE("nvidia histogram entropy: hand-derived and brute force", "[quant][nvi
 }
 
 TEST_CASE("nvidia histogram entropy: matches the Python reference's winners", "[quant][nvidia]") {
-  const std::string dir = std::string(QGRAD_FIXTURE_DIR) + "/quant_nvidia/";
+  const std::string dir = qgrad_test::fixture_path("quant_nvidia", "");
   const std::vector<std::int64_t> best =
       load_npy(dir + "entropy_best_bins.npy").to_vector<std::int64_t>();
   std::size_t k = 0;

@@ -14,15 +14,13 @@
 #include "quant/nvidia/block_quant.h"
 #include "quant/nvidia/num_bits.h"
 #include "quant/nvidia/tensor_quant.h"
+#include "support/fixtures.h"
 
 using namespace qgrad;
 using namespace qgrad::nvidia;
+using qgrad_test::same_bits_or_nan;
 
 namespace {
-
-bool same_bits(float a, float b) {
-  return std::memcmp(&a, &b, sizeof a) == 0 || (std::isnan(a) && std::isnan(b));
-}
 
 // Plain cast through the tensor kernel (scaled_e4m3 without amax).
 std::vector<float> kernel_cast(const std::vector<float>& v, FloatFormat f) {
@@ -122,8 +120,8 @@ TEST_CASE("nvidia minifloat: E4M3 cast table", "[quant][nvidia]") {
   const MiniFloatSpec spec = minifloat_spec(kE4M3);
   for (std::size_t i = 0; i < rows.size(); ++i) {
     INFO("E4M3(" << rows[i].in << ") = " << out[i] << ", expected " << rows[i].out);
-    CHECK(same_bits(out[i], rows[i].out));
-    CHECK(same_bits(static_cast<float>(minifloat_round(rows[i].in, spec)), rows[i].out));
+    CHECK(same_bits_or_nan(out[i], rows[i].out));
+    CHECK(same_bits_or_nan(static_cast<float>(minifloat_round(rows[i].in, spec)), rows[i].out));
   }
   CHECK(std::isnan(out.back()));
 }
@@ -154,7 +152,7 @@ TEST_CASE("nvidia minifloat: E5M2 and E2M1 cast tables", "[quant][nvidia]") {
   const std::vector<float> got5 = kernel_cast(in5, kE5M2);
   for (std::size_t i = 0; i < in5.size(); ++i) {
     INFO("E5M2(" << in5[i] << ") = " << got5[i]);
-    CHECK(same_bits(got5[i], out5[i]));
+    CHECK(same_bits_or_nan(got5[i], out5[i]));
   }
   // E2M1 grid {0, .5, 1, 1.5, 2, 3, 4, 6}; boundaries 0.25 0.75 1.25 1.75 2.5 3.5 5 tie to even
   // codes exactly as modelopt's _cast_fp4 (0.75, 1.75, 3.5 up; 0.25, 1.25, 2.5, 5 down).
@@ -165,7 +163,7 @@ TEST_CASE("nvidia minifloat: E5M2 and E2M1 cast tables", "[quant][nvidia]") {
   const std::vector<float> got2 = kernel_cast(in2, kE2M1);
   for (std::size_t i = 0; i < in2.size(); ++i) {
     INFO("E2M1(" << in2[i] << ") = " << got2[i]);
-    CHECK(same_bits(got2[i], out2[i]));
+    CHECK(same_bits_or_nan(got2[i], out2[i]));
   }
 }
 
@@ -193,8 +191,8 @@ TEST_CASE("nvidia minifloat: kernel equals brute-force nearest grid point", "[qu
     for (std::size_t i = 0; i < in.size(); ++i) {
       const float expect = static_cast<float>(brute_round(in[i], grid));
       INFO(f.str() << " cast(" << in[i] << ") = " << got[i] << ", brute force " << expect);
-      REQUIRE(same_bits(got[i], expect));
-      REQUIRE(same_bits(static_cast<float>(minifloat_round(in[i], spec)), expect));
+      REQUIRE(same_bits_or_nan(got[i], expect));
+      REQUIRE(same_bits_or_nan(static_cast<float>(minifloat_round(in[i], spec)), expect));
     }
   }
 }
@@ -211,7 +209,7 @@ TEST_CASE("nvidia scaled_e4m3: amax scaling, zero mask, per-channel, STE", "[qua
     float expect = static_cast<float>(minifloat_round(xv[i] * s, spec)) / s;
     if (std::fabs(xv[i]) < std::ldexp(1.0f, -24)) expect = 0.0f;  // +0 even for -1e-8
     INFO("i " << i);
-    CHECK(same_bits(yv[i], expect));
+    CHECK(same_bits_or_nan(yv[i], expect));
   }
   CHECK(yv[3] == 2.0f);  // 3 saturates to 448 / s = amax
   y.backward(ones_like(y));
@@ -228,9 +226,9 @@ TEST_CASE("nvidia scaled_e4m3: amax scaling, zero mask, per-channel, STE", "[qua
   Tensor x3 = from_vector<float>({0.7f, -0.2f, 5.0f, -3.0f}, {2, 2});
   Tensor y3 = scaled_e4m3(x3, from_vector<float>({1.0f, 0.0f}, {2, 1}));
   const std::vector<float> v3 = y3.to_vector<float>();
-  CHECK(same_bits(v3[0], static_cast<float>(minifloat_round(0.7f * 448.0f, spec)) / 448.0f));
-  CHECK(same_bits(v3[2], 0.0f));
-  CHECK(same_bits(v3[3], -0.0f));
+  CHECK(same_bits_or_nan(v3[0], static_cast<float>(minifloat_round(0.7f * 448.0f, spec)) / 448.0f));
+  CHECK(same_bits_or_nan(v3[2], 0.0f));
+  CHECK(same_bits_or_nan(v3[3], -0.0f));
   // E5M2 through the generic entry.
   Tensor y4 = scaled_e4m3(from_vector<float>({1.0f, 0.1f}, {2}), scalar_tensor(1.0f), 5, 2);
   const float s4 = 57344.0f;
@@ -240,7 +238,7 @@ TEST_CASE("nvidia scaled_e4m3: amax scaling, zero mask, per-channel, STE", "[qua
   Tensor y5 = scaled_e4m3(from_vector<float>({std::nanf(""), 0.123f}, {2}), scalar_tensor(1.0f));
   CHECK(std::isnan(y5.to_vector<float>()[0]));
   Tensor y6 = scaled_e4m3(y5, scalar_tensor(1.0f));
-  CHECK(same_bits(y6.to_vector<float>()[1], y5.to_vector<float>()[1]));
+  CHECK(same_bits_or_nan(y6.to_vector<float>()[1], y5.to_vector<float>()[1]));
   // Errors name the op.
   REQUIRE_THROWS_AS(scaled_e4m3(x3, scalar_tensor(-1.0f)), ValueError);
   REQUIRE_THROWS_WITH(scaled_e4m3(x3, scalar_tensor(1.0f), 9, 3), Catch::Contains("scaled_e4m3"));

@@ -15,9 +15,11 @@
 #include "core/npy.h"
 #include "ops/binary/binary.h"
 #include "quant/nvidia/tensor_quant.h"
+#include "support/fixtures.h"
 
 using namespace qgrad;
 using namespace qgrad::nvidia;
+using qgrad_test::same_bits_or_nan;
 
 namespace {
 
@@ -27,19 +29,11 @@ Tensor f32(const std::vector<float>& v, const Shape& s = {}) {
 Tensor scalar32(float v) {
   return scalar_tensor(v);
 }
-bool same_bits(float a, float b) {
-  return std::memcmp(&a, &b, sizeof a) == 0 || (std::isnan(a) && std::isnan(b));
-}
 void require_bits(const Tensor& t, const std::vector<float>& expect) {
-  std::vector<float> got = t.to_vector<float>();
-  REQUIRE(got.size() == expect.size());
-  for (std::size_t i = 0; i < got.size(); ++i) {
-    INFO("index " << i << " got " << got[i] << " expected " << expect[i]);
-    CHECK(same_bits(got[i], expect[i]));
-  }
+  qgrad_test::check_bits_or_nan(t.to_vector<float>(), expect);
 }
 std::string fixture(const std::string& name) {
-  return std::string(QGRAD_FIXTURE_DIR) + "/quant_nvidia/" + name;
+  return qgrad_test::fixture_path("quant_nvidia", name);
 }
 
 }  // namespace
@@ -133,7 +127,7 @@ TEST_CASE("nvidia fake_tensor_quant: idempotent, on the grid, monotone", "[quant
       const float scale = static_cast<float>(std::ldexp(1.0, bits - 1) - 1) / 2.5f;
       for (std::size_t i = 0; i < vy.size(); ++i) {
         INFO("bits " << bits << " narrow " << narrow << " i " << i << " x " << vx[i]);
-        REQUIRE(same_bits(vy[i], vyy[i]));
+        REQUIRE(same_bits_or_nan(vy[i], vyy[i]));
         // On the grid: y * scale is (within one rounding of the division) an integer.
         const float k = std::nearbyint(vy[i] * scale);
         REQUIRE(std::fabs(vy[i] * scale - k) < 1e-3f);

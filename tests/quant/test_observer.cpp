@@ -15,26 +15,19 @@
 #include "core/npy.h"
 #include "quant/observer/minmax_observer.h"
 #include "quant/observer/per_channel_minmax_observer.h"
+#include "support/fixtures.h"
 
 using namespace qgrad;
 using namespace qgrad::ao;
+using qgrad_test::float_bits;
 
 namespace {
 
-std::string fixture(const std::string& name) {
-  return std::string(QGRAD_FIXTURE_DIR) + "/quant_ao/" + name + ".npy";
-}
 bool has_fixture(const std::string& name) {
-  return std::ifstream(fixture(name)).good();
+  return qgrad_test::has_fixture("quant_ao", name);
 }
 Tensor load(const std::string& name) {
-  return load_npy(fixture(name));
-}
-
-std::uint32_t bits(float v) {
-  std::uint32_t b;
-  std::memcpy(&b, &v, 4);
-  return b;
+  return qgrad_test::load_fixture("quant_ao", name);
 }
 
 void require_row(const std::vector<double>& got, const std::vector<double>& fixture_rows,
@@ -42,7 +35,7 @@ void require_row(const std::vector<double>& got, const std::vector<double>& fixt
   for (std::size_t c = 0; c < got.size(); ++c) {
     const auto want = static_cast<float>(fixture_rows[row * width + c]);
     INFO(what << " channel " << c << ": got " << got[c] << " want " << want);
-    REQUIRE(bits(static_cast<float>(got[c])) == bits(want));
+    REQUIRE(float_bits(static_cast<float>(got[c])) == float_bits(want));
   }
 }
 

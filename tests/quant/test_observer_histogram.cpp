@@ -14,24 +14,18 @@
 #include "core/factory.h"
 #include "core/npy.h"
 #include "quant/observer/histogram_observer.h"
+#include "support/fixtures.h"
 
 using namespace qgrad;
 using namespace qgrad::ao;
+using qgrad_test::float_bits;
 
 namespace {
-std::string path(const std::string& name) {
-  return std::string(QGRAD_FIXTURE_DIR) + "/quant_ao/" + name + ".npy";
-}
 bool has(const std::string& name) {
-  return std::ifstream(path(name)).good();
+  return qgrad_test::has_fixture("quant_ao", name);
 }
 Tensor load(const std::string& name) {
-  return load_npy(path(name));
-}
-std::uint32_t bits(float v) {
-  std::uint32_t b;
-  std::memcpy(&b, &v, 4);
-  return b;
+  return qgrad_test::load_fixture("quant_ao", name);
 }
 }  // namespace
 
@@ -54,7 +48,7 @@ TEST_CASE("HistogramObserver matches PyTorch", "[quant][observer]") {
     REQUIRE(h.size() == want.size());
     for (std::size_t b = 0; b < h.size(); ++b) {
       INFO("bin " << b);
-      REQUIRE(bits(h[b]) == bits(want[b]));
+      REQUIRE(float_bits(h[b]) == float_bits(want[b]));
     }
     const std::vector<double> st = load(p + "stats").to_vector<double>();
     CHECK(obs.min_val().item<float>() == static_cast<float>(st[0]));

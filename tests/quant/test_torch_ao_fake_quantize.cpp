@@ -13,41 +13,19 @@
 #include "core/factory.h"
 #include "core/npy.h"
 #include "quant/torch_ao/fake_quantize.h"
+#include "support/fixtures.h"
 
 using namespace qgrad;
+using qgrad_test::float_bits;
+using qgrad_test::require_bitwise;
 
 namespace {
 
-std::string fixture(const std::string& name) {
-  return std::string(QGRAD_FIXTURE_DIR) + "/quant_ao/" + name + ".npy";
-}
 bool has_fixture(const std::string& name) {
-  return std::ifstream(fixture(name)).good();
+  return qgrad_test::has_fixture("quant_ao", name);
 }
 Tensor load(const std::string& name) {
-  return load_npy(fixture(name));
-}
-
-std::uint32_t bits(float v) {
-  std::uint32_t b;
-  std::memcpy(&b, &v, 4);
-  return b;
-}
-
-// Bitwise equality of two float32 tensors (so -0.0 != +0.0), reporting the first mismatch.
-void require_bitwise(const Tensor& got, const Tensor& want, const std::string& what) {
-  REQUIRE(got.shape() == want.shape());
-  const std::vector<float> g = got.to_vector<float>(), w = want.to_vector<float>();
-  std::size_t bad = 0, first = g.size();
-  for (std::size_t i = 0; i < g.size(); ++i)
-    if (bits(g[i]) != bits(w[i])) {
-      if (first == g.size()) first = i;
-      ++bad;
-    }
-  INFO(what << ": " << bad << " of " << g.size() << " differ; first at " << first << ": got "
-            << (first < g.size() ? g[first] : 0.f) << " want "
-            << (first < g.size() ? w[first] : 0.f));
-  REQUIRE(bad == 0);
+  return qgrad_test::load_fixture("quant_ao", name);
 }
 
 // The same logical tensor with transposed (non-contiguous) strides.

@@ -13,6 +13,7 @@
 #include "quant/observer/per_channel_minmax_observer.h"
 #include "quant/torch_ao/fake_quantizer.h"
 #include "quant/torch_ao/learnable_fake_quantizer.h"
+#include "support/fixtures.h"
 
 using namespace qgrad;
 using namespace qgrad::ao;
@@ -20,31 +21,16 @@ using namespace qgrad::ao;
 namespace {
 
 Tensor load(const std::string& name) {
-  return load_npy(std::string(QGRAD_FIXTURE_DIR) + "/quant_ao/" + name + ".npy");
-}
-
-std::uint32_t bits(float v) {
-  std::uint32_t b;
-  std::memcpy(&b, &v, 4);
-  return b;
+  return qgrad_test::load_fixture("quant_ao", name);
 }
 
 void require_bitwise(const Tensor& got, const Tensor& want, const std::string& what) {
-  const std::vector<float> g = got.to_vector<float>(), w = want.to_vector<float>();
-  REQUIRE(g.size() == w.size());
-  for (std::size_t i = 0; i < g.size(); ++i) {
-    INFO(what << " element " << i << ": got " << g[i] << " want " << w[i]);
-    REQUIRE(bits(g[i]) == bits(w[i]));
-  }
+  qgrad_test::require_bitwise(got.to_vector<float>(), want.to_vector<float>(), what);
 }
 
 void require_close(const Tensor& got, const Tensor& want, const std::string& what) {
-  const std::vector<double> g = got.to_vector<double>(), w = want.to_vector<double>();
-  REQUIRE(g.size() == w.size());
-  for (std::size_t i = 0; i < g.size(); ++i) {
-    INFO(what << " element " << i << ": got " << g[i] << " want " << w[i]);
-    REQUIRE(std::fabs(g[i] - w[i]) <= 1e-5 + 2e-5 * std::fabs(w[i]));
-  }
+  qgrad_test::require_close_values(got.to_vector<double>(), want.to_vector<double>(), 2e-5, 1e-5,
+                                   what);
 }
 
 std::unique_ptr<FakeQuantizer> make_fq(int i) {

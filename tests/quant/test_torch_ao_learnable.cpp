@@ -12,43 +12,24 @@
 #include "core/factory.h"
 #include "core/npy.h"
 #include "quant/torch_ao/learnable_fake_quantize.h"
+#include "support/fixtures.h"
 
 using namespace qgrad;
+using qgrad_test::float_bits;
+using qgrad_test::require_bitwise;
 
 namespace {
 
-std::string fixture(const std::string& name) {
-  return std::string(QGRAD_FIXTURE_DIR) + "/quant_ao/" + name + ".npy";
-}
 bool has_fixture(const std::string& name) {
-  return std::ifstream(fixture(name)).good();
+  return qgrad_test::has_fixture("quant_ao", name);
 }
 Tensor load(const std::string& name) {
-  return load_npy(fixture(name));
-}
-
-std::uint32_t bits(float v) {
-  std::uint32_t b;
-  std::memcpy(&b, &v, 4);
-  return b;
-}
-
-void require_bitwise(const Tensor& got, const Tensor& want, const std::string& what) {
-  REQUIRE(got.shape() == want.shape());
-  const std::vector<float> g = got.to_vector<float>(), w = want.to_vector<float>();
-  for (std::size_t i = 0; i < g.size(); ++i) {
-    INFO(what << " element " << i << ": got " << g[i] << " want " << w[i]);
-    REQUIRE(bits(g[i]) == bits(w[i]));
-  }
+  return qgrad_test::load_fixture("quant_ao", name);
 }
 
 void require_close(const std::vector<double>& got, const std::vector<double>& want,
                    const std::string& what, double rel = 2e-5, double abs = 1e-5) {
-  REQUIRE(got.size() == want.size());
-  for (std::size_t i = 0; i < got.size(); ++i) {
-    INFO(what << " element " << i << ": got " << got[i] << " want " << want[i]);
-    REQUIRE(std::fabs(got[i] - want[i]) <= abs + rel * std::fabs(want[i]));
-  }
+  qgrad_test::require_close_values(got, want, rel, abs, what);
 }
 
 Tensor param(double v, DType dt = kFloat32) {
@@ -104,8 +85,8 @@ TEST_CASE("ao learnable per-tensor gradients per element are bit-exact", "[quant
     y.backward(from_vector<float>({dy[i]}, {1}));
     INFO("element " << i << " x " << x[i] << " dscale " << s.grad().item<float>() << " want "
                     << ds[i]);
-    REQUIRE(bits(s.grad().item<float>()) == bits(ds[i]));
-    REQUIRE(bits(z.grad().item<float>()) == bits(dz[i]));
+    REQUIRE(float_bits(s.grad().item<float>()) == float_bits(ds[i]));
+    REQUIRE(float_bits(z.grad().item<float>()) == float_bits(dz[i]));
   }
 }
 
