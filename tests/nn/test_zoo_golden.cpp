@@ -1,0 +1,155 @@
+// Golden test of each zoo model against its PyTorch twin (tests/fixtures/gen_zoo.py): both
+// sides fill the parameters from the same deterministic hash formula, run a training-mode
+// forward on the same 4 images, cross_entropy and backward; logits, loss, every parameter
+// gradient (a strided sample of the large ones plus the L2 norm of each), the updated running
+// statistics and the evaluation-mode logits afterwards must agree.
+#include <catch2/catch.hpp>
+
+#include <cmath>
+#include <cstdint>
+
+#include "core/factory.h"
+#include "core/npy.h"
+#include "nn/models/zoo.h"
+#include "nn_test_helpers.h"
+#include "ops/binary/binary.h"
+#include "ops/loss/loss.h"
+#include "ops/reduce/reduce.h"
+
+using namespace qgrad;
+using qgrad_test::require_close;
+
+namespace {
+
+Tensor load_zoo(const std::string& name) {
+  return load_npy(std::string(QGRAD_FIXTURE_DIR) + "/zoo/" + name + ".npy");
+}
+
+constexpr std::int64_t kSampleLimit = 2048;  // gen_zoo.py's SAMPLE_LIMIT
+
+// gen_zoo.py's hash_unit: top 24 bits of splitmix64(i + (k + 1) * golden) / 2^24 (exact).
+std::vector<float> hash_unit(std::uint64_t k, std::int64_t n) {
+  std::vector<float> out(static_cast<std::size_t>(n));
+  const std::uint64_t base = (k + 1) * 0x9E3779B97F4A7C15ULL;
+  for (std::int64_t i = 0; i < n; ++i) {
+    std::uint64_t x = static_cast<std::uint64_t>(i) + base;
+    x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ULL;
+    x = (x ^ (x >> 27)) * 0x94D049BB133111EBULL;
+    x = x ^ (x >> 31);
+    out[static_cast<std::size_t>(i)] = static_cast<float>(x >> 40) * 0x1p-24f;
+  }
+  return out;
+}
+
+// gen_zoo.py's param_values (same float32 operations, each exact or correctly rounded).
+Tensor param_values(std::uint64_t k, const std::string& name, const Shape& shape) {
+  std::int64_t n = 1;
+  for (auto d : shape) n *= d;
+  std::vector<float> v = hash_unit(k, n);
+  for (float& e : v) e = e * 2.0f - 1.0f;
+  if (shape.size() >= 2) {
+    const float amp = static_cast<float>(std::sqrt(6.0 / static_cast<double>(n / shape[0])));
+    for (float& e : v) e = e * amp;
+  } else if (name.size() >= 6 && name.compare(name.size() - 6, 6, "weight") == 0) {
+    for (float& e : v) e = 1.0f + 0.25f * e;
+  } else {
+    for (float& e : v) e = 0.1f * e;
+  }
+  return from_vector<float>(v, shape);
+}
+
+std::vector<float> sample(const Tensor& t) {
+  const auto v = t.contiguous().to_vector<float>();
+  const std::int64_t n = static_cast<std::int64_t>(v.size());
+  const std::int64_t stride = (n + kSampleLimit - 1) / kSampleLimit;
+  std::vector<float> out;
+  for (std::int64_t i = 0; i < n; i += stride) out.push_back(v[static_cast<std::size_t>(i)]);
+  return out;
+}
+
+void run_golden(const std::string& name) {
+  INFO("model " << name);
+  auto model = nn::make_model(name, 0);
+
+  // Deterministic weights; the float64 sums confirm both sides generated the same values.
+  TensorDict weights("state dict entry");
+  std::uint64_t k = 0;
+  for (const auto& it : model->named_parameters())
+    weights.insert(it.key, param_values(k++, it.key, it.value.shape()));
+  const auto result = model->load_state_dict(weights, /*strict=*/false);
+  REQUIRE(result.unexpected_keys.empty());
+  for (const auto& key : result.missing_keys) {
+    const bool is_buffer = key.find("running_") != std::string::npos ||
+                           key.find("num_batches_tracked") != std::string::npos;
+    REQUIRE(is_buffer);
+  }
+  const auto wsums = load_zoo(name + "_wsums").to_vector<double>();
+  const auto params = model->named_parameters();
+  const auto names = params.keys();
+  const auto tensors = params.values();
+  REQUIRE(wsums.size() == params.size());
+  for (std::size_t i = 0; i < params.size(); ++i) {
+    INFO("weights of " << names[i]);
+    const double s = sum(tensors[i].to(kFloat64)).item<double>();
+    REQUIRE(s == Approx(wsums[i]).epsilon(1e-9).margin(1e-9));
+  }
+
+  const Tensor x = load_zoo("zoo_input");
+  const Tensor labels = load_zoo("zoo_labels");
+  model->train();
+  Tensor logits = model->forward(x);
+  require_close(logits, load_zoo(name + "_logits"), 1e-4, 1e-5, "train-mode logits");
+  Tensor loss = cross_entropy(logits, labels);
+  require_close(loss, load_zoo(name + "_loss"), 1e-4, 1e-5, "loss");
+  loss.backward();
+
+  const auto ref_grads = load_zoo(name + "_grads").to_vector<float>();
+  const auto ref_norms = load_zoo(name + "_grad_norms").to_vector<double>();
+  REQUIRE(ref_norms.size() == params.size());
+  std::size_t pos = 0;
+  for (std::size_t i = 0; i < params.size(); ++i) {
+    INFO("gradient of " << names[i]);
+    const Tensor g = tensors[i].grad();
+    REQUIRE(g.defined());
+    const double norm = std::sqrt(sum(g.to(kFloat64) * g.to(kFloat64)).item<double>());
+    REQUIRE(norm == Approx(ref_norms[i]).epsilon(1e-4).margin(1e-6));
+    const auto got = sample(g);
+    REQUIRE(pos + got.size() <= ref_grads.size());
+    for (std::size_t j = 0; j < got.size(); ++j) {
+      const double want = ref_grads[pos + j];
+      INFO("sampled element " << j << ": " << got[j] << " vs " << want);
+      REQUIRE(std::fabs(got[j] - want) <= 1e-5 + 1e-4 * std::fabs(want));
+    }
+    pos += got.size();
+  }
+  REQUIRE(pos == ref_grads.size());
+
+  // Running statistics after the step (float buffers in order), then eval-mode logits.
+  std::vector<float> bufs;
+  for (const auto& it : model->named_buffers()) {
+    if (it.value.dtype() != kFloat32) {
+      REQUIRE(it.value.item<std::int64_t>() == 1);  // num_batches_tracked
+      continue;
+    }
+    const auto v = it.value.contiguous().to_vector<float>();
+    bufs.insert(bufs.end(), v.begin(), v.end());
+  }
+  require_close(from_vector<float>(bufs), load_zoo(name + "_buffers"), 1e-4, 1e-5,
+                "running statistics");
+  model->eval();
+  require_close(model->forward(x), load_zoo(name + "_eval_logits"), 1e-4, 1e-5, "eval-mode logits");
+}
+
+}  // namespace
+
+TEST_CASE("zoo golden: lenet5bn forward, loss and gradients match PyTorch") {
+  run_golden("lenet5bn");
+}
+
+TEST_CASE("zoo golden: vggfm forward, loss and gradients match PyTorch") {
+  run_golden("vggfm");
+}
+
+TEST_CASE("zoo golden: resnet20 forward, loss and gradients match PyTorch") {
+  run_golden("resnet20");
+}
