@@ -10,6 +10,7 @@
 #include "cli/config_reader.h"
 #include "cli/usage_error.h"
 #include "core/error.h"
+#include "nn/models/zoo.h"
 
 namespace qgrad::cli {
 
@@ -134,9 +135,8 @@ nlohmann::json null_if(bool unset, nlohmann::json v) {
 
 }  // namespace
 
-const std::vector<std::string>& model_names() {
-  static const std::vector<std::string> names{"lenet5bn", "vggfm", "resnet20"};
-  return names;
+std::vector<std::string> model_names() {
+  return nn::model_names();
 }
 
 TrainConfig parse_train_config(const nlohmann::json& json) {
@@ -260,11 +260,11 @@ const std::vector<ConfigKeyDoc>& train_config_keys() {
       {"schedule.warmup_epochs", "0", "linear warm-up length in epochs"},
       {"schedule.warmup_steps", "0", "linear warm-up length in batches (not with warmup_epochs)"},
       {"schedule.warmup_start_factor", "0.1", "warm-up starts at lr * this factor"},
-      {"schedule.step_size", "1", "step: epochs between decays by gamma"},
+      {"schedule.step_size", "1", "step: epochs between decays by gamma (after the warm-up)"},
       {"schedule.milestones", "[epochs/2, 3*epochs/4]",
        "multistep: epochs (counted from the start) at which lr *= gamma"},
       {"schedule.gamma", "0.1", "step, multistep: decay factor"},
-      {"schedule.eta_min", "0", "cosine: final learning rate"},
+      {"schedule.eta_min", "0", "cosine: final lr (the cosine spans the epochs after the warm-up)"},
       {"grad_clip", "off", "clip the total gradient norm to this value"},
       {"label_smoothing", "0", "cross-entropy label smoothing in [0, 1)"},
       {"output.dir", "runs/<model>-<timestamp>",

@@ -82,8 +82,8 @@ struct TrainConfig {
   std::string resume;  // checkpoint to continue from; empty = start fresh
 };
 
-// The model names `train` accepts.
-const std::vector<std::string>& model_names();
+// The model names `train` accepts (those of the model zoo, nn/models/zoo.h).
+std::vector<std::string> model_names();
 
 // Parses and validates a config object; throws UsageError naming the offending key.
 TrainConfig parse_train_config(const nlohmann::json& json);
