@@ -2,6 +2,8 @@
 // default action so a second signal ends the process.
 #include "cli/interrupt_guard.h"
 
+#include <utility>
+
 namespace qgrad::cli {
 
 namespace {
@@ -21,8 +23,11 @@ InterruptGuard::InterruptGuard() {
   sa.sa_handler = on_signal;
   sigemptyset(&sa.sa_mask);
   sa.sa_flags = 0;
-  sigaction(SIGINT, &sa, &old_int_);
-  sigaction(SIGTERM, &sa, &old_term_);
+  // A signal the parent set to be ignored (e.g. SIGINT of a background job, nohup) stays ignored.
+  for (auto [sig, old] : {std::pair{SIGINT, &old_int_}, std::pair{SIGTERM, &old_term_}}) {
+    sigaction(sig, nullptr, old);
+    if (old->sa_handler != SIG_IGN) sigaction(sig, &sa, nullptr);
+  }
 }
 
 InterruptGuard::~InterruptGuard() {

@@ -1,6 +1,7 @@
 // InterruptGuard: while alive, the first SIGINT (Ctrl-C) or SIGTERM only raises a flag, so the
 // training loop can finish its batch, write a checkpoint that resumes exactly there, and exit;
-// a second signal terminates at once (default action). The previous handlers come back on
+// a second signal terminates at once (default action). A signal that was ignored when the guard
+// was made (a background job's SIGINT) stays ignored. The previous handlers come back on
 // destruction. The flag is process-wide by nature (signals are), hence the static state.
 #pragma once
 

@@ -31,6 +31,7 @@ namespace fs = std::filesystem;
 namespace {
 
 constexpr const char* kConfigMeta = "cli.config";
+constexpr const char* kThreadsMeta = "cli.threads";  // threads the checkpoint was trained with
 
 double seconds_since(std::chrono::steady_clock::time_point t) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - t).count();
@@ -161,7 +162,8 @@ TrainOutcome run_training(const TrainConfig& config_in, std::ostream& out,
                           const StopRequest& stop) {
   TrainConfig config = config_in;
   const Device device = resolve_device(config.device);
-  omp_set_num_threads(static_cast<int>(config.threads > 0 ? config.threads : omp_get_num_procs()));
+  const int threads = static_cast<int>(config.threads > 0 ? config.threads : omp_get_num_procs());
+  omp_set_num_threads(threads);
 
   // Resume: the checkpoint's own config must agree on everything that shapes the run.
   serialize::Checkpoint resumed;
@@ -236,17 +238,24 @@ TrainOutcome run_training(const TrainConfig& config_in, std::ostream& out,
       << config.schedule.name << ", " << omp_get_max_threads() << " threads, device "
       << device.str() << "\n"
       << "  output " << config.output.dir << "\n";
-  if (!config.resume.empty())
+  if (!config.resume.empty()) {
     out << "  resumed from " << config.resume << " at epoch " << train_loader.state().epoch + 1
         << ", batch " << train_loader.state().batch << "\n";
+    // Parallel reductions group sums by thread, so only the same thread count is bit-exact.
+    auto it = resumed.metadata.find(kThreadsMeta);
+    if (it != resumed.metadata.end() && it->second != std::to_string(threads))
+      out << "  note: the checkpoint was trained with " << it->second << " threads, this run uses "
+          << threads << ": results will differ in the last bits from an uninterrupted run\n";
+  }
   out << std::flush;
 
   auto save = [&](const fs::path& path, std::int64_t completed) {
     TensorDict extra = progress_tensors(progress, best_acc);
     for (const auto& it : train_loader.state_dict()) extra.insert("loader." + it.key, it.value);
     save_dropout_streams(*model, extra);
-    serialize::save_checkpoint(path.string(), *model, optimizer.get(), scheduler.get(), completed,
-                               step, {{kConfigMeta, resolved.dump()}}, extra);
+    serialize::save_checkpoint(
+        path.string(), *model, optimizer.get(), scheduler.get(), completed, step,
+        {{kConfigMeta, resolved.dump()}, {kThreadsMeta, std::to_string(threads)}}, extra);
   };
 
   ProgressBar bar(out, resolve_progress_mode(config.output.progress, stdout_is_terminal()),

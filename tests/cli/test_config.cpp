@@ -41,7 +41,7 @@ TEST_CASE("config: an empty config gives the documented defaults", "[cli]") {
   CHECK(parse_train_config(json(nullptr)).epochs == 3);
 }
 
-TEST_CASE("config: values are read, optimiser defaults depend on its name", "[cli]") {
+TEST_CASE("config: values are read and optimiser defaults depend on its name", "[cli]") {
   const TrainConfig c = parse_train_config(json::parse(R"({
     "model": "vggfm", "epochs": 2, "batch_size": 64, "seed": 7, "threads": 2,
     "data": {"dir": "/tmp/x", "normalize": {"mean": [0.1], "std": 0.2},

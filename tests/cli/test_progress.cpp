@@ -112,7 +112,7 @@ EpochMetrics metrics(std::int64_t epoch, double acc) {
 
 }  // namespace
 
-TEST_CASE("metrics log: JSON lines, truncated to the checkpoint's epochs on resume", "[cli]") {
+TEST_CASE("metrics log: JSON lines truncated to the checkpoint's epochs on resume", "[cli]") {
   qgrad_cli_test::TempDir tmp;
   const std::string path = tmp.file("metrics.jsonl");
   {

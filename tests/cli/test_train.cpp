@@ -80,7 +80,7 @@ std::string slurp(const std::string& path) {
 
 }  // namespace
 
-TEST_CASE("train: a short run writes metrics, config and checkpoints; eval agrees", "[cli]") {
+TEST_CASE("train: a short run writes metrics and config and checkpoints and eval agrees", "[cli]") {
   TempDir tmp;
   qgrad_cli_test::write_synthetic_mnist(tmp.file("data"));
   const TrainConfig config = tiny_config(tmp.file("data"), tmp.file("run"), 1);
@@ -176,6 +176,12 @@ TEST_CASE("train: resuming gives bit-identical results to an uninterrupted run",
     changed.batch_size = 32;
     changed.optimizer.lr = 0.1;
     REQUIRE_THROWS_WITH(run_training(changed, out), Catch::Contains("'optimizer'"));
+    // Another thread count is allowed, with a note that the last bits will differ.
+    changed.optimizer.lr = 0.05;
+    changed.threads = 1;
+    std::ostringstream note;
+    run_training(changed, note);
+    CHECK_THAT(note.str(), Catch::Contains("note: the checkpoint was trained with 2 threads"));
   }
 }
 
