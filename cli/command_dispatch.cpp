@@ -1,0 +1,61 @@
+// Subcommand dispatch and the exception-to-exit-status mapping.
+#include "cli/command_dispatch.h"
+
+#include <ostream>
+
+#include "cli/eval_command.h"
+#include "cli/train_command.h"
+#include "cli/train_config.h"
+#include "cli/usage_error.h"
+
+namespace qgrad::cli {
+
+std::string main_usage() {
+  return "usage: qgrad <command> [options]\n"
+         "\n"
+         "commands:\n"
+         "  train [--config FILE.json]   train a model (defaults: lenet5bn on Fashion-MNIST)\n"
+         "  eval --checkpoint FILE       test loss and accuracy of a checkpoint\n"
+         "  help [command]               this text, or a command's\n"
+         "\n"
+         "qgrad train --help and qgrad eval --help describe each command.\n"
+         "\n"
+         "train config keys (JSON, nested objects by dots; every key optional):\n" +
+         train_config_help();
+}
+
+int run_command_line(const std::vector<std::string>& args, std::ostream& out, std::ostream& err) {
+  std::string command = args.empty() ? "" : args[0];
+  try {
+    const std::vector<std::string> rest(args.empty() ? args.end() : args.begin() + 1, args.end());
+    if (command == "--help" || command == "-h" || command == "help") {
+      if (rest.empty()) {
+        out << main_usage();
+      } else if (rest[0] == "train") {
+        out << train_usage();
+      } else if (rest[0] == "eval") {
+        out << eval_usage();
+      } else {
+        throw UsageError("help: unknown command '" + rest[0] + "'");
+      }
+      return 0;
+    }
+    if (command == "train") return train_command(rest, out);
+    if (command == "eval") return eval_command(rest, out);
+    if (command.empty()) {
+      err << main_usage();
+      return 2;
+    }
+    throw UsageError("unknown command '" + command + "' (commands: train, eval, help)");
+  } catch (const UsageError& e) {
+    err << "qgrad" << (command.empty() || command[0] == '-' ? "" : " " + command)
+        << ": error: " << e.what() << "\n";
+    return 2;
+  } catch (const std::exception& e) {
+    err << "qgrad" << (command.empty() || command[0] == '-' ? "" : " " + command)
+        << ": error: " << e.what() << "\n";
+    return 1;
+  }
+}
+
+}  // namespace qgrad::cli

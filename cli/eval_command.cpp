@@ -1,0 +1,107 @@
+// `qgrad eval`: argument parsing, model reconstruction from the checkpoint's config, and the
+// test-set pass.
+#include "cli/eval_command.h"
+
+#include <omp.h>
+
+#include <cstdio>
+#include <ostream>
+
+#include "cli/train_config.h"
+#include "cli/training_factory.h"
+#include "cli/usage_error.h"
+#include "nn/data/mnist.h"
+#include "nn/serialize/checkpoint.h"
+
+namespace qgrad::cli {
+
+namespace {
+
+std::int64_t parse_count(const std::string& option, const std::string& text) {
+  std::size_t used = 0;
+  long long v = 0;
+  try {
+    v = std::stoll(text, &used);
+  } catch (const std::exception&) {
+    used = 0;
+  }
+  if (used != text.size() || v < 1)
+    throw UsageError("eval: " + option + " must be an integer >= 1, got '" + text + "'");
+  return v;
+}
+
+}  // namespace
+
+EvalResult run_eval(const EvalOptions& options, std::ostream& out) {
+  serialize::Checkpoint ckpt = serialize::load_checkpoint(options.checkpoint);
+  auto it = ckpt.metadata.find("cli.config");
+  QGRAD_CHECK(it != ckpt.metadata.end(), IOError, "eval: checkpoint '", options.checkpoint,
+              "' has no 'cli.config' metadata (not written by qgrad train)");
+  TrainConfig config = parse_train_config(nlohmann::json::parse(it->second));
+  if (!options.data_dir.empty()) config.data.dir = options.data_dir;
+  if (options.batch_size > 0) config.eval_batch_size = options.batch_size;
+  omp_set_num_threads(
+      static_cast<int>(options.threads > 0 ? options.threads : omp_get_num_procs()));
+
+  std::shared_ptr<nn::UnaryModule> model = build_model(config);
+  model->load_state_dict(ckpt.model);
+  auto test_set = std::make_shared<data::MNIST>(config.data.dir, data::Split::Test);
+  data::DataLoader loader(test_set, data::DataLoaderOptions().batch_size(config.eval_batch_size),
+                          build_eval_transforms(config));
+  EvalResult r = evaluate(*model, loader, kCPU);
+  char line[256];
+  std::snprintf(line, sizeof line,
+                "%s (epoch %lld) on %s: test loss %.4f, test accuracy %.2f%% (%lld/%lld), %.1f s\n",
+                config.model.c_str(), static_cast<long long>(ckpt.epoch), config.data.dir.c_str(),
+                r.loss, 100 * r.accuracy, static_cast<long long>(r.correct),
+                static_cast<long long>(r.count), r.time_s);
+  out << options.checkpoint << ": " << line << std::flush;
+  return r;
+}
+
+std::string eval_usage() {
+  return "usage: qgrad eval --checkpoint FILE [--data-dir DIR] [--batch-size N] [--threads N]\n"
+         "\n"
+         "Evaluates a checkpoint written by qgrad train on the test split and prints the test\n"
+         "loss and accuracy. The model and normalisation come from the config stored in the\n"
+         "checkpoint.\n"
+         "\n"
+         "  --checkpoint FILE  a .safetensors checkpoint (last, best or epoch_N) (required)\n"
+         "  --data-dir DIR     dataset folder (default: data.dir of the training config)\n"
+         "  --batch-size N     evaluation batch size (default: eval_batch_size, 1000)\n"
+         "  --threads N        CPU threads (default: all cores)\n";
+}
+
+int eval_command(const std::vector<std::string>& args, std::ostream& out) {
+  EvalOptions o;
+  for (std::size_t i = 0; i < args.size(); ++i) {
+    const std::string& a = args[i];
+    if (a == "--help" || a == "-h") {
+      out << eval_usage();
+      return 0;
+    }
+    std::string name = a, value;
+    const std::size_t eq = a.find('=');
+    const bool inline_value = a.rfind("--", 0) == 0 && eq != std::string::npos;
+    if (inline_value) {
+      name = a.substr(0, eq);
+      value = a.substr(eq + 1);
+    }
+    if (name != "--checkpoint" && name != "--data-dir" && name != "--batch-size" &&
+        name != "--threads")
+      throw UsageError("eval: unknown argument '" + a + "' (see qgrad eval --help)");
+    if (!inline_value) {
+      if (i + 1 >= args.size()) throw UsageError("eval: " + name + " needs a value");
+      value = args[++i];
+    }
+    if (name == "--checkpoint") o.checkpoint = value;
+    if (name == "--data-dir") o.data_dir = value;
+    if (name == "--batch-size") o.batch_size = parse_count(name, value);
+    if (name == "--threads") o.threads = parse_count(name, value);
+  }
+  if (o.checkpoint.empty()) throw UsageError("eval: --checkpoint FILE is required");
+  run_eval(o, out);
+  return 0;
+}
+
+}  // namespace qgrad::cli

@@ -1,0 +1,46 @@
+// Evaluation pass: summed loss and argmax hits over the batches.
+#include "cli/evaluate.h"
+
+#include <chrono>
+
+#include "core/autograd/grad_mode.h"
+#include "core/error.h"
+#include "ops/loss/loss.h"
+#include "ops/reduce/reduce.h"
+
+namespace qgrad::cli {
+
+std::int64_t count_correct(const Tensor& logits, const Tensor& target) {
+  QGRAD_CHECK(logits.dim() == 2 && target.dim() == 1 && logits.shape()[0] == target.shape()[0],
+              ShapeError, "count_correct: expected logits [N, C] and target [N], got ",
+              logits.shape(), " and ", target.shape());
+  const std::vector<std::int64_t> pred = argmax(logits, 1).to_vector<std::int64_t>();
+  const std::vector<std::int64_t> truth = target.to_vector<std::int64_t>();
+  std::int64_t n = 0;
+  for (std::size_t i = 0; i < pred.size(); ++i) n += pred[i] == truth[i];
+  return n;
+}
+
+EvalResult evaluate(nn::UnaryModule& model, data::DataLoader& loader, Device device) {
+  const auto start = std::chrono::steady_clock::now();
+  NoGradGuard no_grad;
+  model.eval();
+  EvalResult r;
+  double loss_sum = 0;
+  while (std::optional<data::Batch> b = loader.next()) {
+    Tensor x = b->data.to(device), t = b->target.to(device);
+    Tensor logits = model.forward(x);
+    const std::int64_t n = t.shape()[0];
+    loss_sum += cross_entropy(logits, t, CrossEntropyOptions().reduction("sum")).item<double>();
+    r.correct += count_correct(logits, t);
+    r.count += n;
+  }
+  if (r.count > 0) {
+    r.loss = loss_sum / static_cast<double>(r.count);
+    r.accuracy = static_cast<double>(r.correct) / static_cast<double>(r.count);
+  }
+  r.time_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  return r;
+}
+
+}  // namespace qgrad::cli

@@ -1,0 +1,395 @@
+// The training loop of `qgrad train`, its checkpoints and resume.
+#include "cli/train_command.h"
+
+#include <omp.h>
+
+#include <chrono>
+#include <cstdio>
+#include <ctime>
+#include <filesystem>
+#include <ostream>
+
+#include "cli/evaluate.h"
+#include "cli/interrupt_guard.h"
+#include "cli/progress_bar.h"
+#include "cli/summary_table.h"
+#include "cli/training_factory.h"
+#include "cli/usage_error.h"
+#include "core/autograd/grad_mode.h"
+#include "core/factory.h"
+#include "core/npy.h"
+#include "nn/data/mnist.h"
+#include "nn/modules/dropout.h"
+#include "nn/serialize/checkpoint.h"
+#include "nn/utils/clip_grad.h"
+#include "ops/loss/loss.h"
+
+namespace qgrad::cli {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+constexpr const char* kConfigMeta = "cli.config";
+constexpr const char* kThreadsMeta = "cli.threads";  // threads the checkpoint was trained with
+
+double seconds_since(std::chrono::steady_clock::time_point t) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t).count();
+}
+
+std::string percent(double fraction) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.2f%%", 100 * fraction);
+  return buf;
+}
+
+std::string fixed(double v, int digits) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.*f", digits, v);
+  return buf;
+}
+
+// runs/<model>-<YYYYmmdd-HHMMSS>, with -2, -3, ... when taken.
+std::string default_output_dir(const std::string& model) {
+  std::time_t now = std::time(nullptr);
+  std::tm tm{};
+  localtime_r(&now, &tm);
+  char stamp[32];
+  std::strftime(stamp, sizeof stamp, "%Y%m%d-%H%M%S", &tm);
+  const std::string base = "runs/" + model + "-" + stamp;
+  std::string dir = base;
+  for (int i = 2; fs::exists(dir); ++i) dir = base + "-" + std::to_string(i);
+  return dir;
+}
+
+// The state of the epoch in progress, kept in checkpoints so a run interrupted mid-epoch
+// reports the same epoch metrics as an uninterrupted one.
+struct EpochProgress {
+  double loss_sum = 0;  // sum of per-example losses
+  std::int64_t correct = 0;
+  std::int64_t seen = 0;
+  double time_s = 0;  // training time spent in this epoch so far
+  double lr = 0;      // lr of the epoch's first batch
+};
+
+TensorDict progress_tensors(const EpochProgress& p, double best_acc) {
+  TensorDict d;
+  d.insert("train.loss_sum", scalar_tensor(p.loss_sum, TensorOptions().dtype(kFloat64)));
+  d.insert("train.correct",
+           scalar_tensor(static_cast<double>(p.correct), TensorOptions().dtype(kInt64)));
+  d.insert("train.seen", scalar_tensor(static_cast<double>(p.seen), TensorOptions().dtype(kInt64)));
+  d.insert("train.time_s", scalar_tensor(p.time_s, TensorOptions().dtype(kFloat64)));
+  d.insert("train.lr", scalar_tensor(p.lr, TensorOptions().dtype(kFloat64)));
+  d.insert("train.best_test_acc", scalar_tensor(best_acc, TensorOptions().dtype(kFloat64)));
+  return d;
+}
+
+double extra_value(const serialize::Checkpoint& c, const std::string& key,
+                   const std::string& path) {
+  const Tensor* t = c.extra.find(key);
+  QGRAD_CHECK(t != nullptr && t->numel() == 1, IOError, "resume: checkpoint '", path, "' has no '",
+              key, "' entry (not written by qgrad train?)");
+  return t->item<double>();
+}
+
+// The parts of the config that must not change when resuming, or the continuation would not be
+// the run the checkpoint belongs to.
+void check_resume_compatible(const nlohmann::json& saved, const nlohmann::json& now,
+                             const std::string& path) {
+  std::vector<std::string> keys{"model",    "batch_size", "seed",           "optimizer",
+                                "schedule", "grad_clip",  "label_smoothing"};
+  if (now["schedule"]["name"] == "cosine") keys.push_back("epochs");  // the period depends on it
+  for (const std::string& k : keys) {
+    if (saved.value(k, nlohmann::json()) != now[k])
+      throw UsageError("resume: '" + k + "' is " + saved.value(k, nlohmann::json()).dump() +
+                       " in the checkpoint '" + path + "' but " + now[k].dump() +
+                       " in this config; a resumed run must keep it");
+  }
+  for (const char* k : {"normalize", "augment"}) {
+    const nlohmann::json a =
+        saved.contains("data") ? saved["data"].value(k, nlohmann::json()) : nlohmann::json();
+    if (a != now["data"][k])
+      throw UsageError(std::string("resume: 'data.") + k + "' is " + a.dump() +
+                       " in the checkpoint '" + path + "' but " + now["data"][k].dump() +
+                       " in this config; a resumed run must keep it");
+  }
+}
+
+// The position of every Dropout layer's own random stream, so a resumed run draws the same masks.
+void save_dropout_streams(nn::Module& model, TensorDict& extra) {
+  for (const auto& it : model.named_modules()) {
+    if (auto d = std::dynamic_pointer_cast<nn::Dropout>(it.value))
+      extra.insert("rng." + it.key + ".offset",
+                   from_vector<std::int64_t>({static_cast<std::int64_t>(d->generator().offset())}));
+  }
+}
+
+void restore_dropout_streams(nn::Module& model, const serialize::Checkpoint& c,
+                             const std::string& path) {
+  for (const auto& it : model.named_modules()) {
+    if (auto d = std::dynamic_pointer_cast<nn::Dropout>(it.value)) {
+      const std::string key = "rng." + it.key + ".offset";
+      const Tensor* t = c.extra.find(key);
+      QGRAD_CHECK(t != nullptr && t->numel() == 1 && t->dtype() == kInt64, IOError,
+                  "resume: checkpoint '", path, "' has no int64 '", key,
+                  "' entry for dropout layer '", it.key, "'");
+      d->generator().set_offset(static_cast<std::uint64_t>(t->data_ptr<std::int64_t>()[0]));
+    }
+  }
+}
+
+Device resolve_device(const std::string& name) {
+  Device d;
+  try {
+    d = Device::parse(name);
+  } catch (const Error& e) {
+    throw UsageError(std::string("device: ") + e.what());
+  }
+  if (d.is_cuda() && !cuda_is_available())
+    throw UsageError("device \"" + name + "\" is not available: " +
+#ifdef QGRAD_WITH_CUDA
+                     "no CUDA device is visible"
+#else
+                     "this qgrad was built without CUDA (configure with -DQGRAD_CUDA=ON)"
+#endif
+    );
+  return d;
+}
+
+}  // namespace
+
+TrainOutcome run_training(const TrainConfig& config_in, std::ostream& out,
+                          const StopRequest& stop) {
+  TrainConfig config = config_in;
+  const Device device = resolve_device(config.device);
+  const int threads = static_cast<int>(config.threads > 0 ? config.threads : omp_get_num_procs());
+  omp_set_num_threads(threads);
+
+  // Resume: the checkpoint's own config must agree on everything that shapes the run.
+  serialize::Checkpoint resumed;
+  if (!config.resume.empty()) {
+    resumed = serialize::load_checkpoint(config.resume);
+    auto it = resumed.metadata.find(kConfigMeta);
+    QGRAD_CHECK(it != resumed.metadata.end(), IOError, "resume: checkpoint '", config.resume,
+                "' has no '", kConfigMeta, "' metadata (not written by qgrad train)");
+    check_resume_compatible(nlohmann::json::parse(it->second), to_json(config), config.resume);
+    if (config.output.dir.empty()) {
+      const fs::path parent = fs::path(config.resume).parent_path();
+      config.output.dir = parent.empty() ? "." : parent.string();
+    }
+  }
+  auto train_set = std::make_shared<data::MNIST>(config.data.dir, data::Split::Train);
+  auto test_set = std::make_shared<data::MNIST>(config.data.dir, data::Split::Test);
+  if (config.output.dir.empty()) config.output.dir = default_output_dir(config.model);
+  fs::create_directories(config.output.dir);
+  const fs::path dir(config.output.dir);
+  const Shape image = train_set->images().shape();  // [N, H, W]
+  data::DataLoader train_loader(train_set,
+                                data::DataLoaderOptions()
+                                    .batch_size(config.batch_size)
+                                    .shuffle(true)
+                                    .seed(static_cast<std::uint64_t>(config.seed)),
+                                build_train_transforms(config, image[1], image[2]));
+  data::DataLoader test_loader(test_set,
+                               data::DataLoaderOptions().batch_size(config.eval_batch_size),
+                               build_eval_transforms(config));
+
+  std::shared_ptr<nn::UnaryModule> model = build_model(config);
+  if (!device.is_cpu()) model->to(device);
+  std::unique_ptr<optim::Optimizer> optimizer = build_optimizer(config, model->parameters());
+  std::unique_ptr<optim::LRScheduler> scheduler =
+      build_scheduler(config, *optimizer, train_loader.batches_per_epoch());
+
+  EpochProgress progress;
+  double best_acc = -1;
+  std::int64_t step = 0;
+  std::int64_t done_epochs = 0;
+  bool mid_epoch = false;
+  if (!config.resume.empty()) {
+    // Restores strictly: a different architecture, optimiser kind or schedule throws.
+    serialize::load_checkpoint(config.resume, *model, optimizer.get(), scheduler.get());
+    TensorDict loader_state;
+    for (const auto& it : resumed.extra)
+      if (it.key.rfind("loader.", 0) == 0) loader_state.insert(it.key.substr(7), it.value);
+    train_loader.load_state_dict(loader_state);
+    restore_dropout_streams(*model, resumed, config.resume);
+    step = resumed.step;
+    done_epochs = resumed.epoch;
+    mid_epoch = train_loader.state().batch > 0;
+    progress.loss_sum = extra_value(resumed, "train.loss_sum", config.resume);
+    progress.correct =
+        static_cast<std::int64_t>(extra_value(resumed, "train.correct", config.resume));
+    progress.seen = static_cast<std::int64_t>(extra_value(resumed, "train.seen", config.resume));
+    progress.time_s = extra_value(resumed, "train.time_s", config.resume);
+    progress.lr = extra_value(resumed, "train.lr", config.resume);
+    best_acc = extra_value(resumed, "train.best_test_acc", config.resume);
+  }
+
+  nlohmann::json resolved = to_json(config);
+  write_file_atomic((dir / "config.json").string(), resolved.dump(2) + "\n");
+  MetricsLog metrics((dir / "metrics.jsonl").string(), done_epochs);
+
+  const std::int64_t batches = train_loader.batches_per_epoch();
+  out << "qgrad train: " << config.model << " (" << model->num_parameters(true)
+      << " parameters) on " << config.data.dir << ": " << train_set->size() << " train / "
+      << test_set->size() << " test images\n"
+      << "  " << config.epochs << " epochs x " << batches << " batches of " << config.batch_size
+      << ", " << config.optimizer.name << " lr " << config.optimizer.lr << ", schedule "
+      << config.schedule.name << ", " << omp_get_max_threads() << " threads, device "
+      << device.str() << "\n"
+      << "  output " << config.output.dir << "\n";
+  if (!config.resume.empty()) {
+    out << "  resumed from " << config.resume << " at epoch " << train_loader.state().epoch + 1
+        << ", batch " << train_loader.state().batch << "\n";
+    // Parallel reductions group sums by thread, so only the same thread count is bit-exact.
+    auto it = resumed.metadata.find(kThreadsMeta);
+    if (it != resumed.metadata.end() && it->second != std::to_string(threads))
+      out << "  note: the checkpoint was trained with " << it->second << " threads, this run uses "
+          << threads << ": results will differ in the last bits from an uninterrupted run\n";
+  }
+  out << std::flush;
+
+  auto save = [&](const fs::path& path, std::int64_t completed) {
+    TensorDict extra = progress_tensors(progress, best_acc);
+    for (const auto& it : train_loader.state_dict()) extra.insert("loader." + it.key, it.value);
+    save_dropout_streams(*model, extra);
+    serialize::save_checkpoint(
+        path.string(), *model, optimizer.get(), scheduler.get(), completed, step,
+        {{kConfigMeta, resolved.dump()}, {kThreadsMeta, std::to_string(threads)}}, extra);
+  };
+
+  ProgressBar bar(out, resolve_progress_mode(config.output.progress, stdout_is_terminal()),
+                  config.output.log_interval_s);
+  InterruptGuard interrupt;
+  TrainOutcome outcome;
+  outcome.output_dir = config.output.dir;
+  const CrossEntropyOptions loss_options =
+      CrossEntropyOptions().label_smoothing(config.label_smoothing);
+
+  bool stopping = false;
+  for (std::int64_t epoch = train_loader.epoch(); epoch < config.epochs; ++epoch) {
+    model->train();
+    const std::int64_t first = train_loader.state().batch;
+    if (!mid_epoch)
+      progress = EpochProgress{0, 0, 0, 0, optimizer->param_groups()[0].options().get_lr()};
+    mid_epoch = false;
+    bar.begin_epoch(epoch + 1, config.epochs, batches, first);
+    const auto start = std::chrono::steady_clock::now();
+    const double time_before = progress.time_s;
+    std::int64_t images = 0, done = first;
+    while (std::optional<data::Batch> b = train_loader.next()) {
+      Tensor x = b->data.to(device), t = b->target.to(device);
+      Tensor logits = model->forward(x);
+      Tensor loss = cross_entropy(logits, t, loss_options);
+      optimizer->zero_grad();
+      loss.backward();
+      if (config.grad_clip > 0)
+        nn::utils::clip_grad_norm_(optimizer->parameters(), config.grad_clip);
+      optimizer->step();
+      if (scheduler) scheduler->step();
+      ++step;
+      const std::int64_t n = t.shape()[0];
+      {
+        NoGradGuard no_grad;
+        progress.loss_sum += loss.item<double>() * static_cast<double>(n);
+        progress.correct += count_correct(logits.detach(), t);
+      }
+      progress.seen += n;
+      images += n;
+      ++done;
+      progress.time_s = time_before + seconds_since(start);
+      bar.update(done, images, progress.loss_sum / static_cast<double>(progress.seen));
+      if (interrupt.interrupted() || (stop && stop(step))) stopping = true;
+      if (stopping && done < batches) {
+        bar.end_epoch();
+        save(dir / "last.safetensors", epoch);
+        out << "interrupted at epoch " << epoch + 1 << ", batch " << done << "/" << batches
+            << ": checkpoint " << (dir / "last.safetensors").string()
+            << " (continue with \"resume\": \"" << (dir / "last.safetensors").string() << "\")\n"
+            << std::flush;
+        outcome.epochs = metrics.records();
+        outcome.interrupted = true;
+        return outcome;
+      }
+    }
+    bar.end_epoch();
+
+    EvalResult test = evaluate(*model, test_loader, device);
+    EpochMetrics m;
+    m.epoch = epoch + 1;
+    m.train_loss = progress.loss_sum / static_cast<double>(progress.seen);
+    m.train_acc = static_cast<double>(progress.correct) / static_cast<double>(progress.seen);
+    m.test_loss = test.loss;
+    m.test_acc = test.accuracy;
+    m.epoch_time_s = progress.time_s;
+    m.images_per_s = static_cast<double>(progress.seen) / progress.time_s;
+    m.lr = progress.lr;
+    m.eval_time_s = test.time_s;
+    metrics.append(m);
+    out << "epoch " << m.epoch << "/" << config.epochs << ": train loss " << fixed(m.train_loss, 4)
+        << " acc " << percent(m.train_acc) << " | test loss " << fixed(m.test_loss, 4) << " acc "
+        << percent(m.test_acc) << " | " << fixed(m.images_per_s, 0) << " img/s | "
+        << fixed(m.epoch_time_s, 1) << " s\n"
+        << std::flush;
+
+    progress = EpochProgress{};
+    const bool best = m.test_acc > best_acc;
+    if (best) best_acc = m.test_acc;
+    save(dir / "last.safetensors", epoch + 1);
+    if (best) save(dir / "best.safetensors", epoch + 1);
+    if (config.output.checkpoint_every > 0 && (epoch + 1) % config.output.checkpoint_every == 0)
+      save(dir / ("epoch_" + std::to_string(epoch + 1) + ".safetensors"), epoch + 1);
+    if (stopping && epoch + 1 < config.epochs) {
+      out << "interrupted after epoch " << epoch + 1 << ": checkpoint "
+          << (dir / "last.safetensors").string() << "\n"
+          << std::flush;
+      outcome.epochs = metrics.records();
+      outcome.interrupted = true;
+      return outcome;
+    }
+  }
+
+  outcome.epochs = metrics.records();
+  out << "\n"
+      << format_summary_table(outcome.epochs) << "checkpoints and metrics in " << config.output.dir
+      << "\n"
+      << std::flush;
+  return outcome;
+}
+
+std::string train_usage() {
+  return "usage: qgrad train [--config FILE.json]\n"
+         "\n"
+         "Trains a model on an MNIST-format dataset (default: LeNet-5 with batch norm on\n"
+         "Fashion-MNIST) and writes metrics.jsonl, config.json and checkpoints\n"
+         "(last/best.safetensors) to the output folder. Every config key is optional.\n"
+         "Ctrl-C stops after the current batch and writes a checkpoint to resume from.\n"
+         "\n"
+         "config keys (JSON, nested objects by dots):\n" +
+         train_config_help() +
+         "\n"
+         "exit status: 0 done, 1 error, 2 bad usage or config, 130 interrupted\n";
+}
+
+int train_command(const std::vector<std::string>& args, std::ostream& out) {
+  std::string config_path;
+  for (std::size_t i = 0; i < args.size(); ++i) {
+    if (args[i] == "--help" || args[i] == "-h") {
+      out << train_usage();
+      return 0;
+    }
+    if (args[i] == "--config" || args[i] == "-c") {
+      if (i + 1 >= args.size()) throw UsageError("train: --config needs a file name");
+      config_path = args[++i];
+    } else if (args[i].rfind("--config=", 0) == 0) {
+      config_path = args[i].substr(9);
+    } else {
+      throw UsageError("train: unknown argument '" + args[i] + "' (see qgrad train --help)");
+    }
+  }
+  const TrainConfig config = config_path.empty() ? parse_train_config(nlohmann::json::object())
+                                                 : load_train_config(config_path);
+  return run_training(config, out).interrupted ? 130 : 0;
+}
+
+}  // namespace qgrad::cli

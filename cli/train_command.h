@@ -1,0 +1,41 @@
+// `qgrad train`: trains a model as a TrainConfig describes. Each epoch it reports progress,
+// evaluates on the test split, appends to <output>/metrics.jsonl, and atomically writes
+// <output>/last.safetensors (plus best.safetensors when the test accuracy improves, and
+// epoch_<N>.safetensors every output.checkpoint_every epochs). A checkpoint holds the model,
+// optimiser, schedule and data-loader state, the partial sums of an unfinished epoch and the
+// resolved config, so `"resume": "<checkpoint>"` continues bit-exactly: the same weights as a
+// run that was never interrupted. Ctrl-C (or SIGTERM) stops after the current batch and writes
+// last.safetensors at that point; a second Ctrl-C ends at once.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <iosfwd>
+#include <string>
+#include <vector>
+
+#include "cli/metrics_log.h"
+#include "cli/train_config.h"
+
+namespace qgrad::cli {
+
+struct TrainOutcome {
+  std::string output_dir;
+  std::vector<EpochMetrics> epochs;  // every epoch of the run, resumed ones included
+  bool interrupted = false;
+};
+
+// Asked after every batch with the number of optimiser steps taken so far; true stops the run
+// as a Ctrl-C does (checkpoint, then return with interrupted = true).
+using StopRequest = std::function<bool(std::int64_t step)>;
+
+// Runs the training; progress and results go to `out`.
+TrainOutcome run_training(const TrainConfig& config, std::ostream& out,
+                          const StopRequest& stop = nullptr);
+
+// The command line `qgrad train [--config FILE]`; returns the exit status (0 done, 130
+// interrupted). Usage errors throw UsageError.
+int train_command(const std::vector<std::string>& args, std::ostream& out);
+std::string train_usage();
+
+}  // namespace qgrad::cli

@@ -1,0 +1,303 @@
+// TrainConfig parsing: one function per section, cross-key checks (keys that do not apply to the
+// chosen optimiser or schedule are rejected rather than silently ignored), to_json and the
+// documented key table shown by `qgrad train --help`.
+#include "cli/train_config.h"
+
+#include <algorithm>
+#include <fstream>
+#include <sstream>
+
+#include "cli/config_reader.h"
+#include "cli/usage_error.h"
+#include "core/error.h"
+#include "nn/models/zoo.h"
+
+namespace qgrad::cli {
+
+namespace {
+
+NormalizeConfig parse_normalize(ConfigReader& data) {
+  NormalizeConfig n;
+  std::optional<nlohmann::json> raw = data.raw("normalize");
+  if (!raw) return n;
+  if (raw->is_boolean()) {
+    if (*raw == true) return n;
+    n.enabled = false;
+    return n;
+  }
+  if (!raw->is_object())
+    data.fail("normalize",
+              "must be an object {\"mean\": ..., \"std\": ...} or false, got " + raw->dump());
+  ConfigReader r(*raw, data.key_path("normalize"));
+  n.mean = r.numbers("mean", n.mean, NumberRule::any(), 16);
+  n.std = r.numbers("std", n.std, NumberRule::positive(), 16);
+  r.finish();
+  if (n.mean.size() != n.std.size() && n.mean.size() != 1 && n.std.size() != 1)
+    r.fail("mean", "and std must have the same number of channels (or one value), got " +
+                       std::to_string(n.mean.size()) + " and " + std::to_string(n.std.size()));
+  return n;
+}
+
+DataConfig parse_data(ConfigReader& root) {
+  DataConfig d;
+  ConfigReader r = root.object("data");
+  d.dir = r.string("dir", d.dir);
+  d.normalize = parse_normalize(r);
+  ConfigReader a = r.object("augment");
+  d.augment.random_crop_padding = a.integer("random_crop_padding", 0, 0);
+  d.augment.hflip = a.boolean("hflip", false);
+  a.finish();
+  r.finish();
+  return d;
+}
+
+OptimizerConfig parse_optimizer(ConfigReader& root) {
+  OptimizerConfig o;
+  ConfigReader r = root.object("optimizer");
+  o.name = r.choice("name", o.name, {"sgd", "adam", "adamw"});
+  const bool sgd = o.name == "sgd";
+  o.lr = r.number("lr", sgd ? 0.05 : 1e-3, NumberRule::positive());
+  o.weight_decay =
+      r.number("weight_decay", o.name == "adamw" ? 1e-2 : 5e-4, NumberRule::non_negative());
+  // Ask for every key so finish() knows them all, then reject the ones for the other kind.
+  for (const char* k : sgd ? std::vector<const char*>{"betas", "eps"}
+                           : std::vector<const char*>{"momentum", "nesterov"})
+    if (r.has(k)) r.fail(k, "does not apply to optimizer.name \"" + o.name + "\"");
+  if (sgd) {
+    o.momentum = r.number("momentum", o.momentum, NumberRule::in_half_open(0, 1));
+    o.nesterov = r.boolean("nesterov", o.nesterov);
+    if (o.nesterov && o.momentum == 0) r.fail("nesterov", "needs optimizer.momentum > 0");
+    r.raw("betas");
+    r.raw("eps");
+  } else {
+    std::vector<double> betas =
+        r.fixed_numbers("betas", {o.beta1, o.beta2}, NumberRule::in_half_open(0, 1), 2);
+    o.beta1 = betas[0];
+    o.beta2 = betas[1];
+    o.eps = r.number("eps", o.eps, NumberRule::positive());
+    r.raw("momentum");
+    r.raw("nesterov");
+  }
+  r.finish();
+  return o;
+}
+
+ScheduleConfig parse_schedule(ConfigReader& root, std::int64_t epochs) {
+  ScheduleConfig s;
+  ConfigReader r = root.object("schedule");
+  s.name = r.choice("name", s.name, {"constant", "step", "multistep", "cosine"});
+  s.warmup_epochs = r.integer("warmup_epochs", 0, 0);
+  s.warmup_steps = r.integer("warmup_steps", 0, 0);
+  if (s.warmup_epochs > 0 && s.warmup_steps > 0)
+    r.fail("warmup_steps", "and schedule.warmup_epochs cannot both be set");
+  s.warmup_start_factor =
+      r.number("warmup_start_factor", s.warmup_start_factor, NumberRule::in_closed(1e-12, 1));
+  struct Only {
+    const char* key;
+    std::vector<std::string> names;
+  };
+  for (const Only& o : {Only{"step_size", {"step"}}, Only{"milestones", {"multistep"}},
+                        Only{"gamma", {"step", "multistep"}}, Only{"eta_min", {"cosine"}}}) {
+    if (r.has(o.key) && std::find(o.names.begin(), o.names.end(), s.name) == o.names.end())
+      r.fail(o.key, "does not apply to schedule.name \"" + s.name + "\"");
+  }
+  s.step_size = r.integer("step_size", s.step_size, 1);
+  std::vector<std::int64_t> fallback_milestones{std::max<std::int64_t>(1, (epochs + 1) / 2)};
+  if ((3 * epochs + 3) / 4 > fallback_milestones[0])
+    fallback_milestones.push_back((3 * epochs + 3) / 4);
+  s.milestones = r.increasing_integers("milestones", fallback_milestones, 1);
+  if (s.name != "multistep") s.milestones.clear();
+  s.gamma = r.number("gamma", s.gamma, NumberRule::positive());
+  s.eta_min = r.number("eta_min", s.eta_min, NumberRule::non_negative());
+  if (s.warmup_epochs > 0 && s.name == "multistep" && s.milestones[0] <= s.warmup_epochs)
+    r.fail("milestones", "must come after the warm-up (schedule.warmup_epochs = " +
+                             std::to_string(s.warmup_epochs) + ")");
+  if (s.name == "cosine" && s.warmup_epochs >= epochs)
+    r.fail("warmup_epochs", "must be smaller than epochs for a cosine schedule");
+  r.finish();
+  return s;
+}
+
+OutputConfig parse_output(ConfigReader& root) {
+  OutputConfig o;
+  ConfigReader r = root.object("output");
+  o.dir = r.string("dir", "");
+  o.checkpoint_every = r.integer("checkpoint_every", 0, 0);
+  o.progress = r.choice("progress", o.progress, {"auto", "bar", "lines", "off"});
+  o.log_interval_s = r.number("log_interval_s", o.log_interval_s, NumberRule::non_negative());
+  r.finish();
+  return o;
+}
+
+nlohmann::json null_if(bool unset, nlohmann::json v) {
+  return unset ? nlohmann::json() : v;
+}
+
+}  // namespace
+
+std::vector<std::string> model_names() {
+  return nn::model_names();
+}
+
+TrainConfig parse_train_config(const nlohmann::json& json) {
+  ConfigReader r(json, "");
+  if (r.has("quant"))
+    throw UsageError(
+        "unknown key 'quant': quantization-aware training recipes are not supported by this "
+        "version of qgrad train yet");
+  TrainConfig c;
+  c.model = r.choice("model", c.model, model_names());
+  c.epochs = r.integer("epochs", c.epochs, 1);
+  c.batch_size = r.integer("batch_size", c.batch_size, 1);
+  c.eval_batch_size = r.integer("eval_batch_size", c.eval_batch_size, 1);
+  c.seed = r.integer("seed", c.seed, 0);
+  c.device = r.string("device", c.device);
+  if (c.device != "cpu" && c.device != "cuda" && c.device.rfind("cuda:", 0) != 0)
+    r.fail("device", "must be \"cpu\", \"cuda\" or \"cuda:<index>\", got \"" + c.device + "\"");
+  c.threads = r.integer("threads", 0, 1);
+  c.data = parse_data(r);
+  c.optimizer = parse_optimizer(r);
+  c.schedule = parse_schedule(r, c.epochs);
+  c.grad_clip = r.number("grad_clip", 0.0, NumberRule::positive());
+  c.label_smoothing = r.number("label_smoothing", 0.0, NumberRule::in_half_open(0, 1));
+  c.output = parse_output(r);
+  c.resume = r.string("resume", "");
+  r.finish();
+  return c;
+}
+
+TrainConfig load_train_config(const std::string& path) {
+  std::ifstream in(path);
+  QGRAD_CHECK(in.good(), IOError, "qgrad train: cannot read config file '", path, "'");
+  std::stringstream ss;
+  ss << in.rdbuf();
+  nlohmann::json json;
+  try {
+    json = nlohmann::json::parse(ss.str());
+  } catch (const nlohmann::json::parse_error& e) {
+    throw UsageError("config file '" + path + "' is not valid JSON: " + e.what());
+  }
+  return parse_train_config(json);
+}
+
+nlohmann::json to_json(const TrainConfig& c) {
+  using nlohmann::json;
+  json normalize = c.data.normalize.enabled
+                       ? json{{"mean", c.data.normalize.mean}, {"std", c.data.normalize.std}}
+                       : json(false);
+  json optimizer{{"name", c.optimizer.name},
+                 {"lr", c.optimizer.lr},
+                 {"weight_decay", c.optimizer.weight_decay}};
+  if (c.optimizer.name == "sgd") {
+    optimizer["momentum"] = c.optimizer.momentum;
+    optimizer["nesterov"] = c.optimizer.nesterov;
+  } else {
+    optimizer["betas"] = {c.optimizer.beta1, c.optimizer.beta2};
+    optimizer["eps"] = c.optimizer.eps;
+  }
+  const ScheduleConfig& s = c.schedule;
+  json schedule{{"name", s.name},
+                {"warmup_epochs", s.warmup_epochs},
+                {"warmup_steps", s.warmup_steps},
+                {"warmup_start_factor", s.warmup_start_factor}};
+  if (s.name == "step") schedule["step_size"] = s.step_size;
+  if (s.name == "multistep") schedule["milestones"] = s.milestones;
+  if (s.name == "step" || s.name == "multistep") schedule["gamma"] = s.gamma;
+  if (s.name == "cosine") schedule["eta_min"] = s.eta_min;
+  return json{
+      {"model", c.model},
+      {"epochs", c.epochs},
+      {"batch_size", c.batch_size},
+      {"eval_batch_size", c.eval_batch_size},
+      {"seed", c.seed},
+      {"device", c.device},
+      {"threads", null_if(c.threads == 0, c.threads)},
+      {"data",
+       {{"dir", c.data.dir},
+        {"normalize", normalize},
+        {"augment",
+         {{"random_crop_padding", c.data.augment.random_crop_padding},
+          {"hflip", c.data.augment.hflip}}}}},
+      {"optimizer", optimizer},
+      {"schedule", schedule},
+      {"grad_clip", null_if(c.grad_clip == 0, c.grad_clip)},
+      {"label_smoothing", c.label_smoothing},
+      {"output",
+       {{"dir", null_if(c.output.dir.empty(), c.output.dir)},
+        {"checkpoint_every", c.output.checkpoint_every},
+        {"progress", c.output.progress},
+        {"log_interval_s", c.output.log_interval_s}}},
+      {"resume", null_if(c.resume.empty(), c.resume)},
+  };
+}
+
+const std::vector<ConfigKeyDoc>& train_config_keys() {
+  static const std::vector<ConfigKeyDoc> keys{
+      {"model", "\"lenet5bn\"", "\"lenet5bn\", \"vggfm\" or \"resnet20\""},
+      {"epochs", "3", "training epochs (integer >= 1)"},
+      {"batch_size", "128", "training batch size"},
+      {"eval_batch_size", "1000", "batch size of the test-set evaluation"},
+      {"seed", "0", "seeds the weights, the data order and the augmentation"},
+      {"device", "\"cpu\"", "\"cpu\" or \"cuda\" (\"cuda\" needs a CUDA build)"},
+      {"threads", "all cores", "CPU threads (OpenMP)"},
+      {"data.dir", "\"/usr/share/datasets/fashion-mnist\"",
+       "folder with the four MNIST-format IDX files ({train,t10k}-{images-idx3,labels-idx1}-ubyte"
+       "[.gz])"},
+      {"data.normalize.mean", "0.2860",
+       "per-channel mean (number or list), after scaling to [0,1]"},
+      {"data.normalize.std", "0.3530", "per-channel std; \"normalize\": false turns it off"},
+      {"data.augment.random_crop_padding", "0", "zero-pad then randomly crop back; 0 = off"},
+      {"data.augment.hflip", "false", "random horizontal flips"},
+      {"optimizer.name", "\"sgd\"", "\"sgd\", \"adam\" or \"adamw\""},
+      {"optimizer.lr", "0.05 (sgd), 0.001 (adam, adamw)", "learning rate"},
+      {"optimizer.weight_decay", "5e-4 (sgd, adam), 0.01 (adamw)", "weight decay"},
+      {"optimizer.momentum", "0.9", "sgd only"},
+      {"optimizer.nesterov", "false", "sgd only"},
+      {"optimizer.betas", "[0.9, 0.999]", "adam, adamw only"},
+      {"optimizer.eps", "1e-8", "adam, adamw only"},
+      {"schedule.name", "\"constant\"",
+       "\"constant\", \"step\", \"multistep\" or \"cosine\" (stepped every batch)"},
+      {"schedule.warmup_epochs", "0", "linear warm-up length in epochs"},
+      {"schedule.warmup_steps", "0", "linear warm-up length in batches (not with warmup_epochs)"},
+      {"schedule.warmup_start_factor", "0.1", "warm-up starts at lr * this factor"},
+      {"schedule.step_size", "1", "step: epochs between decays by gamma (after the warm-up)"},
+      {"schedule.milestones", "[epochs/2, 3*epochs/4]",
+       "multistep: epochs (counted from the start) at which lr *= gamma"},
+      {"schedule.gamma", "0.1", "step, multistep: decay factor"},
+      {"schedule.eta_min", "0", "cosine: final lr (the cosine spans the epochs after the warm-up)"},
+      {"grad_clip", "off", "clip the total gradient norm to this value"},
+      {"label_smoothing", "0", "cross-entropy label smoothing in [0, 1)"},
+      {"output.dir", "runs/<model>-<timestamp>",
+       "where metrics.jsonl, config.json and checkpoints go (resume: the checkpoint's folder)"},
+      {"output.checkpoint_every", "0",
+       "also keep epoch_<N>.safetensors every N epochs (last and best are always written)"},
+      {"output.progress", "\"auto\"",
+       "\"bar\" (terminal), \"lines\" (periodic lines), \"off\"; auto = bar on a terminal"},
+      {"output.log_interval_s", "10", "seconds between progress lines"},
+      {"resume", "none", "checkpoint to continue from (exactly, same results as no interruption)"},
+  };
+  return keys;
+}
+
+std::string train_config_help() {
+  std::size_t w_path = 0, w_default = 0;
+  for (const ConfigKeyDoc& k : train_config_keys()) {
+    w_path = std::max(w_path, k.path.size());
+    w_default = std::max(w_default, k.fallback.size());
+  }
+  w_default = std::min<std::size_t>(w_default, 24);
+  std::ostringstream os;
+  os << "  " << std::string("key") + std::string(w_path - 3 + 2, ' ') << "default"
+     << std::string(w_default - 7 + 2, ' ') << "meaning\n";
+  for (const ConfigKeyDoc& k : train_config_keys()) {
+    os << "  " << k.path << std::string(w_path - k.path.size() + 2, ' ') << k.fallback;
+    if (k.fallback.size() > w_default)
+      os << "\n  " << std::string(w_path + 2 + w_default + 2, ' ');
+    else
+      os << std::string(w_default - k.fallback.size() + 2, ' ');
+    os << k.meaning << "\n";
+  }
+  return os.str();
+}
+
+}  // namespace qgrad::cli

@@ -1,0 +1,106 @@
+// TrainConfig: everything `qgrad train` does, as read from a JSON config file. Every key is
+// optional; the defaults train LeNet-5 with batch norm on Fashion-MNIST with SGD. Parsing
+// validates types, ranges and names and rejects unknown keys, throwing UsageError naming the key
+// path ("optimizer.lr must be a positive number, got -1"). to_json() writes the resolved config
+// (every key, defaults filled in), which parses back to the same TrainConfig; a run stores it in
+// its output directory and in its checkpoints so `qgrad eval` and `resume` can rebuild the run.
+//
+// New sections (the planned "quant" recipe) are added as another struct member, a parse function
+// called from parse_train_config, a to_json entry and rows in train_config_keys(); "quant" is
+// rejected with a clear message until then.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+namespace qgrad::cli {
+
+struct NormalizeConfig {
+  bool enabled = true;  // "normalize": false turns it off
+  std::vector<double> mean{0.2860};
+  std::vector<double> std{0.3530};
+};
+
+struct AugmentConfig {
+  std::int64_t random_crop_padding = 0;  // 0 = no random crop
+  bool hflip = false;
+};
+
+struct DataConfig {
+  std::string dir = "/usr/share/datasets/fashion-mnist";
+  NormalizeConfig normalize;
+  AugmentConfig augment;
+};
+
+struct OptimizerConfig {
+  std::string name = "sgd";  // sgd | adam | adamw
+  double lr = 0.05;
+  double momentum = 0.9;  // sgd only
+  bool nesterov = false;  // sgd only
+  double weight_decay = 5e-4;
+  double beta1 = 0.9, beta2 = 0.999;  // adam, adamw
+  double eps = 1e-8;                  // adam, adamw
+};
+
+// The learning-rate schedule, stepped after every batch; lengths are in epochs (converted to
+// batches), except warmup_steps.
+struct ScheduleConfig {
+  std::string name = "constant";  // constant | step | multistep | cosine
+  std::int64_t warmup_epochs = 0;
+  std::int64_t warmup_steps = 0;         // batches; exclusive with warmup_epochs
+  double warmup_start_factor = 0.1;      // lr starts at base lr * this, rises linearly to base lr
+  std::int64_t step_size = 1;            // step: epochs between decays
+  std::vector<std::int64_t> milestones;  // multistep: epochs (from the start) of the decays
+  double gamma = 0.1;                    // step, multistep: decay factor
+  double eta_min = 0.0;                  // cosine: final lr
+};
+
+struct OutputConfig {
+  std::string dir;                    // empty: runs/<model>-<timestamp> (or the resumed run's)
+  std::int64_t checkpoint_every = 0;  // also keep epoch_<N>.safetensors every N epochs; 0 = off
+  std::string progress = "auto";      // auto | bar | lines | off
+  double log_interval_s = 10.0;       // seconds between progress lines when not a terminal
+};
+
+struct TrainConfig {
+  std::string model = "lenet5bn";
+  std::int64_t epochs = 3;
+  std::int64_t batch_size = 128;
+  std::int64_t eval_batch_size = 1000;
+  std::int64_t seed = 0;
+  std::string device = "cpu";
+  std::int64_t threads = 0;  // 0 = every core
+  DataConfig data;
+  OptimizerConfig optimizer;
+  ScheduleConfig schedule;
+  double grad_clip = 0.0;  // max total gradient norm; 0 = off
+  double label_smoothing = 0.0;
+  OutputConfig output;
+  std::string resume;  // checkpoint to continue from; empty = start fresh
+};
+
+// The model names `train` accepts (those of the model zoo, nn/models/zoo.h).
+std::vector<std::string> model_names();
+
+// Parses and validates a config object; throws UsageError naming the offending key.
+TrainConfig parse_train_config(const nlohmann::json& json);
+// Reads a JSON file (IOError when unreadable, UsageError when not valid JSON) and parses it.
+TrainConfig load_train_config(const std::string& path);
+// The resolved config, every key present (threads, output.dir, resume and grad_clip as null
+// when unset).
+nlohmann::json to_json(const TrainConfig& config);
+
+// One documented key of the config: dotted path, default (as text) and meaning.
+struct ConfigKeyDoc {
+  std::string path;
+  std::string fallback;
+  std::string meaning;
+};
+const std::vector<ConfigKeyDoc>& train_config_keys();
+// The table of train_config_keys() formatted for --help.
+std::string train_config_help();
+
+}  // namespace qgrad::cli

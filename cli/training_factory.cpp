@@ -1,0 +1,91 @@
+// Building the model, transforms, optimiser and schedule from a TrainConfig.
+#include "cli/training_factory.h"
+
+#include "cli/usage_error.h"
+#include "nn/models/zoo.h"
+#include "nn/optim/adam.h"
+#include "nn/optim/adamw.h"
+#include "nn/optim/sgd.h"
+
+namespace qgrad::cli {
+
+std::shared_ptr<nn::UnaryModule> build_model(const TrainConfig& config) {
+  return nn::make_model(config.model, static_cast<std::uint64_t>(config.seed));
+}
+
+std::vector<std::shared_ptr<const data::Transform>> build_train_transforms(
+    const TrainConfig& config, std::int64_t image_height, std::int64_t image_width) {
+  std::vector<std::shared_ptr<const data::Transform>> t;
+  const AugmentConfig& a = config.data.augment;
+  if (a.random_crop_padding > 0)
+    t.push_back(
+        std::make_shared<data::RandomCrop>(image_height, image_width, a.random_crop_padding));
+  if (a.hflip) t.push_back(std::make_shared<data::RandomHorizontalFlip>(0.5));
+  for (auto& n : build_eval_transforms(config)) t.push_back(n);
+  return t;
+}
+
+std::vector<std::shared_ptr<const data::Transform>> build_eval_transforms(
+    const TrainConfig& config) {
+  const NormalizeConfig& n = config.data.normalize;
+  if (!n.enabled) return {};
+  return {std::make_shared<data::Normalize>(n.mean, n.std)};
+}
+
+std::unique_ptr<optim::Optimizer> build_optimizer(const TrainConfig& config,
+                                                  const std::vector<Tensor>& parameters) {
+  const OptimizerConfig& o = config.optimizer;
+  if (o.name == "sgd")
+    return std::make_unique<optim::SGD>(parameters, optim::SGDOptions(o.lr)
+                                                        .momentum(o.momentum)
+                                                        .nesterov(o.nesterov)
+                                                        .weight_decay(o.weight_decay));
+  if (o.name == "adam")
+    return std::make_unique<optim::Adam>(
+        parameters,
+        optim::AdamOptions(o.lr).betas({o.beta1, o.beta2}).eps(o.eps).weight_decay(o.weight_decay));
+  if (o.name == "adamw")
+    return std::make_unique<optim::AdamW>(parameters, optim::AdamWOptions(o.lr)
+                                                          .betas({o.beta1, o.beta2})
+                                                          .eps(o.eps)
+                                                          .weight_decay(o.weight_decay));
+  throw UsageError("optimizer.name: unknown optimizer \"" + o.name + "\"");
+}
+
+std::unique_ptr<optim::LRScheduler> build_scheduler(const TrainConfig& config,
+                                                    optim::Optimizer& optimizer,
+                                                    std::int64_t batches_per_epoch) {
+  const ScheduleConfig& s = config.schedule;
+  const std::int64_t total = config.epochs * batches_per_epoch;
+  const std::int64_t warmup =
+      s.warmup_steps > 0 ? s.warmup_steps : s.warmup_epochs * batches_per_epoch;
+  std::unique_ptr<optim::LRScheduler> main;
+  if (s.name == "step") {
+    main = std::make_unique<optim::StepLR>(optimizer, s.step_size * batches_per_epoch, s.gamma);
+  } else if (s.name == "multistep") {
+    std::vector<std::int64_t> at;
+    for (std::int64_t m : s.milestones) {
+      if (m * batches_per_epoch <= warmup)
+        throw UsageError("schedule.milestones: epoch " + std::to_string(m) +
+                         " is not after the warm-up (" + std::to_string(warmup) + " batches)");
+      at.push_back(m * batches_per_epoch - warmup);
+    }
+    main = std::make_unique<optim::MultiStepLR>(optimizer, at, s.gamma);
+  } else if (s.name == "cosine") {
+    main = std::make_unique<optim::CosineAnnealingLR>(
+        optimizer, std::max<std::int64_t>(1, total - warmup), s.eta_min);
+  } else if (s.name != "constant") {
+    throw UsageError("schedule.name: unknown schedule \"" + s.name + "\"");
+  }
+  if (warmup == 0) return main;
+  if (!main) return std::make_unique<optim::LinearWarmup>(optimizer, s.warmup_start_factor, warmup);
+  // SequentialLR resets the lr to initial_lr and undoes the initial steps of both parts.
+  std::shared_ptr<optim::LRScheduler> warm;
+  warm = std::make_shared<optim::LinearWarmup>(optimizer, s.warmup_start_factor, warmup);
+  std::shared_ptr<optim::LRScheduler> rest = std::move(main);
+  return std::make_unique<optim::SequentialLR>(
+      optimizer, std::vector<std::shared_ptr<optim::LRScheduler>>{warm, rest},
+      std::vector<std::int64_t>{warmup});
+}
+
+}  // namespace qgrad::cli

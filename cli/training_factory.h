@@ -1,0 +1,40 @@
+// The objects a TrainConfig describes: the model (from the model zoo), the data transforms, the
+// optimiser and the learning-rate schedule. Shared by `qgrad train` and `qgrad eval` so both
+// build exactly the same things from the same config.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+#include "cli/train_config.h"
+#include "nn/data/transforms.h"
+#include "nn/optim/lr_scheduler.h"
+#include "nn/optim/optimizer.h"
+#include "nn/unary_module.h"
+
+namespace qgrad::cli {
+
+// The model `config.model`, initialised from `config.seed`, on the CPU.
+std::shared_ptr<nn::UnaryModule> build_model(const TrainConfig& config);
+
+// Training transforms: augmentation (random crop to `image_height` x `image_width` after
+// zero padding, horizontal flip) on the [0, 1] image, then normalisation.
+std::vector<std::shared_ptr<const data::Transform>> build_train_transforms(
+    const TrainConfig& config, std::int64_t image_height, std::int64_t image_width);
+// Test transforms: normalisation only.
+std::vector<std::shared_ptr<const data::Transform>> build_eval_transforms(
+    const TrainConfig& config);
+
+std::unique_ptr<optim::Optimizer> build_optimizer(const TrainConfig& config,
+                                                  const std::vector<Tensor>& parameters);
+
+// The schedule, stepped once per batch (`batches_per_epoch` converts epochs to steps). Null for
+// a constant learning rate without warm-up. With warm-up, a LinearWarmup runs first and the
+// main schedule starts after it (SequentialLR); multistep milestones still count from the start
+// of training, step decays and the cosine period count from the end of the warm-up.
+std::unique_ptr<optim::LRScheduler> build_scheduler(const TrainConfig& config,
+                                                    optim::Optimizer& optimizer,
+                                                    std::int64_t batches_per_epoch);
+
+}  // namespace qgrad::cli

@@ -1,0 +1,212 @@
+// qgrad train's JSON config: defaults, validation errors naming the key path, unknown keys,
+// round trips through to_json, and the --help key table covering every key.
+#include <catch2/catch.hpp>
+
+#include <set>
+
+#include "cli/train_config.h"
+#include "cli/usage_error.h"
+#include "cli_test_helpers.h"
+#include "core/error.h"
+
+using namespace qgrad;
+using namespace qgrad::cli;
+using nlohmann::json;
+
+TEST_CASE("config: an empty config gives the documented defaults", "[cli]") {
+  const TrainConfig c = parse_train_config(json::object());
+  CHECK(c.model == "lenet5bn");
+  CHECK(c.epochs == 3);
+  CHECK(c.batch_size == 128);
+  CHECK(c.seed == 0);
+  CHECK(c.device == "cpu");
+  CHECK(c.threads == 0);
+  CHECK(c.data.dir == "/usr/share/datasets/fashion-mnist");
+  CHECK(c.data.normalize.enabled);
+  CHECK(c.data.normalize.mean == std::vector<double>{0.2860});
+  CHECK(c.data.normalize.std == std::vector<double>{0.3530});
+  CHECK(c.data.augment.random_crop_padding == 0);
+  CHECK_FALSE(c.data.augment.hflip);
+  CHECK(c.optimizer.name == "sgd");
+  CHECK(c.optimizer.lr == 0.05);
+  CHECK(c.optimizer.momentum == 0.9);
+  CHECK(c.optimizer.weight_decay == 5e-4);
+  CHECK_FALSE(c.optimizer.nesterov);
+  CHECK(c.schedule.name == "constant");
+  CHECK(c.grad_clip == 0);
+  CHECK(c.label_smoothing == 0);
+  CHECK(c.output.dir.empty());
+  CHECK(c.resume.empty());
+  // null counts as absent.
+  CHECK(parse_train_config(json(nullptr)).epochs == 3);
+}
+
+TEST_CASE("config: values are read and optimiser defaults depend on its name", "[cli]") {
+  const TrainConfig c = parse_train_config(json::parse(R"({
+    "model": "vggfm", "epochs": 2, "batch_size": 64, "seed": 7, "threads": 2,
+    "data": {"dir": "/tmp/x", "normalize": {"mean": [0.1], "std": 0.2},
+             "augment": {"random_crop_padding": 2, "hflip": true}},
+    "optimizer": {"name": "adam", "betas": [0.8, 0.99], "eps": 1e-6},
+    "schedule": {"name": "multistep", "milestones": [1, 2], "gamma": 0.5, "warmup_steps": 3},
+    "grad_clip": 5, "label_smoothing": 0.1,
+    "output": {"dir": "out", "checkpoint_every": 1, "progress": "off"}})"));
+  CHECK(c.model == "vggfm");
+  CHECK(c.epochs == 2);
+  CHECK(c.seed == 7);
+  CHECK(c.threads == 2);
+  CHECK(c.data.normalize.mean == std::vector<double>{0.1});
+  CHECK(c.data.normalize.std == std::vector<double>{0.2});
+  CHECK(c.data.augment.random_crop_padding == 2);
+  CHECK(c.data.augment.hflip);
+  CHECK(c.optimizer.name == "adam");
+  CHECK(c.optimizer.lr == 1e-3);
+  CHECK(c.optimizer.weight_decay == 5e-4);
+  CHECK(c.optimizer.beta1 == 0.8);
+  CHECK(c.optimizer.beta2 == 0.99);
+  CHECK(c.optimizer.eps == 1e-6);
+  CHECK(c.schedule.milestones == std::vector<std::int64_t>{1, 2});
+  CHECK(c.schedule.gamma == 0.5);
+  CHECK(c.schedule.warmup_steps == 3);
+  CHECK(c.grad_clip == 5);
+  CHECK(c.label_smoothing == 0.1);
+  CHECK(c.output.checkpoint_every == 1);
+  CHECK(c.output.progress == "off");
+  CHECK(parse_train_config(json::parse(R"({"optimizer": {"name": "adamw"}})"))
+            .optimizer.weight_decay == 0.01);
+  CHECK_FALSE(
+      parse_train_config(json::parse(R"({"data": {"normalize": false}})")).data.normalize.enabled);
+}
+
+TEST_CASE("config: bad values and unknown keys name the key path", "[cli]") {
+  const std::vector<std::pair<std::string, std::string>> cases{
+      {R"({"optimizer": {"lr": -1}})", "optimizer.lr must be a positive number, got -1"},
+      {R"({"optimizer": {"lr": "0.1"}})", "optimizer.lr must be a positive number, got \"0.1\""},
+      {R"({"epochs": -3})", "epochs must be an integer >= 1, got -3"},
+      {R"({"epochs": 2.5})", "epochs must be an integer >= 1, got 2.5"},
+      {R"({"epochs": "3"})", "epochs must be an integer >= 1, got \"3\""},
+      {R"({"batch_size": 0})", "batch_size must be an integer >= 1, got 0"},
+      {R"({"threads": 0})", "threads must be an integer >= 1, got 0"},
+      {R"({"seed": -1})", "seed must be an integer >= 0, got -1"},
+      {R"({"model": "resnet50"})",
+       "model must be one of \"lenet5bn\", \"vggfm\", \"resnet20\", got \"resnet50\""},
+      {R"({"optimizer": {"name": "rmsprop"}})", "optimizer.name must be one of \"sgd\""},
+      {R"({"optimizer": {"momentum": 1.5}})", "optimizer.momentum must be a number in [0, 1)"},
+      {R"({"optimizer": {"nesterov": true, "momentum": 0}})", "optimizer.nesterov needs"},
+      {R"({"optimizer": {"name": "adam", "momentum": 0.9}})",
+       "optimizer.momentum does not apply to optimizer.name \"adam\""},
+      {R"({"optimizer": {"betas": [0.9, 0.99]}})",
+       "optimizer.betas does not apply to optimizer.name \"sgd\""},
+      {R"({"optimizer": {"name": "adamw", "betas": [0.9]}})",
+       "optimizer.betas must be a list of 2 numbers"},
+      {R"({"optimizer": {"lrr": 0.1}})", "unknown key 'optimizer.lrr'"},
+      {R"({"batchsize": 64})", "unknown key 'batchsize'"},
+      {R"({"data": {"augment": {"flip": true}}})", "unknown key 'data.augment.flip'"},
+      {R"({"data": {"augment": {"hflip": 1}}})", "data.augment.hflip must be true or false, got 1"},
+      {R"({"data": {"normalize": {"std": 0}}})", "data.normalize.std must be a positive number"},
+      {R"({"data": {"normalize": {"mean": [0.1, 0.2], "std": [0.1, 0.2, 0.3]}}})",
+       "data.normalize.mean and std must have the same number of channels"},
+      {R"({"data": {"normalize": "yes"}})", "data.normalize must be an object"},
+      {R"({"data": {"dir": ""}})", "data.dir must be a non-empty string"},
+      {R"({"data": 3})", "data must be a JSON object, got 3"},
+      {R"({"schedule": {"name": "linear"}})", "schedule.name must be one of"},
+      {R"({"schedule": {"milestones": [1]}})",
+       "schedule.milestones does not apply to schedule.name \"constant\""},
+      {R"({"schedule": {"name": "cosine", "gamma": 0.1}})", "schedule.gamma does not apply"},
+      {R"({"schedule": {"name": "multistep", "milestones": [2, 1]}})",
+       "schedule.milestones must be a non-empty list of strictly increasing integers >= 1"},
+      {R"({"schedule": {"warmup_epochs": 1, "warmup_steps": 10}})",
+       "schedule.warmup_steps and schedule.warmup_epochs cannot both be set"},
+      {R"({"schedule": {"name": "multistep", "milestones": [1, 2], "warmup_epochs": 1}})",
+       "schedule.milestones must come after the warm-up"},
+      {R"({"schedule": {"name": "cosine", "warmup_epochs": 3}})",
+       "schedule.warmup_epochs must be smaller than epochs"},
+      {R"({"label_smoothing": 1})", "label_smoothing must be a number in [0, 1), got 1"},
+      {R"({"grad_clip": 0})", "grad_clip must be a positive number, got 0"},
+      {R"({"device": "tpu"})", "device must be \"cpu\", \"cuda\" or \"cuda:<index>\""},
+      {R"({"output": {"progress": "fancy"}})", "output.progress must be one of"},
+      {R"({"output": {"checkpoint_every": -1}})",
+       "output.checkpoint_every must be an integer >= 0"},
+      {R"({"resume": 5})", "resume must be a non-empty string, got 5"},
+      {R"({"quant": {"bits": 8}})", "unknown key 'quant'"},
+      {R"([1, 2])", "the config must be a JSON object"},
+  };
+  for (const auto& [text, message] : cases) {
+    INFO(text);
+    REQUIRE_THROWS_AS(parse_train_config(json::parse(text)), UsageError);
+    REQUIRE_THROWS_WITH(parse_train_config(json::parse(text)), Catch::Contains(message));
+  }
+}
+
+TEST_CASE("config: the unknown-key message lists the accepted keys", "[cli]") {
+  REQUIRE_THROWS_WITH(parse_train_config(json::parse(R"({"optimizer": {"lrr": 0.1}})")),
+                      Catch::Contains("'optimizer' accepts: name, lr, weight_decay"));
+}
+
+TEST_CASE("config: to_json round-trips and fills in every key", "[cli]") {
+  const std::vector<std::string> configs{
+      "{}",
+      R"({"optimizer": {"name": "adamw", "lr": 0.002}, "schedule": {"name": "cosine",
+          "warmup_epochs": 1, "eta_min": 0.001}, "grad_clip": 1.5, "threads": 3})",
+      R"({"schedule": {"name": "step", "step_size": 2, "gamma": 0.3},
+          "data": {"normalize": false}, "resume": "a/b.safetensors", "output": {"dir": "o"}})",
+      R"({"epochs": 8, "schedule": {"name": "multistep"}})",
+  };
+  for (const std::string& text : configs) {
+    INFO(text);
+    const json once = to_json(parse_train_config(json::parse(text)));
+    const json twice = to_json(parse_train_config(once));
+    CHECK(once == twice);
+  }
+  // Default milestones follow the number of epochs.
+  CHECK(parse_train_config(json::parse(configs[3])).schedule.milestones ==
+        std::vector<std::int64_t>{4, 6});
+}
+
+namespace {
+
+// Dotted paths of the leaves of a JSON object (arrays are leaves).
+void leaf_paths(const json& j, const std::string& prefix, std::set<std::string>& out) {
+  for (auto it = j.begin(); it != j.end(); ++it) {
+    const std::string path = prefix.empty() ? it.key() : prefix + "." + it.key();
+    if (it->is_object())
+      leaf_paths(*it, path, out);
+    else
+      out.insert(path);
+  }
+}
+
+}  // namespace
+
+TEST_CASE("config: the --help key table documents exactly the accepted keys", "[cli]") {
+  // The union of the keys of resolved configs covering every optimiser and schedule kind.
+  std::set<std::string> accepted;
+  for (const char* text : {R"({"optimizer": {"name": "sgd"}, "schedule": {"name": "step"}})",
+                           R"({"optimizer": {"name": "adam"}, "schedule": {"name": "multistep"}})",
+                           R"({"schedule": {"name": "cosine"}})"})
+    leaf_paths(to_json(parse_train_config(json::parse(text))), "", accepted);
+  accepted.erase("data.normalize");  // a leaf only when false
+  std::set<std::string> documented;
+  for (const ConfigKeyDoc& k : train_config_keys()) documented.insert(k.path);
+  for (const std::string& k : accepted) {
+    INFO(k);
+    CHECK(documented.count(k) == 1);
+  }
+  for (const std::string& k : documented) {
+    INFO(k);
+    CHECK(accepted.count(k) == 1);
+  }
+  const std::string help = train_config_help();
+  for (const ConfigKeyDoc& k : train_config_keys()) CHECK_THAT(help, Catch::Contains(k.path));
+  CHECK_THAT(help, Catch::Contains("0.05 (sgd)"));
+}
+
+TEST_CASE("config: files that are missing or not JSON", "[cli]") {
+  qgrad_cli_test::TempDir tmp;
+  REQUIRE_THROWS_AS(load_train_config(tmp.file("missing.json")), IOError);
+  REQUIRE_THROWS_WITH(load_train_config(tmp.file("missing.json")), Catch::Contains("missing.json"));
+  qgrad_cli_test::write_text(tmp.file("bad.json"), "{\"epochs\": 3,}");
+  REQUIRE_THROWS_AS(load_train_config(tmp.file("bad.json")), UsageError);
+  REQUIRE_THROWS_WITH(load_train_config(tmp.file("bad.json")), Catch::Contains("not valid JSON"));
+  qgrad_cli_test::write_text(tmp.file("ok.json"), "{\"epochs\": 5}");
+  CHECK(load_train_config(tmp.file("ok.json")).epochs == 5);
+}

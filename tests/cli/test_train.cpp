@@ -1,0 +1,280 @@
+// End to end on a small synthetic IDX dataset: a short training run writes its metrics, config
+// and checkpoints; eval reproduces the run's test accuracy from a checkpoint; resuming from an
+// epoch-boundary or a mid-epoch checkpoint gives bit-identical weights, optimiser state and
+// metrics to an uninterrupted run; resuming with a changed config is refused. The same through
+// the real `qgrad` binary, exit statuses included.
+#include <catch2/catch.hpp>
+
+#include <sys/wait.h>
+
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "cli/command_dispatch.h"
+#include "cli/eval_command.h"
+#include "cli/train_command.h"
+#include "cli/usage_error.h"
+#include "cli_test_helpers.h"
+#include "core/device.h"
+#include "core/error.h"
+#include "nn/serialize/checkpoint.h"
+
+using namespace qgrad;
+using namespace qgrad::cli;
+using nlohmann::json;
+using qgrad_cli_test::TempDir;
+
+namespace {
+
+TrainConfig tiny_config(const std::string& data_dir, const std::string& out_dir,
+                        std::int64_t epochs) {
+  json j{{"epochs", epochs},
+         {"batch_size", 32},
+         {"eval_batch_size", 64},
+         {"threads", 2},
+         {"data", {{"dir", data_dir}}},
+         {"output", {{"progress", "off"}}}};
+  if (!out_dir.empty()) j["output"]["dir"] = out_dir;
+  return parse_train_config(j);
+}
+
+void require_same_tensors(const TensorDict& a, const TensorDict& b, const std::string& what) {
+  REQUIRE(a.size() == b.size());
+  REQUIRE(a.size() > 0);
+  for (const auto& it : a) {
+    INFO(what << " " << it.key);
+    const Tensor* other = b.find(it.key);
+    REQUIRE(other != nullptr);
+    REQUIRE(it.value.shape() == other->shape());
+    REQUIRE(it.value.dtype() == other->dtype());
+    const Tensor x = it.value.contiguous(), y = other->contiguous();
+    const std::size_t bytes = static_cast<std::size_t>(x.numel()) * dtype_size(x.dtype());
+    REQUIRE(std::memcmp(x.raw_data(), y.raw_data(), bytes) == 0);
+  }
+}
+
+void require_same_checkpoint(const std::string& a_path, const std::string& b_path) {
+  const serialize::Checkpoint a = serialize::load_checkpoint(a_path);
+  const serialize::Checkpoint b = serialize::load_checkpoint(b_path);
+  CHECK(a.epoch == b.epoch);
+  CHECK(a.step == b.step);
+  require_same_tensors(a.model, b.model, "model");
+  require_same_tensors(a.optimizer, b.optimizer, "optimizer");
+  // train.time_s differs between runs; everything else in extra (loader position, partial
+  // sums, best accuracy) must match.
+  TensorDict ea = a.extra, eb = b.extra;
+  ea.erase("train.time_s");
+  eb.erase("train.time_s");
+  require_same_tensors(ea, eb, "extra");
+}
+
+std::string slurp(const std::string& path) {
+  std::ifstream in(path);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+}  // namespace
+
+TEST_CASE("train: a short run writes metrics and config and checkpoints and eval agrees", "[cli]") {
+  TempDir tmp;
+  qgrad_cli_test::write_synthetic_mnist(tmp.file("data"));
+  const TrainConfig config = tiny_config(tmp.file("data"), tmp.file("run"), 1);
+  std::ostringstream out;
+  const TrainOutcome r = run_training(config, out);
+  INFO(out.str());
+  CHECK_FALSE(r.interrupted);
+  CHECK(r.output_dir == tmp.file("run"));
+  REQUIRE(r.epochs.size() == 1);
+  const EpochMetrics& m = r.epochs[0];
+  CHECK(m.epoch == 1);
+  CHECK(std::isfinite(m.train_loss));
+  CHECK(m.images_per_s > 0);
+  CHECK(m.lr == 0.05);
+  // 8 SGD steps on an easy synthetic problem: far above chance (10%).
+  CHECK(m.test_acc > 0.3);
+  CHECK_THAT(out.str(),
+             Catch::Contains("epoch 1/1: train loss") && Catch::Contains("best test accuracy"));
+  for (const char* f : {"config.json", "metrics.jsonl", "last.safetensors", "best.safetensors"})
+    CHECK(std::filesystem::exists(tmp.file(std::string("run/") + f)));
+  CHECK_FALSE(std::filesystem::exists(tmp.file("run/epoch_1.safetensors")));
+  const json saved = json::parse(slurp(tmp.file("run/config.json")));
+  CHECK(saved["output"]["dir"] == tmp.file("run"));
+  CHECK(saved["optimizer"]["lr"] == 0.05);
+  const std::vector<EpochMetrics> logged = MetricsLog::read(tmp.file("run/metrics.jsonl"));
+  REQUIRE(logged.size() == 1);
+  CHECK(logged[0].test_acc == m.test_acc);
+
+  std::ostringstream eval_out;
+  EvalOptions eo;
+  eo.checkpoint = tmp.file("run/last.safetensors");
+  eo.batch_size = 7;  // a different batching must not change the result
+  const EvalResult e = run_eval(eo, eval_out);
+  CHECK(e.count == 100);
+  CHECK(e.accuracy == m.test_acc);
+  CHECK(e.loss == Approx(m.test_loss).epsilon(1e-5));
+  CHECK_THAT(eval_out.str(), Catch::Contains("test accuracy"));
+}
+
+TEST_CASE("train: resuming gives bit-identical results to an uninterrupted run", "[cli]") {
+  TempDir tmp;
+  qgrad_cli_test::write_synthetic_mnist(tmp.file("data"));
+  std::ostringstream out;
+  // Uninterrupted: 2 epochs, keeping the epoch-1 checkpoint.
+  TrainConfig full = tiny_config(tmp.file("data"), tmp.file("full"), 2);
+  full.output.checkpoint_every = 1;
+  const TrainOutcome a = run_training(full, out);
+  REQUIRE(a.epochs.size() == 2);
+  REQUIRE(std::filesystem::exists(tmp.file("full/epoch_1.safetensors")));
+
+  {  // from the end of epoch 1
+    TrainConfig resumed = tiny_config(tmp.file("data"), tmp.file("resumed"), 2);
+    resumed.resume = tmp.file("full/epoch_1.safetensors");
+    const TrainOutcome b = run_training(resumed, out);
+    require_same_checkpoint(tmp.file("full/last.safetensors"),
+                            tmp.file("resumed/last.safetensors"));
+    REQUIRE(b.epochs.size() == 1);  // the new output folder has no metrics of epoch 1
+    CHECK(b.epochs[0].train_loss == a.epochs[1].train_loss);
+    CHECK(b.epochs[0].test_acc == a.epochs[1].test_acc);
+  }
+
+  {  // from the middle of epoch 1 (as after Ctrl-C), into the same folder
+    TrainConfig first = tiny_config(tmp.file("data"), tmp.file("cut"), 2);
+    const TrainOutcome c = run_training(first, out, [](std::int64_t step) { return step == 3; });
+    CHECK(c.interrupted);
+    CHECK(c.epochs.empty());
+    CHECK_THAT(out.str(), Catch::Contains("interrupted at epoch 1, batch 3/8"));
+    const serialize::Checkpoint cut = serialize::load_checkpoint(tmp.file("cut/last.safetensors"));
+    CHECK(cut.epoch == 0);
+    CHECK(cut.step == 3);
+    CHECK(cut.extra.at("loader.batch").item<std::int64_t>() == 3);
+
+    TrainConfig second = tiny_config(tmp.file("data"), "", 2);  // output: the checkpoint's folder
+    second.resume = tmp.file("cut/last.safetensors");
+    const TrainOutcome d = run_training(second, out);
+    CHECK(d.output_dir == tmp.file("cut"));
+    require_same_checkpoint(tmp.file("full/last.safetensors"), tmp.file("cut/last.safetensors"));
+    REQUIRE(d.epochs.size() == 2);
+    for (int e = 0; e < 2; ++e) {
+      CHECK(d.epochs[e].train_loss == a.epochs[e].train_loss);
+      CHECK(d.epochs[e].train_acc == a.epochs[e].train_acc);
+      CHECK(d.epochs[e].test_acc == a.epochs[e].test_acc);
+    }
+  }
+
+  {  // with a config that changes the run: refused
+    TrainConfig changed = tiny_config(tmp.file("data"), tmp.file("changed"), 2);
+    changed.batch_size = 16;
+    changed.resume = tmp.file("full/epoch_1.safetensors");
+    REQUIRE_THROWS_AS(run_training(changed, out), UsageError);
+    REQUIRE_THROWS_WITH(run_training(changed, out),
+                        Catch::Contains("'batch_size' is 32 in the checkpoint"));
+    changed.batch_size = 32;
+    changed.optimizer.lr = 0.1;
+    REQUIRE_THROWS_WITH(run_training(changed, out), Catch::Contains("'optimizer'"));
+    // Another thread count is allowed, with a note that the last bits will differ.
+    changed.optimizer.lr = 0.05;
+    changed.threads = 1;
+    std::ostringstream note;
+    run_training(changed, note);
+    CHECK_THAT(note.str(), Catch::Contains("note: the checkpoint was trained with 2 threads"));
+  }
+}
+
+TEST_CASE("train: usage and config errors through the command line", "[cli]") {
+  TempDir tmp;
+  std::ostringstream out, err;
+  CHECK(run_command_line({"--help"}, out, err) == 0);
+  CHECK_THAT(out.str(), Catch::Contains("train") && Catch::Contains("eval") &&
+                            Catch::Contains("optimizer.lr") && Catch::Contains("0.05"));
+  out.str("");
+  CHECK(run_command_line({"train", "--help"}, out, err) == 0);
+  CHECK_THAT(out.str(), Catch::Contains("--config") && Catch::Contains("schedule.milestones"));
+  out.str("");
+  CHECK(run_command_line({"eval", "--help"}, out, err) == 0);
+  CHECK_THAT(out.str(), Catch::Contains("--checkpoint") && Catch::Contains("--batch-size"));
+  CHECK(err.str().empty());
+
+  CHECK(run_command_line({}, out, err) == 2);
+  CHECK(run_command_line({"frobnicate"}, out, err) == 2);
+  CHECK_THAT(err.str(), Catch::Contains("unknown command 'frobnicate'"));
+  err.str("");
+  CHECK(run_command_line({"train", "--bogus"}, out, err) == 2);
+  CHECK_THAT(err.str(), Catch::Contains("unknown argument '--bogus'"));
+  err.str("");
+  CHECK(run_command_line({"eval"}, out, err) == 2);
+  CHECK_THAT(err.str(), Catch::Contains("--checkpoint FILE is required"));
+  err.str("");
+  CHECK(run_command_line({"eval", "--checkpoint", "x", "--batch-size", "0"}, out, err) == 2);
+  CHECK_THAT(err.str(), Catch::Contains("--batch-size must be an integer >= 1, got '0'"));
+
+  qgrad_cli_test::write_text(tmp.file("bad.json"), R"({"optimizer": {"lr": -1}})");
+  err.str("");
+  CHECK(run_command_line({"train", "--config", tmp.file("bad.json")}, out, err) == 2);
+  CHECK(err.str() == "qgrad train: error: optimizer.lr must be a positive number, got -1\n");
+
+  // A missing dataset is not a usage error (exit 1), and the message names the folder.
+  qgrad_cli_test::write_text(
+      tmp.file("nodata.json"),
+      json{{"data", {{"dir", tmp.file("nowhere")}}}, {"output", {{"dir", tmp.file("o")}}}}.dump());
+  err.str("");
+  CHECK(run_command_line({"train", "--config=" + tmp.file("nodata.json")}, out, err) == 1);
+  CHECK_THAT(err.str(), Catch::Contains(tmp.file("nowhere")));
+
+  err.str("");
+  CHECK(run_command_line({"eval", "--checkpoint", tmp.file("missing.safetensors")}, out, err) == 1);
+  CHECK_THAT(err.str(), Catch::Contains("missing.safetensors"));
+
+  if (!cuda_is_available()) {
+    qgrad_cli_test::write_text(tmp.file("cuda.json"), R"({"device": "cuda"})");
+    err.str("");
+    CHECK(run_command_line({"train", "--config", tmp.file("cuda.json")}, out, err) == 2);
+    CHECK_THAT(err.str(), Catch::Contains("device \"cuda\" is not available"));
+  }
+}
+
+TEST_CASE("train: the qgrad binary trains and evaluates", "[cli]") {
+  TempDir tmp;
+  qgrad_cli_test::write_synthetic_mnist(tmp.file("data"));
+  const std::string bin = std::string(QGRAD_BINARY_DIR) + "/cli/qgrad";
+  REQUIRE(std::filesystem::exists(bin));
+  qgrad_cli_test::write_text(tmp.file("c.json"),
+                             json{{"epochs", 1},
+                                  {"batch_size", 64},
+                                  {"threads", 2},
+                                  {"data", {{"dir", tmp.file("data")}}},
+                                  {"output", {{"dir", tmp.file("run")}, {"log_interval_s", 0}}}}
+                                 .dump());
+  const std::string log = tmp.file("train.log");
+  int rc =
+      std::system((bin + " train --config " + tmp.file("c.json") + " > " + log + " 2>&1").c_str());
+  const std::string text = slurp(log);
+  INFO(text);
+  REQUIRE(WIFEXITED(rc));
+  CHECK(WEXITSTATUS(rc) == 0);
+  // Not a terminal: plain progress lines (one per batch at interval 0), no carriage returns.
+  CHECK_THAT(text, Catch::Contains("epoch 1/1 batch 1/4"));
+  CHECK(text.find('\r') == std::string::npos);
+  CHECK_THAT(text, Catch::Contains("best test accuracy"));
+
+  rc = std::system(
+      (bin + " eval --checkpoint " + tmp.file("run/best.safetensors") + " > " + log + " 2>&1")
+          .c_str());
+  INFO(slurp(log));
+  REQUIRE(WIFEXITED(rc));
+  CHECK(WEXITSTATUS(rc) == 0);
+  CHECK_THAT(slurp(log), Catch::Contains("test accuracy"));
+
+  rc = std::system(
+      (bin + " train --config " + tmp.file("missing.json") + " > " + log + " 2>&1").c_str());
+  CHECK(WEXITSTATUS(rc) == 1);
+  qgrad_cli_test::write_text(tmp.file("bad.json"), R"({"epochs": 0})");
+  rc = std::system(
+      (bin + " train --config " + tmp.file("bad.json") + " > " + log + " 2>&1").c_str());
+  CHECK(WEXITSTATUS(rc) == 2);
+  CHECK_THAT(slurp(log), Catch::Contains("epochs must be an integer >= 1, got 0"));
+}
