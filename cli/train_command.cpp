@@ -188,11 +188,13 @@ TrainOutcome run_training(const TrainConfig& config_in, std::ostream& out,
                                 data::DataLoaderOptions()
                                     .batch_size(config.batch_size)
                                     .shuffle(true)
+                                    .prefetch(config.data.prefetch)
                                     .seed(static_cast<std::uint64_t>(config.seed)),
                                 build_train_transforms(config, image[1], image[2]));
-  data::DataLoader test_loader(test_set,
-                               data::DataLoaderOptions().batch_size(config.eval_batch_size),
-                               build_eval_transforms(config));
+  data::DataLoader test_loader(
+      test_set,
+      data::DataLoaderOptions().batch_size(config.eval_batch_size).prefetch(config.data.prefetch),
+      build_eval_transforms(config));
 
   std::shared_ptr<nn::UnaryModule> model = build_model(config);
   if (!device.is_cpu()) model->to(device);
