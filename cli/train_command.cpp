@@ -229,6 +229,13 @@ TrainOutcome run_training(const TrainConfig& config_in, std::ostream& out,
 
   nlohmann::json resolved = to_json(config);
   write_file_atomic((dir / "config.json").string(), resolved.dump(2) + "\n");
+  if (!config.resume.empty()) {
+    // Resuming into a new folder: carry over the metrics of the epochs the checkpoint covers.
+    const fs::path from = fs::path(config.resume).parent_path() / "metrics.jsonl";
+    const fs::path to = dir / "metrics.jsonl";
+    std::error_code ec;
+    if (!fs::exists(to) && fs::exists(from)) fs::copy_file(from, to, ec);
+  }
   MetricsLog metrics((dir / "metrics.jsonl").string(), done_epochs);
 
   const std::int64_t batches = train_loader.batches_per_epoch();
