@@ -188,11 +188,13 @@ TrainOutcome run_training(const TrainConfig& config_in, std::ostream& out,
                                 data::DataLoaderOptions()
                                     .batch_size(config.batch_size)
                                     .shuffle(true)
+                                    .prefetch(config.data.prefetch)
                                     .seed(static_cast<std::uint64_t>(config.seed)),
                                 build_train_transforms(config, image[1], image[2]));
-  data::DataLoader test_loader(test_set,
-                               data::DataLoaderOptions().batch_size(config.eval_batch_size),
-                               build_eval_transforms(config));
+  data::DataLoader test_loader(
+      test_set,
+      data::DataLoaderOptions().batch_size(config.eval_batch_size).prefetch(config.data.prefetch),
+      build_eval_transforms(config));
 
   std::shared_ptr<nn::UnaryModule> model = build_model(config);
   if (!device.is_cpu()) model->to(device);
@@ -227,6 +229,13 @@ TrainOutcome run_training(const TrainConfig& config_in, std::ostream& out,
 
   nlohmann::json resolved = to_json(config);
   write_file_atomic((dir / "config.json").string(), resolved.dump(2) + "\n");
+  if (!config.resume.empty()) {
+    // Resuming into a new folder: carry over the metrics of the epochs the checkpoint covers.
+    const fs::path from = fs::path(config.resume).parent_path() / "metrics.jsonl";
+    const fs::path to = dir / "metrics.jsonl";
+    std::error_code ec;
+    if (!fs::exists(to) && fs::exists(from)) fs::copy_file(from, to, ec);
+  }
   MetricsLog metrics((dir / "metrics.jsonl").string(), done_epochs);
 
   const std::int64_t batches = train_loader.batches_per_epoch();

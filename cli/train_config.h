@@ -31,6 +31,7 @@ struct AugmentConfig {
 
 struct DataConfig {
   std::string dir = "/usr/share/datasets/fashion-mnist";
+  bool prefetch = true;  // prepare batches on a background thread
   NormalizeConfig normalize;
   AugmentConfig augment;
 };

@@ -137,9 +137,12 @@ TEST_CASE("train: resuming gives bit-identical results to an uninterrupted run",
     const TrainOutcome b = run_training(resumed, out);
     require_same_checkpoint(tmp.file("full/last.safetensors"),
                             tmp.file("resumed/last.safetensors"));
-    REQUIRE(b.epochs.size() == 1);  // the new output folder has no metrics of epoch 1
-    CHECK(b.epochs[0].train_loss == a.epochs[1].train_loss);
-    CHECK(b.epochs[0].test_acc == a.epochs[1].test_acc);
+    // The new folder's metrics start with epoch 1's, carried over from the checkpoint's folder.
+    REQUIRE(b.epochs.size() == 2);
+    CHECK(b.epochs[0].images_per_s == a.epochs[0].images_per_s);
+    CHECK(b.epochs[1].train_loss == a.epochs[1].train_loss);
+    CHECK(b.epochs[1].test_acc == a.epochs[1].test_acc);
+    CHECK(MetricsLog::read(tmp.file("resumed/metrics.jsonl")).size() == 2);
   }
 
   {  // from the middle of epoch 1 (as after Ctrl-C), into the same folder

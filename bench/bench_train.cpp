@@ -1,0 +1,95 @@
+// Training throughput of the model zoo: SGD training steps (forward, cross-entropy, backward,
+// momentum + weight-decay update) of lenet5bn / vggfm / resnet20 on synthetic 1x28x28 batches,
+// the work bench_train.py times in PyTorch 1.13 with identical models. Run by bench_train.py
+// (one process per measurement, alternating with PyTorch), or directly:
+//   build/bench/bench_train <model> [--batch 128] [--steps 30] [--warmup 5] [--threads 2]
+// Prints one line: <model> <batch> <images per second> <peak RSS MiB (VmHWM)>
+// Built by CMake with the library: build/bench/bench_train.
+#include <omp.h>
+
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <string>
+#include <vector>
+
+#include "core/factory.h"
+#include "core/generator.h"
+#include "nn/models/zoo.h"
+#include "nn/optim/sgd.h"
+#include "ops/loss/loss.h"
+
+using namespace qgrad;
+
+namespace {
+
+// Peak resident set size of this process in MiB (VmHWM in /proc/self/status).
+double peak_rss_mib() {
+  std::ifstream in("/proc/self/status");
+  std::string key;
+  while (in >> key) {
+    if (key == "VmHWM:") {
+      double kb = 0;
+      in >> kb;
+      return kb / 1024.0;
+    }
+    std::string rest;
+    std::getline(in, rest);
+  }
+  return -1;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  if (argc < 2) {
+    std::fprintf(stderr,
+                 "usage: bench_train <model> [--batch N] [--steps N] [--warmup N] [--threads N]\n");
+    return 2;
+  }
+  const std::string model_name = argv[1];
+  std::int64_t batch = 128, steps = 30, warmup = 5, threads = 0;
+  for (int i = 2; i + 1 < argc; i += 2) {
+    const std::string k = argv[i];
+    const std::int64_t v = std::atoll(argv[i + 1]);
+    if (k == "--batch")
+      batch = v;
+    else if (k == "--steps")
+      steps = v;
+    else if (k == "--warmup")
+      warmup = v;
+    else if (k == "--threads")
+      threads = v;
+    else {
+      std::fprintf(stderr, "bench_train: unknown option %s\n", k.c_str());
+      return 2;
+    }
+  }
+  if (threads > 0) omp_set_num_threads(static_cast<int>(threads));
+
+  // A pool of synthetic batches (normalised-looking images, uniform labels), cycled through.
+  Generator gen(0);
+  constexpr int kPool = 4;
+  std::vector<Tensor> xs, ys;
+  for (int i = 0; i < kPool; ++i) {
+    xs.push_back(randn({batch, 1, 28, 28}, gen));
+    ys.push_back(randint(0, 10, {batch}, gen));
+  }
+  auto model = nn::make_model(model_name, 0);
+  model->train();
+  optim::SGD sgd(model->parameters(), optim::SGDOptions(0.01).momentum(0.9).weight_decay(5e-4));
+  auto step = [&](int i) {
+    Tensor loss = cross_entropy(model->forward(xs[i % kPool]), ys[i % kPool]);
+    sgd.zero_grad();
+    loss.backward();
+    sgd.step();
+  };
+  for (int i = 0; i < warmup; ++i) step(i);
+  const auto start = std::chrono::steady_clock::now();
+  for (int i = 0; i < steps; ++i) step(i);
+  const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  std::printf("%s %lld %.1f %.1f\n", model_name.c_str(), static_cast<long long>(batch),
+              static_cast<double>(steps * batch) / s, peak_rss_mib());
+  return 0;
+}

@@ -1,0 +1,168 @@
+#!/usr/bin/python3
+"""Training throughput of lenet5bn and vggfm (and optionally resnet20), qgrad vs PyTorch 1.13, side
+by side: SGD training steps (forward, cross-entropy, backward, momentum 0.9 + weight decay 5e-4
+update) on synthetic 1x28x28 batches (randn images, uniform labels; the same for both) with
+batch 128 and 2 threads. Each measurement is a fresh process, alternating qgrad
+(build/bench/bench_train) and PyTorch (this script in --torch-worker mode), so both see the same
+machine load and report their own peak RSS (VmHWM: the whole process, runtime libraries
+included). Prints images/s (best and median over the rounds), the ratio qgrad / PyTorch (> 1
+means qgrad is faster) and the peak RSS of each.
+
+Usage: python3 bench/bench_train.py [build/bench/bench_train] [--models lenet5bn,vggfm]
+                                    [--rounds 5] [--steps 30] [--warmup 5] [--batch 128]
+                                    [--threads 2]   (or --threads 1,2 for one table each)
+
+On a machine shared with other work, 2-thread numbers of both frameworks collapse whenever
+another process takes one core (OpenMP barriers wait for the descheduled thread): compare the
+best rounds, and the 1-thread table, which such load disturbs much less.
+The PyTorch models are the twins of nn/models/zoo.cpp (also in tests/fixtures/gen_zoo.py).
+"""
+import argparse
+import collections
+import os
+import statistics
+import subprocess
+import sys
+import time
+
+
+def peak_rss_mib():
+    with open("/proc/self/status") as f:
+        for line in f:
+            if line.startswith("VmHWM:"):
+                return int(line.split()[1]) / 1024.0
+    return -1.0
+
+
+def torch_models():
+    import torch.nn as nn
+
+    class Add(nn.Module):
+        def forward(self, a, b):
+            return a + b
+
+    class BasicBlock(nn.Module):
+        def __init__(self, inp, out, stride):
+            super().__init__()
+            self.conv1 = nn.Conv2d(inp, out, 3, stride=stride, padding=1, bias=False)
+            self.bn1 = nn.BatchNorm2d(out)
+            self.relu1 = nn.ReLU()
+            self.conv2 = nn.Conv2d(out, out, 3, padding=1, bias=False)
+            self.bn2 = nn.BatchNorm2d(out)
+            self.downsample = None
+            if stride != 1 or inp != out:
+                self.downsample = nn.Sequential(
+                    nn.Conv2d(inp, out, 1, stride=stride, bias=False), nn.BatchNorm2d(out))
+            self.add = Add()
+            self.relu2 = nn.ReLU()
+
+        def forward(self, x):
+            out = self.relu1(self.bn1(self.conv1(x)))
+            out = self.bn2(self.conv2(out))
+            shortcut = self.downsample(x) if self.downsample is not None else x
+            return self.relu2(self.add(out, shortcut))
+
+    def conv_bn_relu(inp, out, k, p):
+        return [nn.Conv2d(inp, out, k, padding=p, bias=False), nn.BatchNorm2d(out), nn.ReLU()]
+
+    def lenet5bn():
+        return nn.Sequential(*conv_bn_relu(1, 6, 5, 0), nn.MaxPool2d(2),
+                             *conv_bn_relu(6, 16, 5, 0), nn.MaxPool2d(2), nn.Flatten(),
+                             nn.Linear(256, 120), nn.ReLU(), nn.Linear(120, 84), nn.ReLU(),
+                             nn.Linear(84, 10))
+
+    def vggfm():
+        return nn.Sequential(*conv_bn_relu(1, 32, 3, 1), *conv_bn_relu(32, 32, 3, 1),
+                             nn.MaxPool2d(2), *conv_bn_relu(32, 64, 3, 1),
+                             *conv_bn_relu(64, 64, 3, 1), nn.MaxPool2d(2), nn.Flatten(),
+                             nn.Linear(3136, 128), nn.ReLU(), nn.Linear(128, 10))
+
+    def stage(inp, out, stride):
+        return nn.Sequential(*[BasicBlock(inp if b == 0 else out, out, stride if b == 0 else 1)
+                               for b in range(3)])
+
+    def resnet20():
+        return nn.Sequential(collections.OrderedDict([
+            ("conv1", nn.Conv2d(1, 16, 3, padding=1, bias=False)), ("bn1", nn.BatchNorm2d(16)),
+            ("relu", nn.ReLU()), ("layer1", stage(16, 16, 1)), ("layer2", stage(16, 32, 2)),
+            ("layer3", stage(32, 64, 2)), ("avgpool", nn.AdaptiveAvgPool2d(1)),
+            ("flatten", nn.Flatten()), ("fc", nn.Linear(64, 10))]))
+
+    return {"lenet5bn": lenet5bn, "vggfm": vggfm, "resnet20": resnet20}
+
+
+def torch_worker(model_name, batch, steps, warmup, threads):
+    """Runs in its own process; prints the same line as bench_train."""
+    import torch
+    import torch.nn.functional as F
+    torch.set_num_threads(threads)
+    torch.manual_seed(0)
+    pool = [(torch.randn(batch, 1, 28, 28), torch.randint(0, 10, (batch,))) for _ in range(4)]
+    model = torch_models()[model_name]()
+    model.train()
+    opt = torch.optim.SGD(model.parameters(), lr=0.01, momentum=0.9, weight_decay=5e-4)
+
+    def step(i):
+        x, y = pool[i % 4]
+        loss = F.cross_entropy(model(x), y)
+        opt.zero_grad(set_to_none=True)
+        loss.backward()
+        opt.step()
+
+    for i in range(warmup):
+        step(i)
+    start = time.perf_counter()
+    for i in range(steps):
+        step(i)
+    s = time.perf_counter() - start
+    print(f"{model_name} {batch} {steps * batch / s:.1f} {peak_rss_mib():.1f}", flush=True)
+
+
+def run(cmd, env):
+    out = subprocess.run(cmd, check=True, capture_output=True, text=True, env=env).stdout
+    _, _, ips, rss = out.split()
+    return float(ips), float(rss)
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("binary", nargs="?", default="build/bench/bench_train")
+    ap.add_argument("--models", default="lenet5bn,vggfm")
+    ap.add_argument("--rounds", type=int, default=5)
+    ap.add_argument("--steps", type=int, default=30)
+    ap.add_argument("--warmup", type=int, default=5)
+    ap.add_argument("--batch", type=int, default=128)
+    ap.add_argument("--threads", default="2", help="thread count, or a list: 1,2")
+    ap.add_argument("--torch-worker", metavar="MODEL", help=argparse.SUPPRESS)
+    args = ap.parse_args()
+    if args.torch_worker:
+        torch_worker(args.torch_worker, args.batch, args.steps, args.warmup, int(args.threads))
+        return
+    models = args.models.split(",")
+    import torch
+    print(f"training images/s, batch {args.batch}, torch {torch.__version__}; {args.rounds} "
+          f"alternating rounds of {args.steps} timed steps (after {args.warmup}); best = fastest "
+          f"round (least disturbed by other load), med = median round; ratio = qgrad / torch")
+    for threads in [int(t) for t in str(args.threads).split(",")]:
+        env = dict(os.environ, OMP_NUM_THREADS=str(threads))
+        common = ["--batch", str(args.batch), "--steps", str(args.steps), "--warmup",
+                  str(args.warmup), "--threads", str(threads)]
+        res = {(m, who): [] for m in models for who in ("qgrad", "torch")}
+        for _ in range(args.rounds):  # alternate so both see the same machine load
+            for m in models:
+                res[(m, "qgrad")].append(run([args.binary, m] + common, env))
+                res[(m, "torch")].append(run(
+                    [sys.executable, os.path.abspath(__file__), "--torch-worker", m] + common, env))
+        print(f"\n{threads} thread(s)")
+        print(f"{'model':<9} {'qgrad best':>10} {'torch best':>10} {'ratio':>6} {'qgrad med':>10} "
+              f"{'torch med':>10} {'ratio':>6} {'qgrad RSS':>10} {'torch RSS':>10}")
+        for m in models:
+            q, t = res[(m, "qgrad")], res[(m, "torch")]
+            qb, tb = max(x[0] for x in q), max(x[0] for x in t)
+            qm, tm = statistics.median(x[0] for x in q), statistics.median(x[0] for x in t)
+            qr, tr = max(x[1] for x in q), max(x[1] for x in t)
+            print(f"{m:<9} {qb:10.0f} {tb:10.0f} {qb / tb:6.2f} {qm:10.0f} {tm:10.0f} "
+                  f"{qm / tm:6.2f} {qr:6.0f} MiB {tr:6.0f} MiB", flush=True)
+
+if __name__ == "__main__":
+    main()
