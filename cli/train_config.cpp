@@ -1,6 +1,7 @@
 // TrainConfig parsing: one function per section, cross-key checks (keys that do not apply to the
-// chosen optimiser or schedule are rejected rather than silently ignored), to_json and the
-// documented key table shown by `qgrad train --help`.
+// chosen optimiser or schedule are rejected rather than silently ignored), the "quant" recipe
+// checked by QuantRecipe itself, to_json and the documented key table shown by
+// `qgrad train --help`.
 #include "cli/train_config.h"
 
 #include <algorithm>
@@ -11,6 +12,7 @@
 #include "cli/usage_error.h"
 #include "core/error.h"
 #include "nn/models/zoo.h"
+#include "quant/modules/quant_recipe.h"
 
 namespace qgrad::cli {
 
@@ -130,6 +132,24 @@ OutputConfig parse_output(ConfigReader& root) {
   return o;
 }
 
+// The recipe normalised by QuantRecipe (null when absent or null); its errors become usage errors
+// under the key path "quant".
+nlohmann::json parse_quant(ConfigReader& root) {
+  std::optional<nlohmann::json> raw = root.raw("quant");
+  if (!raw) return nullptr;
+  if (!raw->is_object())
+    root.fail("quant",
+              "must be a quantization recipe object {\"family\": ...} or null, got " + raw->dump());
+  try {
+    return quant::QuantRecipe::from_json(*raw).to_json();
+  } catch (const Error& e) {
+    std::string message = e.what();
+    const std::string prefix = "quant recipe: ";
+    if (message.rfind(prefix, 0) == 0) message = message.substr(prefix.size());
+    throw UsageError("quant: " + message);
+  }
+}
+
 nlohmann::json null_if(bool unset, nlohmann::json v) {
   return unset ? nlohmann::json() : v;
 }
@@ -142,10 +162,6 @@ std::vector<std::string> model_names() {
 
 TrainConfig parse_train_config(const nlohmann::json& json) {
   ConfigReader r(json, "");
-  if (r.has("quant"))
-    throw UsageError(
-        "unknown key 'quant': quantization-aware training recipes are not supported by this "
-        "version of qgrad train yet");
   TrainConfig c;
   c.model = r.choice("model", c.model, model_names());
   c.epochs = r.integer("epochs", c.epochs, 1);
@@ -163,6 +179,8 @@ TrainConfig parse_train_config(const nlohmann::json& json) {
   c.label_smoothing = r.number("label_smoothing", 0.0, NumberRule::in_half_open(0, 1));
   c.output = parse_output(r);
   c.resume = r.string("resume", "");
+  c.pretrained = r.string("pretrained", "");
+  c.quant = parse_quant(r);
   r.finish();
   return c;
 }
@@ -230,6 +248,8 @@ nlohmann::json to_json(const TrainConfig& c) {
         {"progress", c.output.progress},
         {"log_interval_s", c.output.log_interval_s}}},
       {"resume", null_if(c.resume.empty(), c.resume)},
+      {"pretrained", null_if(c.pretrained.empty(), c.pretrained)},
+      {"quant", c.quant},
   };
 }
 
@@ -278,6 +298,28 @@ const std::vector<ConfigKeyDoc>& train_config_keys() {
        "\"bar\" (terminal), \"lines\" (periodic lines), \"off\"; auto = bar on a terminal"},
       {"output.log_interval_s", "10", "seconds between progress lines"},
       {"resume", "none", "checkpoint to continue from (exactly, same results as no interruption)"},
+      {"pretrained", "none",
+       "safetensors file (qgrad checkpoint or plain state dict) with float weights to start from "
+       "(then quantized when \"quant\" is set); ignored when resuming"},
+      {"quant", "null (float)",
+       "quantization-aware training recipe (object; keys below and in docs/quantization.md)"},
+      {"quant.family", "required",
+       "\"nvidia\", \"torch_ao\", \"lsq\", \"horizon\" or \"aimet\" (quantizer family)"},
+      {"quant.weight", "family default",
+       "Conv2d/Linear weight quantizer: an object of the family's fields replacing the default "
+       "as a whole; null = float weights"},
+      {"quant.input", "family default",
+       "Conv2d/Linear (and residual add) input quantizer, per tensor; null = float inputs"},
+      {"quant.add", "true", "quantize both inputs of residual adds (resnet20)"},
+      {"quant.exclude", "[]", "module names kept float, e.g. [\"0\", \"13\"]"},
+      {"quant.calibration.batches", "8 (nvidia, horizon, aimet), 0 (torch_ao, lsq)",
+       "training batches (test transforms) run to calibrate before training; not when resuming"},
+      {"quant.calibration.method", "\"entropy\"",
+       "nvidia histogram calibrators: \"entropy\", \"mse\" or \"percentile\""},
+      {"quant.calibration.percentile", "99.99", "percentile method: the percentile in (0, 100]"},
+      {"quant.calibration.start_bin", "128", "entropy and mse methods: first candidate bin"},
+      {"quant.calibration.stride", "1", "entropy and mse methods: step between candidate bins"},
+      {"quant.calibration.strict", "true", "a quantizer that saw no calibration data is an error"},
   };
   return keys;
 }

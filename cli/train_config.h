@@ -5,9 +5,11 @@
 // (every key, defaults filled in), which parses back to the same TrainConfig; a run stores it in
 // its output directory and in its checkpoints so `qgrad eval` and `resume` can rebuild the run.
 //
-// New sections (the planned "quant" recipe) are added as another struct member, a parse function
-// called from parse_train_config, a to_json entry and rows in train_config_keys(); "quant" is
-// rejected with a clear message until then.
+// "quant" holds a quantization-aware training recipe (quant/modules/quant_recipe.h), validated
+// by QuantRecipe::from_json when parsing and kept normalised (every default filled in), so the
+// stored config rebuilds exactly the same quantized model. New sections are added as another
+// struct member, a parse function called from parse_train_config, a to_json entry and rows in
+// train_config_keys().
 #pragma once
 
 #include <cstdint>
@@ -81,6 +83,11 @@ struct TrainConfig {
   double label_smoothing = 0.0;
   OutputConfig output;
   std::string resume;  // checkpoint to continue from; empty = start fresh
+  // Safetensors file (a qgrad checkpoint or a plain state dict) whose weights initialise the
+  // float model before quantization; empty = the seed's initialisation. Ignored when resuming.
+  std::string pretrained;
+  // The QAT recipe as QuantRecipe::to_json() writes it; null = float training.
+  nlohmann::json quant;
 };
 
 // The model names `train` accepts (those of the model zoo, nn/models/zoo.h).
@@ -90,8 +97,8 @@ std::vector<std::string> model_names();
 TrainConfig parse_train_config(const nlohmann::json& json);
 // Reads a JSON file (IOError when unreadable, UsageError when not valid JSON) and parses it.
 TrainConfig load_train_config(const std::string& path);
-// The resolved config, every key present (threads, output.dir, resume and grad_clip as null
-// when unset).
+// The resolved config, every key present (threads, output.dir, resume, pretrained, quant and
+// grad_clip as null when unset).
 nlohmann::json to_json(const TrainConfig& config);
 
 // One documented key of the config: dotted path, default (as text) and meaning.

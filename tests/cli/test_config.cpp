@@ -1,13 +1,16 @@
-// qgrad train's JSON config: defaults, validation errors naming the key path, unknown keys,
-// round trips through to_json, and the --help key table covering every key.
+// qgrad train's JSON config: defaults, validation errors naming the key path, unknown keys, the
+// "quant" recipe (validated and normalised by QuantRecipe), round trips through to_json, the
+// --help key table covering every key, and the configs shipped in configs/ parsing.
 #include <catch2/catch.hpp>
 
+#include <filesystem>
 #include <set>
 
 #include "cli/train_config.h"
 #include "cli/usage_error.h"
 #include "cli_test_helpers.h"
 #include "core/error.h"
+#include "quant/modules/quant_recipe.h"
 
 using namespace qgrad;
 using namespace qgrad::cli;
@@ -37,6 +40,8 @@ TEST_CASE("config: an empty config gives the documented defaults", "[cli]") {
   CHECK(c.label_smoothing == 0);
   CHECK(c.output.dir.empty());
   CHECK(c.resume.empty());
+  CHECK(c.pretrained.empty());
+  CHECK(c.quant.is_null());
   // null counts as absent.
   CHECK(parse_train_config(json(nullptr)).epochs == 3);
 }
@@ -127,7 +132,20 @@ TEST_CASE("config: bad values and unknown keys name the key path", "[cli]") {
       {R"({"output": {"checkpoint_every": -1}})",
        "output.checkpoint_every must be an integer >= 0"},
       {R"({"resume": 5})", "resume must be a non-empty string, got 5"},
-      {R"({"quant": {"bits": 8}})", "unknown key 'quant'"},
+      {R"({"pretrained": ""})", "pretrained must be a non-empty string"},
+      {R"({"quant": 8})", "quant must be a quantization recipe object"},
+      {R"({"quant": {"bits": 8}})", "quant: unknown key \"bits\""},
+      {R"({"quant": {"weight": {}}})", "quant: \"family\" is required"},
+      {R"({"quant": {"family": "tensorrt"}})", "quant: \"family\" must be one of"},
+      {R"({"quant": {"family": "torch_ao", "weight": {"qscheme": "per_row"}}})",
+       "quant: \"weight.qscheme\" must be one of"},
+      {R"({"quant": {"family": "lsq", "input": {"num_bits": 1}}})",
+       "quant: \"input.num_bits\" must lie in [2, 16], got 1"},
+      {R"({"quant": {"family": "aimet", "calibration": {"batches": 0}}})",
+       "quant: \"calibration.batches\" must be >= 1 for the aimet family"},
+      {R"({"quant": {"family": "nvidia", "calibration": {"method": "kl"}}})",
+       "quant: \"calibration.method\" must be one of"},
+      {R"({"quant": {"family": "nvidia", "exclude": "0"}})", "quant: \"exclude\" must be a list"},
       {R"([1, 2])", "the config must be a JSON object"},
   };
   for (const auto& [text, message] : cases) {
@@ -142,6 +160,24 @@ TEST_CASE("config: the unknown-key message lists the accepted keys", "[cli]") {
                       Catch::Contains("'optimizer' accepts: name, lr, weight_decay"));
 }
 
+TEST_CASE("config: the quant recipe is stored normalised", "[cli]") {
+  const TrainConfig c = parse_train_config(
+      json::parse(R"({"quant": {"family": "torch_ao"}, "pretrained": "float/last.safetensors"})"));
+  CHECK(c.pretrained == "float/last.safetensors");
+  CHECK(c.quant == quant::QuantRecipe::from_json({{"family", "torch_ao"}}).to_json());
+  CHECK(c.quant["weight"]["qscheme"] == "per_channel_symmetric");
+  CHECK(c.quant["calibration"]["batches"] == 0);
+  const json resolved = to_json(c);
+  CHECK(resolved["quant"] == c.quant);
+  CHECK(resolved["pretrained"] == "float/last.safetensors");
+  CHECK(parse_train_config(resolved).quant == c.quant);
+  // Float training: null in the resolved config.
+  const json float_config = to_json(parse_train_config(json::object()));
+  CHECK(float_config["quant"].is_null());
+  CHECK(float_config["pretrained"].is_null());
+  CHECK(parse_train_config(json::parse(R"({"quant": null})")).quant.is_null());
+}
+
 TEST_CASE("config: to_json round-trips and fills in every key", "[cli]") {
   const std::vector<std::string> configs{
       "{}",
@@ -150,6 +186,10 @@ TEST_CASE("config: to_json round-trips and fills in every key", "[cli]") {
       R"({"schedule": {"name": "step", "step_size": 2, "gamma": 0.3},
           "data": {"normalize": false}, "resume": "a/b.safetensors", "output": {"dir": "o"}})",
       R"({"epochs": 8, "schedule": {"name": "multistep"}})",
+      R"({"quant": {"family": "nvidia", "input": {"num_bits": 8, "calib_method": "histogram"},
+          "calibration": {"method": "percentile", "batches": 4}}, "pretrained": "p.safetensors"})",
+      R"({"quant": {"family": "lsq", "weight": {"num_bits": 4, "per_channel": true},
+          "exclude": ["0", "13"]}})",
   };
   for (const std::string& text : configs) {
     INFO(text);
@@ -164,11 +204,12 @@ TEST_CASE("config: to_json round-trips and fills in every key", "[cli]") {
 
 namespace {
 
-// Dotted paths of the leaves of a JSON object (arrays are leaves).
+// Dotted paths of the leaves of a JSON object (arrays are leaves, and so are the quantizer
+// objects of a quant recipe, whose fields depend on the family).
 void leaf_paths(const json& j, const std::string& prefix, std::set<std::string>& out) {
   for (auto it = j.begin(); it != j.end(); ++it) {
     const std::string path = prefix.empty() ? it.key() : prefix + "." + it.key();
-    if (it->is_object())
+    if (it->is_object() && path != "quant.weight" && path != "quant.input")
       leaf_paths(*it, path, out);
     else
       out.insert(path);
@@ -184,6 +225,8 @@ TEST_CASE("config: the --help key table documents exactly the accepted keys", "[
                            R"({"optimizer": {"name": "adam"}, "schedule": {"name": "multistep"}})",
                            R"({"schedule": {"name": "cosine"}})"})
     leaf_paths(to_json(parse_train_config(json::parse(text))), "", accepted);
+  leaf_paths(to_json(parse_train_config(json::parse(R"({"quant": {"family": "nvidia"}})"))), "",
+             accepted);
   accepted.erase("data.normalize");  // a leaf only when false
   std::set<std::string> documented;
   for (const ConfigKeyDoc& k : train_config_keys()) documented.insert(k.path);
@@ -209,4 +252,31 @@ TEST_CASE("config: files that are missing or not JSON", "[cli]") {
   REQUIRE_THROWS_WITH(load_train_config(tmp.file("bad.json")), Catch::Contains("not valid JSON"));
   qgrad_cli_test::write_text(tmp.file("ok.json"), "{\"epochs\": 5}");
   CHECK(load_train_config(tmp.file("ok.json")).epochs == 5);
+}
+
+TEST_CASE("config: the configs shipped in configs/ parse", "[cli]") {
+  std::vector<std::string> files;
+  for (const auto& dir :
+       {std::string(QGRAD_SOURCE_DIR) + "/configs", std::string(QGRAD_SOURCE_DIR) + "/configs/qat"})
+    for (const auto& e : std::filesystem::directory_iterator(dir))
+      if (e.path().extension() == ".json") files.push_back(e.path().string());
+  CHECK(files.size() >= 7);
+  std::set<std::string> families;
+  for (const std::string& f : files) {
+    INFO(f);
+    TrainConfig c;
+    REQUIRE_NOTHROW(c = load_train_config(f));
+    if (!c.quant.is_null()) families.insert(c.quant["family"].get<std::string>());
+  }
+  CHECK(families == std::set<std::string>{"nvidia", "torch_ao", "lsq", "horizon", "aimet"});
+  // The main job: torch_ao QAT of lenet5bn with the float config's training recipe.
+  const TrainConfig qat =
+      load_train_config(std::string(QGRAD_SOURCE_DIR) + "/configs/lenet5bn_qat.json");
+  const TrainConfig flt =
+      load_train_config(std::string(QGRAD_SOURCE_DIR) + "/configs/lenet5bn.json");
+  CHECK(qat.quant["family"] == "torch_ao");
+  json a = to_json(qat), b = to_json(flt);
+  a.erase("quant");
+  b.erase("quant");
+  CHECK(a == b);
 }
