@@ -1,5 +1,5 @@
-// `qgrad eval`: argument parsing, model reconstruction from the checkpoint's config, and the
-// test-set pass.
+// `qgrad eval`: argument parsing, model reconstruction from the checkpoint's config (quantized
+// with the stored recipe for a QAT checkpoint), and the test-set pass.
 #include "cli/eval_command.h"
 
 #include <omp.h>
@@ -7,11 +7,13 @@
 #include <cstdio>
 #include <ostream>
 
+#include "cli/qat_setup.h"
 #include "cli/train_config.h"
 #include "cli/training_factory.h"
 #include "cli/usage_error.h"
 #include "nn/data/mnist.h"
 #include "nn/serialize/checkpoint.h"
+#include "quant/modules/lazy_buffer.h"
 
 namespace qgrad::cli {
 
@@ -43,18 +45,24 @@ EvalResult run_eval(const EvalOptions& options, std::ostream& out) {
   omp_set_num_threads(
       static_cast<int>(options.threads > 0 ? options.threads : omp_get_num_procs()));
 
+  // The same model as training built: quantized with the stored (normalised) recipe, then the
+  // checkpoint's state, which also sizes the quantizers' lazily sized buffers.
   std::shared_ptr<nn::UnaryModule> model = build_model(config);
-  model->load_state_dict(ckpt.model);
+  std::string quantized;
+  if (std::optional<quant::QuantRecipe> recipe = quant_recipe(config))
+    quantized = ", fake-quantized " + quantize_for_training(*model, *recipe).family;
+  quant::load_quant_state_dict(*model, ckpt.model, /*strict=*/true);
   auto test_set = std::make_shared<data::MNIST>(config.data.dir, data::Split::Test);
   data::DataLoader loader(test_set, data::DataLoaderOptions().batch_size(config.eval_batch_size),
                           build_eval_transforms(config));
   EvalResult r = evaluate(*model, loader, kCPU);
-  char line[256];
+  char line[512];
   std::snprintf(line, sizeof line,
-                "%s (epoch %lld) on %s: test loss %.4f, test accuracy %.2f%% (%lld/%lld), %.1f s\n",
-                config.model.c_str(), static_cast<long long>(ckpt.epoch), config.data.dir.c_str(),
-                r.loss, 100 * r.accuracy, static_cast<long long>(r.correct),
-                static_cast<long long>(r.count), r.time_s);
+                "%s%s (epoch %lld) on %s: test loss %.4f, test accuracy %.2f%% (%lld/%lld), %.1f "
+                "s\n",
+                config.model.c_str(), quantized.c_str(), static_cast<long long>(ckpt.epoch),
+                config.data.dir.c_str(), r.loss, 100 * r.accuracy,
+                static_cast<long long>(r.correct), static_cast<long long>(r.count), r.time_s);
   out << options.checkpoint << ": " << line << std::flush;
   return r;
 }
@@ -64,7 +72,8 @@ std::string eval_usage() {
          "\n"
          "Evaluates a checkpoint written by qgrad train on the test split and prints the test\n"
          "loss and accuracy. The model and normalisation come from the config stored in the\n"
-         "checkpoint.\n"
+         "checkpoint; a quantization-aware checkpoint is rebuilt with its recipe and evaluated\n"
+         "fake-quantized, with the quantization parameters training left.\n"
          "\n"
          "  --checkpoint FILE  a .safetensors checkpoint (last, best or epoch_N) (required)\n"
          "  --data-dir DIR     dataset folder (default: data.dir of the training config)\n"

@@ -3,6 +3,7 @@
 
 #include <chrono>
 
+#include "cli/quantizer_freeze.h"
 #include "core/autograd/grad_mode.h"
 #include "core/error.h"
 #include "ops/loss/loss.h"
@@ -25,6 +26,7 @@ EvalResult evaluate(nn::UnaryModule& model, data::DataLoader& loader, Device dev
   const auto start = std::chrono::steady_clock::now();
   NoGradGuard no_grad;
   model.eval();
+  FrozenQuantizerStatistics frozen(model);
   EvalResult r;
   double loss_sum = 0;
   while (std::optional<data::Batch> b = loader.next()) {

@@ -11,7 +11,9 @@
 
 #include "cli/evaluate.h"
 #include "cli/interrupt_guard.h"
+#include "cli/pretrained.h"
 #include "cli/progress_bar.h"
+#include "cli/qat_setup.h"
 #include "cli/summary_table.h"
 #include "cli/training_factory.h"
 #include "cli/usage_error.h"
@@ -23,6 +25,7 @@
 #include "nn/serialize/checkpoint.h"
 #include "nn/utils/clip_grad.h"
 #include "ops/loss/loss.h"
+#include "quant/modules/lazy_buffer.h"
 
 namespace qgrad::cli {
 
@@ -96,14 +99,21 @@ double extra_value(const serialize::Checkpoint& c, const std::string& key,
 // the run the checkpoint belongs to.
 void check_resume_compatible(const nlohmann::json& saved, const nlohmann::json& now,
                              const std::string& path) {
-  std::vector<std::string> keys{"model",    "batch_size", "seed",           "optimizer",
-                                "schedule", "grad_clip",  "label_smoothing"};
+  std::vector<std::string> keys{"model",    "batch_size", "seed",  "optimizer",
+                                "schedule", "grad_clip",  "quant", "label_smoothing"};
   if (now["schedule"]["name"] == "cosine") keys.push_back("epochs");  // the period depends on it
   for (const std::string& k : keys) {
-    if (saved.value(k, nlohmann::json()) != now[k])
-      throw UsageError("resume: '" + k + "' is " + saved.value(k, nlohmann::json()).dump() +
-                       " in the checkpoint '" + path + "' but " + now[k].dump() +
-                       " in this config; a resumed run must keep it");
+    // Checkpoints from before "quant" existed hold float models: absent reads as null.
+    const nlohmann::json was = saved.value(k, nlohmann::json());
+    if (was == now[k]) continue;
+    std::string hint;
+    if (k == "quant" && was.is_null())
+      hint =
+          " (to start quantization-aware training from a float checkpoint, give it as "
+          "\"pretrained\" instead of \"resume\")";
+    throw UsageError("resume: '" + k + "' is " + was.dump() + " in the checkpoint '" + path +
+                     "' but " + now[k].dump() + " in this config; a resumed run must keep it" +
+                     hint);
   }
   for (const char* k : {"normalize", "augment"}) {
     const nlohmann::json a =
@@ -136,6 +146,19 @@ void restore_dropout_streams(nn::Module& model, const serialize::Checkpoint& c,
       d->generator().set_offset(static_cast<std::uint64_t>(t->data_ptr<std::int64_t>()[0]));
     }
   }
+}
+
+// The model (quantized or not: lazily sized quantizer buffers take the checkpoint's shapes),
+// optimiser and scheduler state of a checkpoint, restored strictly.
+void restore_training_state(const serialize::Checkpoint& c, nn::Module& model,
+                            optim::Optimizer& optimizer, optim::LRScheduler* scheduler,
+                            const std::string& path) {
+  QGRAD_CHECK(!c.optimizer.empty(), IOError, "resume: '", path, "' holds no optimizer state");
+  QGRAD_CHECK(!scheduler || !c.scheduler.empty(), IOError, "resume: '", path,
+              "' holds no scheduler state");
+  quant::load_quant_state_dict(model, c.model, /*strict=*/true);
+  optimizer.load_state_dict(c.optimizer);
+  if (scheduler) scheduler->load_state_dict(c.scheduler);
 }
 
 Device resolve_device(const std::string& name) {
@@ -196,7 +219,27 @@ TrainOutcome run_training(const TrainConfig& config_in, std::ostream& out,
       data::DataLoaderOptions().batch_size(config.eval_batch_size).prefetch(config.data.prefetch),
       build_eval_transforms(config));
 
+  // The model: float weights (the seed's, or pretrained ones), then quantized and calibrated as
+  // the recipe says. A resumed run takes every weight and quantizer state from its checkpoint.
   std::shared_ptr<nn::UnaryModule> model = build_model(config);
+  std::vector<std::string> model_lines;
+  if (!config.pretrained.empty()) {
+    if (config.resume.empty())
+      model_lines.push_back(
+          "pretrained: " +
+          describe(load_pretrained(*model, config.model, config.pretrained), config.pretrained));
+    else
+      model_lines.push_back("pretrained: not loaded, the resumed checkpoint holds the weights");
+  }
+  if (std::optional<quant::QuantRecipe> recipe = quant_recipe(config)) {
+    model_lines.push_back("quant: " + describe(quantize_for_training(*model, *recipe)));
+    if (config.resume.empty())
+      model_lines.push_back(
+          "quant: " +
+          describe(calibrate_on_training_set(*model, *recipe, train_set, config), *recipe));
+    else
+      model_lines.push_back("quant: quantizer state restored from the checkpoint, no calibration");
+  }
   if (!device.is_cpu()) model->to(device);
   std::unique_ptr<optim::Optimizer> optimizer = build_optimizer(config, model->parameters());
   std::unique_ptr<optim::LRScheduler> scheduler =
@@ -209,7 +252,7 @@ TrainOutcome run_training(const TrainConfig& config_in, std::ostream& out,
   bool mid_epoch = false;
   if (!config.resume.empty()) {
     // Restores strictly: a different architecture, optimiser kind or schedule throws.
-    serialize::load_checkpoint(config.resume, *model, optimizer.get(), scheduler.get());
+    restore_training_state(resumed, *model, *optimizer, scheduler.get(), config.resume);
     TensorDict loader_state;
     for (const auto& it : resumed.extra)
       if (it.key.rfind("loader.", 0) == 0) loader_state.insert(it.key.substr(7), it.value);
@@ -247,6 +290,7 @@ TrainOutcome run_training(const TrainConfig& config_in, std::ostream& out,
       << config.schedule.name << ", " << omp_get_max_threads() << " threads, device "
       << device.str() << "\n"
       << "  output " << config.output.dir << "\n";
+  for (const std::string& line : model_lines) out << "  " << line << "\n";
   if (!config.resume.empty()) {
     out << "  resumed from " << config.resume << " at epoch " << train_loader.state().epoch + 1
         << ", batch " << train_loader.state().batch << "\n";
@@ -372,6 +416,9 @@ std::string train_usage() {
          "Trains a model on an MNIST-format dataset (default: LeNet-5 with batch norm on\n"
          "Fashion-MNIST) and writes metrics.jsonl, config.json and checkpoints\n"
          "(last/best.safetensors) to the output folder. Every config key is optional.\n"
+         "With a \"quant\" recipe the model is trained quantization-aware: the float model\n"
+         "(\"pretrained\" weights, if given) is quantized, calibrated when the recipe asks for\n"
+         "it, and trained with fake quantization; eval reports the fake-quantized accuracy.\n"
          "Ctrl-C stops after the current batch and writes a checkpoint to resume from.\n"
          "\n"
          "config keys (JSON, nested objects by dots):\n" +

@@ -1,19 +1,25 @@
-// Helpers for the qgrad CLI tests: a self-deleting temporary directory and a small synthetic
+// Helpers for the qgrad CLI tests: a self-deleting temporary directory, a small synthetic
 // MNIST-format dataset (IDX files) that a CNN can learn within a few batches, so end-to-end
-// runs take a second instead of needing the real Fashion-MNIST.
+// runs take a second instead of needing the real Fashion-MNIST, and bitwise comparisons of
+// checkpoints (for the resume tests).
 #pragma once
 
 #include <stdlib.h>
 
+#include <catch2/catch.hpp>
+
 #include <cstdint>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <sstream>
 #include <string>
 #include <vector>
 
 #include "core/factory.h"
 #include "core/generator.h"
 #include "nn/data/idx.h"
+#include "nn/serialize/checkpoint.h"
 
 namespace qgrad_cli_test {
 
@@ -41,6 +47,49 @@ class TempDir {
 
 inline void write_text(const std::string& path, const std::string& text) {
   std::ofstream(path) << text;
+}
+
+inline std::string slurp(const std::string& path) {
+  std::ifstream in(path);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+// Same keys, shapes, dtypes and bytes.
+inline void require_same_tensors(const qgrad::TensorDict& a, const qgrad::TensorDict& b,
+                                 const std::string& what) {
+  using namespace qgrad;
+  REQUIRE(a.size() == b.size());
+  REQUIRE(a.size() > 0);
+  for (const auto& it : a) {
+    INFO(what << " " << it.key);
+    const Tensor* other = b.find(it.key);
+    REQUIRE(other != nullptr);
+    REQUIRE(it.value.shape() == other->shape());
+    REQUIRE(it.value.dtype() == other->dtype());
+    const Tensor x = it.value.contiguous(), y = other->contiguous();
+    const std::size_t bytes = static_cast<std::size_t>(x.numel()) * dtype_size(x.dtype());
+    REQUIRE(std::memcmp(x.raw_data(), y.raw_data(), bytes) == 0);
+  }
+}
+
+// Two checkpoints of qgrad train hold the same run state: counters, model (quantizer state
+// included), optimiser and extra tensors, all bitwise.
+inline void require_same_checkpoint(const std::string& a_path, const std::string& b_path) {
+  using namespace qgrad;
+  const serialize::Checkpoint a = serialize::load_checkpoint(a_path);
+  const serialize::Checkpoint b = serialize::load_checkpoint(b_path);
+  CHECK(a.epoch == b.epoch);
+  CHECK(a.step == b.step);
+  require_same_tensors(a.model, b.model, "model");
+  require_same_tensors(a.optimizer, b.optimizer, "optimizer");
+  // train.time_s differs between runs; everything else in extra (loader position, partial
+  // sums, best accuracy) must match.
+  TensorDict ea = a.extra, eb = b.extra;
+  ea.erase("train.time_s");
+  eb.erase("train.time_s");
+  require_same_tensors(ea, eb, "extra");
 }
 
 // Images of class k: background noise in [0, 64) plus a bright 6x6 square whose position

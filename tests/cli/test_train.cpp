@@ -25,6 +25,8 @@
 using namespace qgrad;
 using namespace qgrad::cli;
 using nlohmann::json;
+using qgrad_cli_test::require_same_checkpoint;
+using qgrad_cli_test::slurp;
 using qgrad_cli_test::TempDir;
 
 namespace {
@@ -39,43 +41,6 @@ TrainConfig tiny_config(const std::string& data_dir, const std::string& out_dir,
          {"output", {{"progress", "off"}}}};
   if (!out_dir.empty()) j["output"]["dir"] = out_dir;
   return parse_train_config(j);
-}
-
-void require_same_tensors(const TensorDict& a, const TensorDict& b, const std::string& what) {
-  REQUIRE(a.size() == b.size());
-  REQUIRE(a.size() > 0);
-  for (const auto& it : a) {
-    INFO(what << " " << it.key);
-    const Tensor* other = b.find(it.key);
-    REQUIRE(other != nullptr);
-    REQUIRE(it.value.shape() == other->shape());
-    REQUIRE(it.value.dtype() == other->dtype());
-    const Tensor x = it.value.contiguous(), y = other->contiguous();
-    const std::size_t bytes = static_cast<std::size_t>(x.numel()) * dtype_size(x.dtype());
-    REQUIRE(std::memcmp(x.raw_data(), y.raw_data(), bytes) == 0);
-  }
-}
-
-void require_same_checkpoint(const std::string& a_path, const std::string& b_path) {
-  const serialize::Checkpoint a = serialize::load_checkpoint(a_path);
-  const serialize::Checkpoint b = serialize::load_checkpoint(b_path);
-  CHECK(a.epoch == b.epoch);
-  CHECK(a.step == b.step);
-  require_same_tensors(a.model, b.model, "model");
-  require_same_tensors(a.optimizer, b.optimizer, "optimizer");
-  // train.time_s differs between runs; everything else in extra (loader position, partial
-  // sums, best accuracy) must match.
-  TensorDict ea = a.extra, eb = b.extra;
-  ea.erase("train.time_s");
-  eb.erase("train.time_s");
-  require_same_tensors(ea, eb, "extra");
-}
-
-std::string slurp(const std::string& path) {
-  std::ifstream in(path);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
 }
 
 }  // namespace

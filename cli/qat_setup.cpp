@@ -1,0 +1,85 @@
+// Quantizing and calibrating the model of a TrainConfig, and describing what was done.
+#include "cli/qat_setup.h"
+
+#include <chrono>
+#include <cstdio>
+
+#include "cli/training_factory.h"
+#include "nn/data/dataloader.h"
+#include "quant/modules/calibrate.h"
+#include "quant/modules/quantize_model.h"
+
+namespace qgrad::cli {
+
+std::optional<quant::QuantRecipe> quant_recipe(const TrainConfig& config) {
+  if (config.quant.is_null()) return std::nullopt;
+  return quant::QuantRecipe::from_json(config.quant);
+}
+
+QuantizedLayers quantize_for_training(nn::Module& model, const quant::QuantRecipe& recipe) {
+  QuantizedLayers q;
+  q.family = quant::quant_family_name(recipe.family());
+  q.names = quant::quantize_model(model, recipe);
+  const auto modules = model.named_modules();
+  for (const std::string& n : q.names) {
+    const std::shared_ptr<nn::Module>* m = modules.find(n);
+    q.types.push_back(m != nullptr ? (*m)->name() : "?");
+  }
+  return q;
+}
+
+std::string describe(const QuantizedLayers& layers) {
+  std::string s = layers.family + " recipe, " + std::to_string(layers.names.size()) +
+                  (layers.names.size() == 1 ? " layer" : " layers") + " quantized";
+  for (std::size_t i = 0; i < layers.names.size(); ++i)
+    s += (i ? ", " : ": ") + layers.names[i] + " (" + layers.types[i] + ")";
+  return s;
+}
+
+CalibrationReport calibrate_on_training_set(nn::UnaryModule& model,
+                                            const quant::QuantRecipe& recipe,
+                                            std::shared_ptr<const data::Dataset> train_set,
+                                            const TrainConfig& config) {
+  CalibrationReport r;
+  r.batches = recipe.calibration_batches();
+  if (r.batches == 0) return r;
+  const auto start = std::chrono::steady_clock::now();
+  data::DataLoader loader(std::move(train_set),
+                          data::DataLoaderOptions()
+                              .batch_size(config.batch_size)
+                              .shuffle(true)
+                              .prefetch(config.data.prefetch)
+                              .seed(static_cast<std::uint64_t>(config.seed)),
+                          build_eval_transforms(config));
+  r.quantizers = quant::calibrate_model(
+      model, r.batches,
+      [&](std::int64_t) {
+        std::optional<data::Batch> b = loader.next();
+        if (!b) b = loader.next();  // the end of an epoch: go on with the next one
+        r.images += b->data.shape()[0];
+        model.forward(b->data);
+      },
+      recipe.calibration_options());
+  r.time_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  return r;
+}
+
+std::string describe(const CalibrationReport& report, const quant::QuantRecipe& recipe) {
+  if (report.batches == 0)
+    return std::string("no calibration (quant.calibration.batches = 0)") +
+           (recipe.family() == quant::QuantFamily::TorchAO ||
+                    recipe.family() == quant::QuantFamily::Horizon
+                ? ": the observers start from the first training batch"
+            : recipe.family() == quant::QuantFamily::LSQ
+                ? ": the step sizes are initialised from the first training batch"
+            : recipe.family() == quant::QuantFamily::NVIDIA
+                ? ": quantizers without an amax use each batch's own (dynamic) amax"
+                : "");
+  char time[32];
+  std::snprintf(time, sizeof time, "%.1f", report.time_s);
+  return "calibrated " + std::to_string(report.quantizers) + " quantizers on " +
+         std::to_string(report.batches) + " training batches (" + std::to_string(report.images) +
+         " images, no augmentation) in " + time + " s";
+}
+
+}  // namespace qgrad::cli
