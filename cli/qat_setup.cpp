@@ -5,6 +5,7 @@
 #include <cstdio>
 
 #include "cli/training_factory.h"
+#include "cli/usage_error.h"
 #include "nn/data/dataloader.h"
 #include "quant/modules/calibrate.h"
 #include "quant/modules/quantize_model.h"
@@ -19,7 +20,11 @@ std::optional<quant::QuantRecipe> quant_recipe(const TrainConfig& config) {
 QuantizedLayers quantize_for_training(nn::Module& model, const quant::QuantRecipe& recipe) {
   QuantizedLayers q;
   q.family = quant::quant_family_name(recipe.family());
-  q.names = quant::quantize_model(model, recipe);
+  try {
+    q.names = quant::quantize_model(model, recipe);
+  } catch (const ValueError& e) {  // the recipe does not fit the model ("exclude" names)
+    throw UsageError(std::string("quant: ") + e.what());
+  }
   const auto modules = model.named_modules();
   for (const std::string& n : q.names) {
     const std::shared_ptr<nn::Module>* m = modules.find(n);

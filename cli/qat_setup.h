@@ -28,7 +28,8 @@ struct QuantizedLayers {
   std::vector<std::string> types;  // their new type names ("QuantConv2d", ...)
 };
 
-// Quantizes `model` in place with the recipe.
+// Quantizes `model` in place with the recipe; UsageError when the recipe does not fit the model
+// (an "exclude" name that is not one of its modules).
 QuantizedLayers quantize_for_training(nn::Module& model, const quant::QuantRecipe& recipe);
 // "torch_ao recipe, 5 layers quantized: 0 (QuantConv2d), 4 (QuantConv2d), 9 (QuantLinear), ..."
 std::string describe(const QuantizedLayers& layers);

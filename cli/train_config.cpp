@@ -302,7 +302,8 @@ const std::vector<ConfigKeyDoc>& train_config_keys() {
        "safetensors file (qgrad checkpoint or plain state dict) with float weights to start from "
        "(then quantized when \"quant\" is set); ignored when resuming"},
       {"quant", "null (float)",
-       "quantization-aware training recipe (object; keys below and in docs/quantization.md)"},
+       "quantization-aware training recipe (object; keys below, each family's quantizer fields "
+       "in quant/modules/quant_recipe.h)"},
       {"quant.family", "required",
        "\"nvidia\", \"torch_ao\", \"lsq\", \"horizon\" or \"aimet\" (quantizer family)"},
       {"quant.weight", "family default",
@@ -313,7 +314,8 @@ const std::vector<ConfigKeyDoc>& train_config_keys() {
       {"quant.add", "true", "quantize both inputs of residual adds (resnet20)"},
       {"quant.exclude", "[]", "module names kept float, e.g. [\"0\", \"13\"]"},
       {"quant.calibration.batches", "8 (nvidia, horizon, aimet), 0 (torch_ao, lsq)",
-       "training batches (test transforms) run to calibrate before training; not when resuming"},
+       "training batches (normalised, no augmentation) run to calibrate before training; not when "
+       "resuming"},
       {"quant.calibration.method", "\"entropy\"",
        "nvidia histogram calibrators: \"entropy\", \"mse\" or \"percentile\""},
       {"quant.calibration.percentile", "99.99", "percentile method: the percentile in (0, 100]"},

@@ -7,6 +7,7 @@
 #include <catch2/catch.hpp>
 
 #include <filesystem>
+#include <regex>
 #include <sstream>
 
 #include "cli/command_dispatch.h"
@@ -172,8 +173,8 @@ TEST_CASE("qat: evaluation freezes the quantizer statistics and restores them af
   // Recipes whose quantizers learn from every batch they see: moving-average observers
   // (torch_ao, horizon) and LSQ with observer initialisation (static estimation).
   for (const json& recipe : {json{{"family", "torch_ao"}},
-                            json{{"family", "horizon"}, {"calibration", {{"batches", 0}}}},
-                            json{{"family", "lsq"}, {"input", {{"init", "observer"}}}}}) {
+                             json{{"family", "horizon"}, {"calibration", {{"batches", 0}}}},
+                             json{{"family", "lsq"}, {"input", {{"init", "observer"}}}}}) {
     INFO(recipe.dump());
     const TrainConfig config = tiny_config("unused", "", 1, recipe);
     auto model = build_model(config);
@@ -222,7 +223,7 @@ TEST_CASE("qat: resuming a QAT run gives bit-identical results", "[cli]") {
   // torch_ao: moving-average observers whose statistics change every step. nvidia: amax
   // calibrated before training (a resumed run must not calibrate again).
   for (const json& recipe : {json{{"family", "torch_ao"}},
-                            json{{"family", "nvidia"}, {"calibration", {{"batches", 2}}}}}) {
+                             json{{"family", "nvidia"}, {"calibration", {{"batches", 2}}}}}) {
     const std::string family = recipe["family"];
     INFO(family);
     std::ostringstream out;
@@ -390,8 +391,15 @@ TEST_CASE("qat: a bad quant recipe is a usage error naming the key", "[cli]") {
       {R"({"quant": {"family": "nvidia", "wieght": {}}})", "quant: unknown key \"wieght\""},
       {R"({"quant": {"family": "torch_ao", "input": {"observer": "kalman"}}})",
        "quant: \"input.observer\" must be one of"},
+      // Known only once the model is built: exit 2 all the same.
+      {R"({"quant": {"family": "lsq", "exclude": ["0", "fc"]}, "data": {"dir": "DATA"},
+           "output": {"dir": "OUT"}})",
+       "quant: quantize_model: \"exclude\" names 'fc', which is not a module of the model"},
   };
-  for (const auto& [text, message] : cases) {
+  qgrad_cli_test::write_synthetic_mnist(tmp.file("data"), 32, 10);
+  for (auto [text, message] : cases) {
+    text = std::regex_replace(text, std::regex("DATA"), tmp.file("data"));
+    text = std::regex_replace(text, std::regex("OUT"), tmp.file("out"));
     INFO(text);
     qgrad_cli_test::write_text(tmp.file("q.json"), text);
     std::ostringstream out, err;
