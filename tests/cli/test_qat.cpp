@@ -204,16 +204,16 @@ TEST_CASE("qat: eval of a QAT checkpoint equals the training's test accuracy on 
   write_data(tmp);
   std::ostringstream out;
   const TrainOutcome r = run_training(
-      tiny_config(tmp.file("data"), tmp.file("run"), 2, {{"family", "torch_ao"}}), out);
-  REQUIRE(r.epochs.size() == 2);
-  for (std::int64_t batch : {1, 13, 100}) {
+      tiny_config(tmp.file("data"), tmp.file("run"), 1, {{"family", "torch_ao"}}), out);
+  REQUIRE(r.epochs.size() == 1);
+  for (std::int64_t batch : {3, 13, 100}) {
     INFO(batch);
     EvalOptions eo;
     eo.checkpoint = tmp.file("run/last.safetensors");
     eo.batch_size = batch;
     eo.threads = 2;
     std::ostringstream eval_out;
-    CHECK(run_eval(eo, eval_out).accuracy == r.epochs[1].test_acc);
+    CHECK(run_eval(eo, eval_out).accuracy == r.epochs[0].test_acc);
   }
 }
 
