@@ -203,9 +203,6 @@ TrainOutcome run_training(const TrainConfig& config_in, std::ostream& out,
   }
   auto train_set = std::make_shared<data::MNIST>(config.data.dir, data::Split::Train);
   auto test_set = std::make_shared<data::MNIST>(config.data.dir, data::Split::Test);
-  if (config.output.dir.empty()) config.output.dir = default_output_dir(config.model);
-  fs::create_directories(config.output.dir);
-  const fs::path dir(config.output.dir);
   const Shape image = train_set->images().shape();  // [N, H, W]
   data::DataLoader train_loader(train_set,
                                 data::DataLoaderOptions()
@@ -241,6 +238,10 @@ TrainOutcome run_training(const TrainConfig& config_in, std::ostream& out,
       model_lines.push_back("quant: quantizer state restored from the checkpoint, no calibration");
   }
   if (!device.is_cpu()) model->to(device);
+  // Only now that the data and the model are ready (a bad "pretrained" file leaves no folder).
+  if (config.output.dir.empty()) config.output.dir = default_output_dir(config.model);
+  fs::create_directories(config.output.dir);
+  const fs::path dir(config.output.dir);
   std::unique_ptr<optim::Optimizer> optimizer = build_optimizer(config, model->parameters());
   std::unique_ptr<optim::LRScheduler> scheduler =
       build_scheduler(config, *optimizer, train_loader.batches_per_epoch());

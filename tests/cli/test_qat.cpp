@@ -382,6 +382,7 @@ TEST_CASE("qat: pretrained float weights initialise the model before quantizatio
   CHECK(run_command_line({"train", "--config", tmp.file("c.json")}, cmd_out, cmd_err) == 1);
   CHECK_THAT(cmd_err.str(), Catch::StartsWith("qgrad train: error: pretrained: the tensors in") &&
                                 Catch::Contains("partial.safetensors"));
+  CHECK_FALSE(std::filesystem::exists(tmp.file("cmd")));  // no output folder for a failed start
 }
 
 TEST_CASE("qat: a bad quant recipe is a usage error naming the key", "[cli]") {
