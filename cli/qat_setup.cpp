@@ -8,9 +8,22 @@
 #include "cli/usage_error.h"
 #include "nn/data/dataloader.h"
 #include "quant/modules/calibrate.h"
+#include "quant/modules/quant_add.h"
+#include "quant/modules/quant_conv2d.h"
+#include "quant/modules/quant_linear.h"
 #include "quant/modules/quantize_model.h"
 
 namespace qgrad::cli {
+
+namespace {
+// The QAT class name (QuantAdd prints itself as "Add", the name of the module it stands in for).
+std::string layer_type(const nn::Module& m) {
+  if (dynamic_cast<const quant::QuantConv2d*>(&m)) return "QuantConv2d";
+  if (dynamic_cast<const quant::QuantLinear*>(&m)) return "QuantLinear";
+  if (dynamic_cast<const quant::QuantAdd*>(&m)) return "QuantAdd";
+  return m.name();
+}
+}  // namespace
 
 std::optional<quant::QuantRecipe> quant_recipe(const TrainConfig& config) {
   if (config.quant.is_null()) return std::nullopt;
@@ -28,7 +41,7 @@ QuantizedLayers quantize_for_training(nn::Module& model, const quant::QuantRecip
   const auto modules = model.named_modules();
   for (const std::string& n : q.names) {
     const std::shared_ptr<nn::Module>* m = modules.find(n);
-    q.types.push_back(m != nullptr ? (*m)->name() : "?");
+    q.types.push_back(m != nullptr ? layer_type(**m) : "?");
   }
   return q;
 }
@@ -83,8 +96,9 @@ std::string describe(const CalibrationReport& report, const quant::QuantRecipe& 
   char time[32];
   std::snprintf(time, sizeof time, "%.1f", report.time_s);
   return "calibrated " + std::to_string(report.quantizers) + " quantizers on " +
-         std::to_string(report.batches) + " training batches (" + std::to_string(report.images) +
-         " images, no augmentation) in " + time + " s";
+         std::to_string(report.batches) +
+         (report.batches == 1 ? " training batch (" : " training batches (") +
+         std::to_string(report.images) + " images, no augmentation) in " + time + " s";
 }
 
 }  // namespace qgrad::cli

@@ -408,3 +408,17 @@ TEST_CASE("qat: a bad quant recipe is a usage error naming the key", "[cli]") {
     CHECK_THAT(err.str(), Catch::StartsWith("qgrad train: error: " + message));
   }
 }
+
+TEST_CASE("qat: the quantized-layers line of resnet20 names its residual adds", "[cli]") {
+  const TrainConfig config = parse_train_config(
+      json{{"model", "resnet20"}, {"quant", {{"family", "torch_ao"}, {"exclude", {"fc"}}}}});
+  auto model = build_model(config);
+  const QuantizedLayers q = quantize_for_training(*model, *quant_recipe(config));
+  CHECK(q.names.size() == 30);  // 21 convolutions and 9 adds; fc excluded
+  const std::string line = describe(q);
+  CHECK_THAT(line, Catch::StartsWith("torch_ao recipe, 30 layers quantized: conv1 (QuantConv2d), "
+                                     "layer1.0.conv1 (QuantConv2d), layer1.0.conv2 (QuantConv2d), "
+                                     "layer1.0.add (QuantAdd)"));
+  CHECK_THAT(line,
+             Catch::Contains("layer2.0.downsample.0 (QuantConv2d)") && !Catch::Contains("fc ("));
+}
