@@ -359,7 +359,7 @@ const char* quant_family_name(QuantFamily f) {
 }
 
 QuantRecipe QuantRecipe::from_json(const json& j) {
-  Fields top(j, "", {"family", "weight", "input", "add", "exclude", "calibration"});
+  Fields top(j, "", {"family", "weight", "input", "add", "fuse_bn", "exclude", "calibration"});
   std::vector<std::string> names;
   for (const FamilyInfo& f : families()) names.push_back(f.name);
   if (!top.has("family")) fail("\"family\" is required (one of " + joined(names) + ")");
@@ -382,6 +382,7 @@ QuantRecipe QuantRecipe::from_json(const json& j) {
   if (!r.weight_json_.is_null()) r.weight_factory_ = info->parse(r.weight_json_, "weight").weight;
   if (!r.input_json_.is_null()) r.input_factory_ = info->parse(r.input_json_, "input").input;
   r.add_ = top.get_bool("add", true);
+  r.fuse_bn_ = top.get_bool("fuse_bn", false);
 
   if (top.has("exclude")) {
     const json& e = top.at("exclude");
@@ -444,6 +445,7 @@ json QuantRecipe::to_json() const {
   j["weight"] = weight_json_;
   j["input"] = input_json_;
   j["add"] = add_;
+  j["fuse_bn"] = fuse_bn_;
   j["exclude"] = exclude_;
   j["calibration"] = {{"batches", calibration_batches_},
                       {"method", calibration_.method},

@@ -15,6 +15,13 @@
 //                                    tensor; null / absent as for "weight".
 //   "add":     true | false,         residual nn::Add -> QuantAdd with an "input" quantizer on
 //                                    both operands (default true; needs "input").
+//   "fuse_bn": true | false,         (default false) every Conv2d followed by a BatchNorm2d
+//                                    (consecutive children of a Sequential, conv1/bn1 and
+//                                    conv2/bn2 of an nn::BasicBlock) -> one QuantConvBn2d
+//                                    (quant_conv_bn2d.h: weight quantized as W*gamma/sigma,
+//                                    torch.ao's ConvBn2d) in the conv's place and nn::Identity
+//                                    in the BN's; the BN's keys move under the conv's name
+//                                    ("0.bn.running_mean"). false: QuantConv2d + float BN.
 //   "exclude": ["name", ...],        qualified module names (as named_modules prints them, e.g.
 //                                    "0", "layer1.0.conv1", "fc") kept in float with everything
 //                                    below them; a name matching no module is an error.
@@ -97,6 +104,7 @@ class QuantRecipe {
   bool quantizes_weights() const { return static_cast<bool>(weight_factory_); }
   bool quantizes_inputs() const { return static_cast<bool>(input_factory_); }
   bool quantize_add() const { return add_; }
+  bool fuse_bn() const { return fuse_bn_; }
   const std::vector<std::string>& exclude() const { return exclude_; }
   std::int64_t calibration_batches() const { return calibration_batches_; }
   const CalibrationOptions& calibration_options() const { return calibration_; }
@@ -113,6 +121,7 @@ class QuantRecipe {
   WeightQuantizerFactory weight_factory_;
   InputQuantizerFactory input_factory_;
   bool add_ = true;
+  bool fuse_bn_ = false;
   std::vector<std::string> exclude_;
   std::int64_t calibration_batches_ = 0;
   CalibrationOptions calibration_;

@@ -1,13 +1,19 @@
 // quantize_model: swapping float layers for their quantized versions.
 #include "quant/modules/quantize_model.h"
 
+#include <map>
 #include <set>
 
+#include "nn/models/basic_block.h"
 #include "nn/modules/add.h"
+#include "nn/modules/batchnorm.h"
 #include "nn/modules/conv.h"
+#include "nn/modules/identity.h"
 #include "nn/modules/linear.h"
+#include "nn/modules/sequential.h"
 #include "quant/modules/quant_add.h"
 #include "quant/modules/quant_conv2d.h"
+#include "quant/modules/quant_conv_bn2d.h"
 #include "quant/modules/quant_linear.h"
 
 namespace qgrad::quant {
@@ -16,7 +22,63 @@ namespace {
 
 bool is_quantized(const nn::Module& m) {
   return dynamic_cast<const QuantLinear*>(&m) || dynamic_cast<const QuantConv2d*>(&m) ||
-         dynamic_cast<const QuantAdd*>(&m);
+         dynamic_cast<const QuantConvBn2d*>(&m) || dynamic_cast<const QuantAdd*>(&m);
+}
+
+std::string qualified(const std::string& prefix, const std::string& key) {
+  return prefix.empty() ? key : prefix + "." + key;
+}
+
+// The children of `module` that are a Conv2d feeding a BatchNorm2d, as {conv key -> bn key}, where
+// the data flow is known: consecutive children of a Sequential, conv1/bn1 and conv2/bn2 of a
+// BasicBlock (its downsample is a Sequential). Other modules' forward is opaque: none.
+std::map<std::string, std::string> conv_bn_pairs(const nn::Module& module) {
+  std::map<std::string, std::string> pairs;
+  const auto children = module.named_children();
+  auto is_pair = [&](const std::string& conv, const std::string& bn) {
+    return children.contains(conv) && children.contains(bn) &&
+           std::dynamic_pointer_cast<nn::Conv2d>(children.at(conv)) &&
+           std::dynamic_pointer_cast<nn::BatchNorm2d>(children.at(bn));
+  };
+  if (dynamic_cast<const nn::Sequential*>(&module)) {
+    const std::vector<std::string> keys = children.keys();
+    for (std::size_t i = 0; i + 1 < keys.size(); ++i)
+      if (is_pair(keys[i], keys[i + 1])) pairs[keys[i]] = keys[i + 1];
+  } else if (dynamic_cast<const nn::BasicBlock*>(&module)) {
+    for (const auto& [conv, bn] : {std::pair<std::string, std::string>{"conv1", "bn1"},
+                                   std::pair<std::string, std::string>{"conv2", "bn2"}})
+      if (is_pair(conv, bn)) pairs[conv] = bn;
+  }
+  return pairs;
+}
+
+bool is_excluded(const std::string& name, const std::set<std::string>& exclude) {
+  for (const std::string& e : exclude)
+    if (name == e || name.rfind(e + ".", 0) == 0) return true;
+  return false;
+}
+
+// fuse_bn: every pair that will be fused must be fusable, and an exclusion must not split a pair
+// (checked for the whole model before anything is replaced).
+void check_fusion(const nn::Module& model, const std::set<std::string>& exclude) {
+  model.apply([&](const std::string& name, const nn::Module& m) {
+    if (is_excluded(name, exclude) || is_quantized(m)) return;
+    const auto children = m.named_children();
+    for (const auto& [conv_key, bn_key] : conv_bn_pairs(m)) {
+      const std::string conv = qualified(name, conv_key), bn = qualified(name, bn_key);
+      if (exclude.count(conv)) continue;  // both stay float
+      QGRAD_CHECK(!exclude.count(bn), ValueError, "quantize_model: \"fuse_bn\" fuses Conv2d '",
+                  conv, "' with the BatchNorm2d '", bn, "' after it, but \"exclude\" names only '",
+                  bn, "'; exclude '", conv, "' to keep both float");
+      const auto c = std::dynamic_pointer_cast<nn::Conv2d>(children.at(conv_key));
+      const std::string why =
+          conv_bn_mismatch(c->options().out_channels_,
+                           *std::dynamic_pointer_cast<nn::BatchNorm2d>(children.at(bn_key)));
+      QGRAD_CHECK(why.empty(), ValueError, "quantize_model: \"fuse_bn\": cannot fuse Conv2d '",
+                  conv, "' with BatchNorm2d '", bn, "': ", why, " (exclude '", conv,
+                  "' to keep both float)");
+    }
+  });
 }
 
 class Swapper {
@@ -25,12 +87,32 @@ class Swapper {
       : recipe_(r), exclude_(r.exclude().begin(), r.exclude().end()) {}
 
   void run(nn::Module& module, const std::string& prefix) {
+    std::map<std::string, std::string> fuse;  // conv key -> bn key
+    std::set<std::string> fused_bn;
+    if (recipe_.fuse_bn())
+      for (const auto& [conv, bn] : conv_bn_pairs(module))
+        if (!exclude_.count(qualified(prefix, conv))) fuse[conv] = bn;
     for (const auto& child : module.named_children()) {
-      const std::string name = prefix.empty() ? child.key : prefix + "." + child.key;
+      const std::string name = qualified(prefix, child.key);
       const std::shared_ptr<nn::Module>& m = child.value;
       if (exclude_.count(name)) continue;
       if (is_quantized(*m)) continue;
-      if (auto lin = std::dynamic_pointer_cast<nn::Linear>(m)) {
+      if (fused_bn.count(child.key)) continue;  // now inside the QuantConvBn2d before it
+      if (fuse.count(child.key)) {
+        const std::string& bn_key = fuse.at(child.key);
+        auto conv = std::dynamic_pointer_cast<nn::Conv2d>(m);
+        auto bn = std::dynamic_pointer_cast<nn::BatchNorm2d>(module.named_children().at(bn_key));
+        auto identity = std::make_shared<nn::Identity>();
+        identity->train(bn->is_training());
+        module.replace_module(
+            child.key,
+            QuantConvBn2d::from_float(*conv, bn, recipe_.make_input_quantizer(),
+                                      recipe_.make_weight_quantizer(conv->weight().shape())));
+        module.replace_module(bn_key, identity);
+        fused_bn.insert(bn_key);
+        replaced_.push_back(name);
+        replaced_.push_back(qualified(prefix, bn_key));
+      } else if (auto lin = std::dynamic_pointer_cast<nn::Linear>(m)) {
         module.replace_module(child.key, QuantLinear::from_float(
                                              *lin, recipe_.make_input_quantizer(),
                                              recipe_.make_weight_quantizer(lin->weight().shape())));
@@ -80,6 +162,8 @@ std::vector<std::string> quantize_model(nn::Module& model, const QuantRecipe& re
                   "', which is not a module of the model (names look like \"0\" or "
                   "\"layer1.0.conv1\")");
   }
+  if (recipe.fuse_bn())
+    check_fusion(model, std::set<std::string>(recipe.exclude().begin(), recipe.exclude().end()));
   Swapper s(recipe);
   s.run(model, "");
   return s.replaced();

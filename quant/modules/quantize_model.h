@@ -9,6 +9,19 @@
 // must keep their own handles in step (Sequential and nn::BasicBlock do, through
 // on_replace_child). Returns the qualified names of the replaced modules, in tree order.
 // The root module itself cannot be replaced (ValueError for a bare Linear / Conv2d / Add).
+//
+// With the recipe's "fuse_bn", a Conv2d whose output goes straight into a BatchNorm2d (the next
+// child of a Sequential; conv1 -> bn1 and conv2 -> bn2 of an nn::BasicBlock, whose downsample is
+// a Sequential) becomes one QuantConvBn2d (torch.ao's ConvBn2d: the weight is quantized as
+// W * gamma / sigma_running) that shares the conv's weight and bias and takes over the
+// BatchNorm2d module itself, and the BN's place gets an nn::Identity; both names are returned.
+// State dict keys: the conv's stay ("0.weight"), the BN's move under the conv's name as torch.ao
+// lays them out ("1.running_mean" -> "0.bn.running_mean"), the quantizers' are
+// "0._input_quantizer.*" / "0._weight_quantizer.*". Excluding the conv keeps both float;
+// excluding only the BN of such a pair, or a pair that cannot be fused (channel counts differ, a
+// BN without affine parameters or running statistics), is a ValueError raised before anything
+// is replaced. Convs in other modules (whose forward order is unknown) and convs not followed by
+// a BN become QuantConv2d as without "fuse_bn".
 #pragma once
 
 #include <string>
