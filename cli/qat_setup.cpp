@@ -10,15 +10,18 @@
 #include "quant/modules/calibrate.h"
 #include "quant/modules/quant_add.h"
 #include "quant/modules/quant_conv2d.h"
+#include "quant/modules/quant_conv_bn2d.h"
 #include "quant/modules/quant_linear.h"
 #include "quant/modules/quantize_model.h"
 
 namespace qgrad::cli {
 
 namespace {
-// The QAT class name (QuantAdd prints itself as "Add", the name of the module it stands in for).
+// The QAT class name (QuantAdd prints itself as "Add", the name of the module it stands in for);
+// the place of a batch norm fused into the conv before it holds an Identity.
 std::string layer_type(const nn::Module& m) {
   if (dynamic_cast<const quant::QuantConv2d*>(&m)) return "QuantConv2d";
+  if (dynamic_cast<const quant::QuantConvBn2d*>(&m)) return "QuantConvBn2d";
   if (dynamic_cast<const quant::QuantLinear*>(&m)) return "QuantLinear";
   if (dynamic_cast<const quant::QuantAdd*>(&m)) return "QuantAdd";
   return m.name();
@@ -47,10 +50,18 @@ QuantizedLayers quantize_for_training(nn::Module& model, const quant::QuantRecip
 }
 
 std::string describe(const QuantizedLayers& layers) {
-  std::string s = layers.family + " recipe, " + std::to_string(layers.names.size()) +
-                  (layers.names.size() == 1 ? " layer" : " layers") + " quantized";
-  for (std::size_t i = 0; i < layers.names.size(); ++i)
-    s += (i ? ", " : ": ") + layers.names[i] + " (" + layers.types[i] + ")";
+  // A fused pair (QuantConvBn2d, then the Identity in the batch norm's place) is one layer.
+  std::vector<std::string> entries;
+  for (std::size_t i = 0; i < layers.names.size(); ++i) {
+    std::string e = layers.names[i] + " (" + layers.types[i];
+    if (layers.types[i] == "QuantConvBn2d" && i + 1 < layers.names.size() &&
+        layers.types[i + 1] == "Identity")
+      e += " with batch norm " + layers.names[++i];
+    entries.push_back(e + ")");
+  }
+  std::string s = layers.family + " recipe, " + std::to_string(entries.size()) +
+                  (entries.size() == 1 ? " layer" : " layers") + " quantized";
+  for (std::size_t i = 0; i < entries.size(); ++i) s += (i ? ", " : ": ") + entries[i];
   return s;
 }
 

@@ -24,14 +24,16 @@ std::optional<quant::QuantRecipe> quant_recipe(const TrainConfig& config);
 
 struct QuantizedLayers {
   std::string family;
-  std::vector<std::string> names;  // qualified module names, in tree order
-  std::vector<std::string> types;  // their new type names ("QuantConv2d", ...)
+  std::vector<std::string> names;  // qualified module names, as quantize_model returns them
+  std::vector<std::string> types;  // their new type names ("QuantConv2d", ..., "Identity" for
+                                   // a batch norm fused into the conv before it)
 };
 
 // Quantizes `model` in place with the recipe; UsageError when the recipe does not fit the model
 // (an "exclude" name that is not one of its modules).
 QuantizedLayers quantize_for_training(nn::Module& model, const quant::QuantRecipe& recipe);
-// "torch_ao recipe, 5 layers quantized: 0 (QuantConv2d), 4 (QuantConv2d), 9 (QuantLinear), ..."
+// "torch_ao recipe, 5 layers quantized: 0 (QuantConv2d), 4 (QuantConv2d), 9 (QuantLinear), ...",
+// with fuse_bn "0 (QuantConvBn2d with batch norm 1), ...".
 std::string describe(const QuantizedLayers& layers);
 
 struct CalibrationReport {

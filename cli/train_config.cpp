@@ -312,6 +312,9 @@ const std::vector<ConfigKeyDoc>& train_config_keys() {
       {"quant.input", "family default",
        "Conv2d/Linear (and residual add) input quantizer, per tensor; null = float inputs"},
       {"quant.add", "true", "quantize both inputs of residual adds (resnet20)"},
+      {"quant.fuse_bn", "false",
+       "train each Conv2d + BatchNorm2d pair as one QuantConvBn2d quantizing the folded weight "
+       "(torch.ao ConvBn2d)"},
       {"quant.exclude", "[]", "module names kept float, e.g. [\"0\", \"13\"]"},
       {"quant.calibration.batches", "8 (nvidia, horizon, aimet), 0 (torch_ao, lsq)",
        "training batches (normalised, no augmentation) run to calibrate before training; not when "

@@ -189,7 +189,7 @@ TEST_CASE("config: to_json round-trips and fills in every key", "[cli]") {
       R"({"quant": {"family": "nvidia", "input": {"num_bits": 8, "calib_method": "histogram"},
           "calibration": {"method": "percentile", "batches": 4}}, "pretrained": "p.safetensors"})",
       R"({"quant": {"family": "lsq", "weight": {"num_bits": 4, "per_channel": true},
-          "exclude": ["0", "13"]}})",
+          "exclude": ["0", "13"], "fuse_bn": true}})",
   };
   for (const std::string& text : configs) {
     INFO(text);

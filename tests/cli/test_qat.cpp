@@ -220,11 +220,14 @@ TEST_CASE("qat: eval of a QAT checkpoint equals the training's test accuracy on 
 TEST_CASE("qat: resuming a QAT run gives bit-identical results", "[cli]") {
   TempDir tmp;
   write_data(tmp);
-  // torch_ao: moving-average observers whose statistics change every step. nvidia: amax
-  // calibrated before training (a resumed run must not calibrate again).
-  for (const json& recipe : {json{{"family", "torch_ao"}},
-                             json{{"family", "nvidia"}, {"calibration", {{"batches", 2}}}}}) {
-    const std::string family = recipe["family"];
+  // torch_ao: moving-average observers whose statistics change every step, also with the batch
+  // norms fused into QuantConvBn2d layers. nvidia: amax calibrated before training (a resumed
+  // run must not calibrate again).
+  for (const json& recipe :
+       {json{{"family", "torch_ao"}}, json{{"family", "torch_ao"}, {"fuse_bn", true}},
+        json{{"family", "nvidia"}, {"calibration", {{"batches", 2}}}}}) {
+    const std::string family =
+        recipe["family"].get<std::string>() + (recipe.contains("fuse_bn") ? "_fused" : "");
     INFO(family);
     std::ostringstream out;
     TrainConfig full = tiny_config(tmp.file("data"), tmp.file(family + "_full"), 2, recipe);
@@ -235,7 +238,7 @@ TEST_CASE("qat: resuming a QAT run gives bit-identical results", "[cli]") {
         serialize::load_checkpoint(tmp.file(family + "_full/epoch_1.safetensors"));
     const serialize::Checkpoint e2 =
         serialize::load_checkpoint(tmp.file(family + "_full/last.safetensors"));
-    if (family == "torch_ao") {  // the observers moved during epoch 2
+    if (family != "nvidia") {  // the observers moved during epoch 2
       const std::string k = "4._input_quantizer.activation_post_process.max_val";
       CHECK(max_abs_diff(e1.model.at(k), e2.model.at(k)) > 0);
     } else {  // the calibrated amax stays
@@ -315,20 +318,30 @@ TEST_CASE("qat: pretrained float weights initialise the model before quantizatio
 
   {  // QAT from the float weights: with a vanishing learning rate the trained weights stay
      // those of the float checkpoint, not the seed's initialisation.
-    TrainConfig config =
-        tiny_config(tmp.file("data"), tmp.file("qat"), 1, {{"family", "torch_ao"}});
+    // With fused Conv-BN layers: the float batch norms' keys move ("1.weight" -> "0.bn.weight").
+    TrainConfig config = tiny_config(tmp.file("data"), tmp.file("qat"), 1,
+                                     {{"family", "torch_ao"}, {"fuse_bn", true}});
     config.pretrained = float_ckpt;
     config.optimizer.lr = 1e-12;
     config.seed = 5;  // another initialisation than the float run's
     std::ostringstream qat_out;
     const TrainOutcome r = run_training(config, qat_out);
     CHECK_THAT(qat_out.str(),
+               Catch::Contains("0 (QuantConvBn2d with batch norm 1), 4 "
+                               "(QuantConvBn2d with batch norm 5), 9 (QuantLinear)"));
+    CHECK_THAT(qat_out.str(),
                Catch::Contains("pretrained: loaded " + std::to_string(trained.model.size()) +
                                " tensors from " + float_ckpt + " (qgrad checkpoint, epoch 1)"));
     const serialize::Checkpoint qat = serialize::load_checkpoint(tmp.file("qat/last.safetensors"));
-    for (const char* k : {"0.weight", "4.weight", "9.weight", "13.bias"}) {
-      INFO(k);
-      CHECK(max_abs_diff(qat.model.at(k), trained.model.at(k)) < 1e-6);
+    for (const auto& [k_qat, k_float] :
+         std::vector<std::pair<std::string, std::string>>{{"0.weight", "0.weight"},
+                                                          {"4.weight", "4.weight"},
+                                                          {"9.weight", "9.weight"},
+                                                          {"13.bias", "13.bias"},
+                                                          {"0.bn.weight", "1.weight"},
+                                                          {"4.bn.bias", "5.bias"}}) {
+      INFO(k_qat);
+      CHECK(max_abs_diff(qat.model.at(k_qat), trained.model.at(k_float)) < 1e-6);
     }
     CHECK(json::parse(qat.metadata.at("cli.config"))["pretrained"] == float_ckpt);
     // The float model's accuracy carries over (the quantized model is close to it).
@@ -421,4 +434,19 @@ TEST_CASE("qat: the quantized-layers line of resnet20 names its residual adds", 
                                      "layer1.0.add (QuantAdd)"));
   CHECK_THAT(line,
              Catch::Contains("layer2.0.downsample.0 (QuantConv2d)") && !Catch::Contains("fc ("));
+
+  // Fused: each Conv-BN pair is one layer.
+  const TrainConfig fused = parse_train_config(
+      json{{"model", "resnet20"}, {"quant", {{"family", "torch_ao"}, {"fuse_bn", true}}}});
+  auto fused_model = build_model(fused);
+  const std::string fused_line =
+      describe(quantize_for_training(*fused_model, *quant_recipe(fused)));
+  CHECK_THAT(fused_line,
+             Catch::StartsWith("torch_ao recipe, 31 layers quantized: conv1 (QuantConvBn2d with "
+                               "batch norm bn1), layer1.0.conv1 (QuantConvBn2d with batch norm "
+                               "layer1.0.bn1), layer1.0.conv2 (QuantConvBn2d with batch norm "
+                               "layer1.0.bn2), layer1.0.add (QuantAdd)"));
+  CHECK_THAT(fused_line, Catch::Contains("layer2.0.downsample.0 (QuantConvBn2d with batch norm "
+                                         "layer2.0.downsample.1)") &&
+                             Catch::EndsWith("fc (QuantLinear)"));
 }
