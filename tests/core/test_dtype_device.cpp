@@ -182,6 +182,22 @@ TEST_CASE("int16 elementwise ops and reductions match PyTorch", "[core][dtype]")
   same(amax(a), "amax");
   same(div(a, b), "div");
   same(add(load_fixture("core", "i16op_i8"), load_fixture("core", "i16op_u8")), "i8_plus_u8");
+  same(pow(a, 2.0), "pow");
+  same(add(a, from_vector<std::int32_t>({70000})), "plus_i32");
+  // Reductions over a dim, padding and concatenation of an int16 matrix.
+  const Tensor m = load_fixture("core", "i16op_m");
+  REQUIRE(m.dtype() == kInt16);
+  same(sum(m, {0}), "m_sum0");
+  same(amax(m, {1}), "m_amax1");
+  const auto mn = min(m, 0);
+  same(mn.first, "m_min0_values");
+  same(mn.second, "m_min0_indices");
+  same(argmax(m, 1), "m_argmax1");
+  same(pad(m, {1, 2}, "constant", -9), "m_pad");
+  same(concat({m, m.slice(0, 0, 1)}, 0), "m_cat0");
+  // The same reductions of a transposed (non-contiguous) view.
+  CHECK(sum(m.t(), {1}).to_vector<std::int64_t>() ==
+        load_fixture("core", "i16op_m_sum0").to_vector<std::int64_t>());
   // Scalar operands keep int16 (an integral scalar does not promote), as in PyTorch.
   CHECK(add(a, 1.0).dtype() == kInt16);
   CHECK(mul(a, 2.5).dtype() == kFloat32);
