@@ -1,13 +1,13 @@
 // CPU strided copy/convert and fill on the StridedLoop (with a cache-blocked walk for transposed
-// layouts); CUDA transfers forwarded to core/copy_cuda.cu.
+// layouts); CUDA transfers forwarded to core/copy_cuda.cu. Elements convert with
+// convert_element (core/convert.h).
 #include "core/copy.h"
 
 #include <algorithm>
-#include <cmath>
 #include <cstring>
-#include <limits>
 #include <type_traits>
 
+#include "core/convert.h"
 #include "core/strided_loop.h"
 
 namespace qgrad {
@@ -19,23 +19,6 @@ void cuda_copy_between_devices(const Tensor& src, const Tensor& dst);
 #endif
 
 namespace {
-
-// Float -> int conversions clamp first (out-of-range casts are undefined behaviour) and map NaN
-// to 0; the ranges of the int types are exact in double.
-template <typename To, typename From>
-To convert(From v) {
-  if constexpr (std::is_integral_v<To> && std::is_floating_point_v<From>) {
-    if (std::isnan(v)) return 0;
-    const double lo = static_cast<double>(std::numeric_limits<To>::lowest());
-    const double hi = static_cast<double>(std::numeric_limits<To>::max());
-    double d = static_cast<double>(v);
-    if (d <= lo) return std::numeric_limits<To>::lowest();
-    if (d >= hi) return std::numeric_limits<To>::max();
-    return static_cast<To>(d);
-  } else {
-    return static_cast<To>(v);
-  }
-}
 
 // The copy behind x.t().contiguous() and batched transposes: after coalescing, the last two dims
 // are swapped between the operands (dst has stride 1 on the last dim, src on the one before).
@@ -76,7 +59,8 @@ bool copy_transposed_blocked(const StridedLoop<2>& loop, To* d, const From* s) {
         for (std::int64_t r = r0; r < r1; ++r) {
           To* dp = d + doff + r * dst_st[nd - 2];
           const From* sp = s + soff + r;
-          for (std::int64_t c = c0; c < c1; ++c) dp[c] = convert<To>(sp[c * src_st[nd - 1]]);
+          for (std::int64_t c = c0; c < c1; ++c)
+            dp[c] = convert_element<To>(sp[c * src_st[nd - 1]]);
         }
       }
     }
@@ -96,7 +80,7 @@ void copy_typed(const Tensor& src, const Tensor& dst) {
       });
     } else {
       parallel_for(n, kParallelGrain, [&](std::int64_t b, std::int64_t e) {
-        for (std::int64_t i = b; i < e; ++i) d[i] = convert<To>(s[i]);
+        for (std::int64_t i = b; i < e; ++i) d[i] = convert_element<To>(s[i]);
       });
     }
     return;
@@ -108,9 +92,9 @@ void copy_typed(const Tensor& src, const Tensor& dst) {
     To* dp = d + off[0];
     const From* sp = s + off[1];
     if (st[0] == 1 && st[1] == 1) {
-      for (std::int64_t i = 0; i < n; ++i) dp[i] = convert<To>(sp[i]);
+      for (std::int64_t i = 0; i < n; ++i) dp[i] = convert_element<To>(sp[i]);
     } else {
-      for (std::int64_t i = 0; i < n; ++i) dp[i * st[0]] = convert<To>(sp[i * st[1]]);
+      for (std::int64_t i = 0; i < n; ++i) dp[i * st[0]] = convert_element<To>(sp[i * st[1]]);
     }
   });
 }
@@ -137,7 +121,7 @@ void fill_tensor(const Tensor& dst, double value) {
   if (dst.device().is_cuda()) return cuda_fill(dst, value);
 #endif
   QGRAD_DISPATCH_ALL(dst.dtype(), "fill_", [&] {
-    const scalar_t v = convert<scalar_t>(value);
+    const scalar_t v = convert_element<scalar_t>(value);
     scalar_t* d = static_cast<scalar_t*>(dst.raw_data());
     StridedLoop<1> loop(dst.shape(), {dst.strides()}, {0});
     loop.run([&](const std::array<std::int64_t, 1>& off, std::int64_t n,

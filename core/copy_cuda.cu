@@ -3,6 +3,7 @@
 
 #include <cstdint>
 
+#include "core/convert.h"
 #include "core/copy.h"
 
 namespace qgrad {
@@ -49,8 +50,9 @@ void cuda_fill(const Tensor& dst, double value) {
   const int threads = 256;
   const int blocks = static_cast<int>(std::min<std::int64_t>((n + threads - 1) / threads, 65535));
   QGRAD_DISPATCH_ALL(dst.dtype(), "fill_", [&] {
+    // Converted on the host as the CPU fill does (clamped, NaN -> 0 for integer dtypes).
     fill_kernel<scalar_t><<<blocks, threads>>>(static_cast<scalar_t*>(dst.raw_data()), n,
-                                               static_cast<scalar_t>(value));
+                                               convert_element<scalar_t>(value));
   });
   check(cudaGetLastError(), "fill_");
 }

@@ -9,21 +9,23 @@
 
 namespace qgrad {
 
-enum class DType : std::uint8_t { Float32, Float64, Int8, UInt8, Int32, Int64 };
+// New dtypes are appended, so the enum's values stay stable.
+enum class DType : std::uint8_t { Float32, Float64, Int8, UInt8, Int32, Int64, Int16 };
 
 inline constexpr DType kFloat32 = DType::Float32;
 inline constexpr DType kFloat64 = DType::Float64;
 inline constexpr DType kInt8 = DType::Int8;
 inline constexpr DType kUInt8 = DType::UInt8;
+inline constexpr DType kInt16 = DType::Int16;
 inline constexpr DType kInt32 = DType::Int32;
 inline constexpr DType kInt64 = DType::Int64;
 
 std::size_t dtype_size(DType d);
-const char* dtype_name(DType d);  // "float32", "int64", ...
+const char* dtype_name(DType d);  // "float32", "int16", "int64", ...
 DType dtype_from_name(const std::string& name);
 bool is_floating(DType d);
 // The dtype of `a op b` (PyTorch's promotion for same-category types: the wider one wins;
-// float beats int).
+// float beats int; int8 with uint8 gives int16).
 DType promote_types(DType a, DType b);
 
 template <typename T>
@@ -43,6 +45,10 @@ struct dtype_of<std::int8_t> {
 template <>
 struct dtype_of<std::uint8_t> {
   static constexpr DType value = DType::UInt8;
+};
+template <>
+struct dtype_of<std::int16_t> {
+  static constexpr DType value = DType::Int16;
 };
 template <>
 struct dtype_of<std::int32_t> {
@@ -85,7 +91,7 @@ inline constexpr bool has_dtype_v = has_dtype<T>::value;
     }                                                                     \
   }()
 
-// All six dtypes.
+// All seven dtypes.
 #define QGRAD_DISPATCH_ALL(dtype, op, ...)                                   \
   [&] {                                                                      \
     switch (dtype) {                                                         \
@@ -93,6 +99,7 @@ inline constexpr bool has_dtype_v = has_dtype<T>::value;
       QGRAD_DISPATCH_CASE_(::qgrad::DType::Float64, double, __VA_ARGS__)     \
       QGRAD_DISPATCH_CASE_(::qgrad::DType::Int8, std::int8_t, __VA_ARGS__)   \
       QGRAD_DISPATCH_CASE_(::qgrad::DType::UInt8, std::uint8_t, __VA_ARGS__) \
+      QGRAD_DISPATCH_CASE_(::qgrad::DType::Int16, std::int16_t, __VA_ARGS__) \
       QGRAD_DISPATCH_CASE_(::qgrad::DType::Int32, std::int32_t, __VA_ARGS__) \
       QGRAD_DISPATCH_CASE_(::qgrad::DType::Int64, std::int64_t, __VA_ARGS__) \
     }                                                                        \

@@ -5,6 +5,7 @@
 #include <cmath>
 #include <limits>
 
+#include "core/convert.h"
 #include "core/copy.h"
 #include "core/strided_loop.h"
 
@@ -17,14 +18,15 @@ Tensor finish(Tensor t, const TensorOptions& opts) {
   return t;
 }
 
-// Fills a new CPU tensor of `dtype` with f(i) for each element, then moves it to opts.device.
+// Fills a new CPU tensor of `dtype` with f(i) for each element (converted as copies convert:
+// no undefined float -> int casts), then moves it to opts.device.
 template <typename F>
 Tensor generate(const Shape& shape, DType dtype, const TensorOptions& opts, F&& f) {
   Tensor t = empty(shape, TensorOptions().dtype(dtype));
   QGRAD_DISPATCH_ALL(dtype, "generate", [&] {
     scalar_t* p = t.data_ptr<scalar_t>();
     parallel_for(t.numel(), kParallelGrain, [&](std::int64_t b, std::int64_t e) {
-      for (std::int64_t i = b; i < e; ++i) p[i] = static_cast<scalar_t>(f(i));
+      for (std::int64_t i = b; i < e; ++i) p[i] = convert_element<scalar_t>(f(i));
     });
   });
   if (!opts.device_.is_cpu()) t = t.to(opts.device_);
@@ -126,6 +128,8 @@ template Tensor from_vector<double>(const std::vector<double>&, const Shape&, Te
 template Tensor from_vector<std::int8_t>(const std::vector<std::int8_t>&, const Shape&,
                                          TensorOptions);
 template Tensor from_vector<std::uint8_t>(const std::vector<std::uint8_t>&, const Shape&,
+                                          TensorOptions);
+template Tensor from_vector<std::int16_t>(const std::vector<std::int16_t>&, const Shape&,
                                           TensorOptions);
 template Tensor from_vector<std::int32_t>(const std::vector<std::int32_t>&, const Shape&,
                                           TensorOptions);

@@ -75,6 +75,8 @@ extern template Tensor from_vector<std::int8_t>(const std::vector<std::int8_t>&,
                                                 TensorOptions);
 extern template Tensor from_vector<std::uint8_t>(const std::vector<std::uint8_t>&, const Shape&,
                                                  TensorOptions);
+extern template Tensor from_vector<std::int16_t>(const std::vector<std::int16_t>&, const Shape&,
+                                                 TensorOptions);
 extern template Tensor from_vector<std::int32_t>(const std::vector<std::int32_t>&, const Shape&,
                                                  TensorOptions);
 extern template Tensor from_vector<std::int64_t>(const std::vector<std::int64_t>&, const Shape&,

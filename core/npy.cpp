@@ -52,6 +52,7 @@ DType descr_dtype(std::string d, const std::string& path) {
   // One-byte types have no byte order; NumPy writes '|', other writers sometimes '<'.
   if (d == "|i1" || d == "<i1") return kInt8;
   if (d == "|u1" || d == "|b1" || d == "<u1" || d == "<b1") return kUInt8;
+  if (d == "<i2") return kInt16;
   if (d == "<i4") return kInt32;
   if (d == "<i8") return kInt64;
   throw IOError("load_npy: unsupported dtype " + d + " in '" + path + "'");
@@ -67,6 +68,8 @@ const char* dtype_descr(DType d) {
       return "|i1";
     case DType::UInt8:
       return "|u1";
+    case DType::Int16:
+      return "<i2";
     case DType::Int32:
       return "<i4";
     case DType::Int64:

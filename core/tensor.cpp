@@ -116,6 +116,7 @@ template std::vector<float> Tensor::to_vector<float>() const;
 template std::vector<double> Tensor::to_vector<double>() const;
 template std::vector<std::int8_t> Tensor::to_vector<std::int8_t>() const;
 template std::vector<std::uint8_t> Tensor::to_vector<std::uint8_t>() const;
+template std::vector<std::int16_t> Tensor::to_vector<std::int16_t>() const;
 template std::vector<std::int32_t> Tensor::to_vector<std::int32_t>() const;
 template std::vector<std::int64_t> Tensor::to_vector<std::int64_t>() const;
 

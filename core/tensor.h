@@ -65,7 +65,7 @@ class Tensor {
     check_dtype_for_access(dtype_v<T>);
     return static_cast<T*>(raw_data());
   }
-  // Value of a one-element tensor converted to T. Exact for the six dtype types (an int64
+  // Value of a one-element tensor converted to T. Exact for the seven dtype types (an int64
   // above 2^53 survives); float -> int conversion clamps to T's range and maps NaN to 0, as
   // to(dtype) does.
   template <typename T = double>
@@ -158,6 +158,7 @@ extern template std::vector<float> Tensor::to_vector<float>() const;
 extern template std::vector<double> Tensor::to_vector<double>() const;
 extern template std::vector<std::int8_t> Tensor::to_vector<std::int8_t>() const;
 extern template std::vector<std::uint8_t> Tensor::to_vector<std::uint8_t>() const;
+extern template std::vector<std::int16_t> Tensor::to_vector<std::int16_t>() const;
 extern template std::vector<std::int32_t> Tensor::to_vector<std::int32_t>() const;
 extern template std::vector<std::int64_t> Tensor::to_vector<std::int64_t>() const;
 

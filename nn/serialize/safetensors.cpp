@@ -34,6 +34,8 @@ int alignment_rank(DType d) {
       return 1;
     case DType::Int8:
       return 2;
+    case DType::Int16:
+      return 5;
     case DType::Int32:
       return 9;
     case DType::Float32:
@@ -55,6 +57,8 @@ bool dtype_from_safetensors(const std::string& s, DType& out) {
     out = kInt8;
   else if (s == "U8")
     out = kUInt8;
+  else if (s == "I16")
+    out = kInt16;
   else if (s == "I32")
     out = kInt32;
   else if (s == "I64")
@@ -65,7 +69,7 @@ bool dtype_from_safetensors(const std::string& s, DType& out) {
 }
 
 bool known_unsupported_dtype(const std::string& s) {
-  static const std::set<std::string> names = {"BOOL", "F8_E5M2", "F8_E4M3", "I16", "U16",
+  static const std::set<std::string> names = {"BOOL", "F8_E5M2", "F8_E4M3", "U16",
                                               "F16",  "BF16",    "U32",     "U64"};
   return names.count(s) != 0;
 }
@@ -89,6 +93,8 @@ const char* safetensors_dtype_name(DType dtype) {
       return "I8";
     case DType::UInt8:
       return "U8";
+    case DType::Int16:
+      return "I16";
     case DType::Int32:
       return "I32";
     case DType::Int64:
@@ -227,7 +233,7 @@ SafetensorsContents deserialize_safetensors(const std::string& bytes, const std:
     const std::string dt = v["dtype"].get<std::string>();
     if (!dtype_from_safetensors(dt, p.dtype)) {
       QGRAD_CHECK(!known_unsupported_dtype(dt), IOError, what, "dtype ", dt,
-                  " is not supported by qgrad (F32, F64, I8, U8, I32, I64)");
+                  " is not supported by qgrad (F32, F64, I8, U8, I16, I32, I64)");
       throw IOError(what + "unknown dtype '" + dt + "'");
     }
     std::uint64_t numel = 1;

@@ -25,7 +25,7 @@ struct SafetensorsContents {
   std::map<std::string, std::string> metadata;
 };
 
-// dtype <-> safetensors names: F32 F64 I8 U8 I32 I64.
+// dtype <-> safetensors names: F32 F64 I8 U8 I16 I32 I64.
 const char* safetensors_dtype_name(DType dtype);
 
 // The complete file as bytes. Tensors on any device are copied to the host; names must be

@@ -45,8 +45,9 @@ AffineEncoding::AffineEncoding(Tensor scale, Tensor offset, int bitwidth, bool s
 }
 
 DType AffineEncoding::dtype() const {
-  if (bitwidth_ <= 8) return grid_.is_signed ? kInt8 : kUInt8;
-  return kInt32;
+  if (!grid_.is_signed) return bitwidth_ <= 8 ? kUInt8 : kInt32;
+  if (bitwidth_ <= 8) return kInt8;
+  return bitwidth_ <= 16 ? kInt16 : kInt32;
 }
 
 Tensor AffineEncoding::min() const {

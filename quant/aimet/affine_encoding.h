@@ -38,8 +38,9 @@ class AffineEncoding {
   bool is_signed() const { return grid_.is_signed; }
   std::int64_t qmin() const { return grid_.qmin; }
   std::int64_t qmax() const { return grid_.qmax; }
-  // The dtype of quantized_repr(): uint8 (unsigned, <= 8 bits), int8 (signed, <= 8 bits), else
-  // int32 (AIMET uses int16 for signed 9..16 bits; qgrad has no int16 dtype).
+  // The dtype of quantized_repr(), AIMET's AffineEncoding.dtype: signed grids int8 (<= 8 bits),
+  // int16 (<= 16 bits) or int32; unsigned grids uint8 (<= 8 bits), else int32 (torch has no
+  // uint16 / uint32), so the upper half of an unsigned 32-bit grid does not fit.
   DType dtype() const;
   // The represented range: (offset + qmin) * scale and (offset + qmax) * scale.
   Tensor min() const;

@@ -1,15 +1,21 @@
 // AIMET affine quantization: argument checks (encoding shape broadcastable from the trailing
 // dims, positive finite scales, grid representable in the input dtype), dispatch, and the
-// backward rules reduced to the scale / offset shapes.
+// backward rules. Encodings with an EncodingLayout (per tensor, per channel, any block of
+// channel dims) run the fast kernels on contiguous data: only the gradients that are needed are
+// computed, the scale / offset gradients summed per channel by the kernel; when only x needs a
+// gradient the forward keeps a uint8 mask instead. Other encodings use the strided kernels.
 #include "quant/aimet/affine_quantize.h"
 
+#include <algorithm>
 #include <cmath>
+#include <optional>
 
 #include "core/autograd/function.h"
 #include "core/factory.h"
 #include "ops/device_check.h"
 #include "ops/reduce/reduce.h"
 #include "quant/aimet/affine_quantize_cpu.h"
+#include "quant/aimet/encoding_layout.h"
 #include "quant/torch_ao/qparam_checks.h"
 
 namespace qgrad::aimet {
@@ -18,6 +24,17 @@ using ao::check_broadcast_param;
 using ao::check_quant_range;
 
 namespace {
+
+const char* backward_name(AffineKind k) {
+  switch (k) {
+    case AffineKind::Quantize:
+      return "AimetQuantizeBackward";
+    case AffineKind::Dequantize:
+      return "AimetDequantizeBackward";
+    default:
+      return "AimetQuantizeDequantizeBackward";
+  }
+}
 
 const char* kind_name(AffineKind k) {
   switch (k) {
@@ -59,6 +76,46 @@ void check_scales(const char* op, const Tensor& scale) {
                 ": scale values must be finite and > 0 (is max > min?), got ", v);
 }
 
+// The shape scale and offset broadcast to together (both broadcast to x from the trailing dims).
+Shape encoding_shape(const Tensor& scale, const Tensor& offset) {
+  const Shape& a = scale.shape();
+  const Shape& b = offset.shape();
+  Shape out(std::max(a.size(), b.size()), 1);
+  for (std::size_t i = 0; i < out.size(); ++i) {
+    const std::int64_t da = i < a.size() ? a[a.size() - 1 - i] : 1;
+    const std::int64_t db = i < b.size() ? b[b.size() - 1 - i] : 1;
+    out[out.size() - 1 - i] = da == 1 ? db : da;
+  }
+  return out;
+}
+
+// scale / offset as a contiguous tensor of the encoding shape (one element per channel).
+Tensor channel_values(const Tensor& t, const Shape& enc) {
+  return t.detach().expand(enc).contiguous();
+}
+
+// Encodings whose channels are not one block of x's dims: the strided kernels, with x-shaped
+// gradients reduced by sum_to_shape.
+Tensor apply_strided(AffineKind kind, const Tensor& x, const Tensor& scale, const Tensor& offset,
+                     std::int64_t qmin, std::int64_t qmax, bool wide) {
+  Tensor y = empty(x.shape(), TensorOptions().dtype(x.dtype()));
+  const Tensor se = scale.detach().expand(x.shape()), oe = offset.detach().expand(x.shape());
+  affine_forward_strided_cpu(kind, x, se, oe, qmin, qmax, wide, y);
+  if (!needs_grad({x, scale, offset})) return y;
+  record(backward_name(kind), {x, scale, offset}, {&y},
+         [kind, sx = SavedTensor(x), ss = SavedTensor(scale), so = SavedTensor(offset), qmin, qmax,
+          wide](const TensorList& g) {
+           const Tensor xs = sx.get(), s = ss.get(), o = so.get();
+           const TensorOptions opt = TensorOptions().dtype(xs.dtype());
+           Tensor dx = empty(xs.shape(), opt), ds = empty(xs.shape(), opt),
+                  dof = empty(xs.shape(), opt);
+           affine_backward_strided_cpu(kind, g[0], xs, s.expand(xs.shape()), o.expand(xs.shape()),
+                                       qmin, qmax, wide, dx, ds, dof);
+           return TensorList{dx, sum_to_shape(ds, s.shape()), sum_to_shape(dof, o.shape())};
+         });
+  return y;
+}
+
 Tensor apply(AffineKind kind, const Tensor& x, const Tensor& scale, const Tensor& offset,
              std::int64_t qmin, std::int64_t qmax) {
   const char* op = kind_name(kind);
@@ -73,23 +130,46 @@ Tensor apply(AffineKind kind, const Tensor& x, const Tensor& scale, const Tensor
   check_scales(op, scale);
   const bool wide = kind == AffineKind::QuantizeDequantize && needs_wide(x.dtype(), qmin, qmax);
 
+  const Shape enc = encoding_shape(scale, offset);
+  const std::optional<EncodingLayout> layout = encoding_layout(x.shape(), enc);
+  if (!layout) return apply_strided(kind, x, scale, offset, qmin, qmax, wide);
+  const EncodingLayout l = *layout;
+  const Tensor xc = x.contiguous();
+  const Tensor sc = channel_values(scale, enc), oc = channel_values(offset, enc);
   Tensor y = empty(x.shape(), TensorOptions().dtype(x.dtype()));
-  const Tensor se = scale.detach().expand(x.shape()), oe = offset.detach().expand(x.shape());
-  affine_forward_cpu(kind, x, se, oe, qmin, qmax, wide, y);
-  if (!needs_grad({x, scale, offset})) return y;
-  const std::string name = kind == AffineKind::Quantize     ? "AimetQuantizeBackward"
-                           : kind == AffineKind::Dequantize ? "AimetDequantizeBackward"
-                                                            : "AimetQuantizeDequantizeBackward";
-  record(name, {x, scale, offset}, {&y},
-         [kind, sx = SavedTensor(x), ss = SavedTensor(scale), so = SavedTensor(offset), qmin, qmax,
-          wide](const TensorList& g) {
-           const Tensor xs = sx.get(), s = ss.get(), o = so.get();
+  const bool grad = needs_grad({x, scale, offset});
+  const bool need_x = grad && x.requires_grad();
+  const bool need_s = grad && scale.requires_grad();
+  const bool need_o = grad && offset.requires_grad();
+  // When only x needs a gradient, the forward keeps the in-range mask (1 byte per element) and
+  // the backward reads it instead of x.
+  const bool keep_mask = need_x && !need_s && !need_o && kind != AffineKind::Dequantize;
+  Tensor mask = keep_mask ? empty(x.shape(), TensorOptions().dtype(kUInt8)) : Tensor();
+  affine_forward_cpu(kind, l, xc, sc, oc, qmin, qmax, wide, y, mask);
+  if (!grad) return y;
+  if (!need_s && !need_o) {
+    record(backward_name(kind), {x, scale, offset}, {&y},
+           [kind, l, enc, mask, ss = SavedTensor(scale), wide](const TensorList& g) {
+             const Tensor gc = g[0].contiguous();
+             Tensor dx = empty(gc.shape(), TensorOptions().dtype(gc.dtype()));
+             affine_backward_dx_cpu(kind, l, gc, mask, channel_values(ss.get(), enc), wide, dx);
+             return TensorList{dx, Tensor(), Tensor()};
+           });
+    return y;
+  }
+  record(backward_name(kind), {x, scale, offset}, {&y},
+         [kind, l, enc, sx = SavedTensor(x), ss = SavedTensor(scale), so = SavedTensor(offset),
+          qmin, qmax, wide, need_x, need_s, need_o](const TensorList& g) {
+           const Tensor xs = sx.get().contiguous(), s = ss.get(), o = so.get();
+           const Tensor gc = g[0].contiguous();
            const TensorOptions opt = TensorOptions().dtype(xs.dtype());
-           Tensor dx = empty(xs.shape(), opt), ds = empty(xs.shape(), opt),
-                  dof = empty(xs.shape(), opt);
-           affine_backward_cpu(kind, g[0], xs, s.expand(xs.shape()), o.expand(xs.shape()), qmin,
-                               qmax, wide, dx, ds, dof);
-           return TensorList{dx, sum_to_shape(ds, s.shape()), sum_to_shape(dof, o.shape())};
+           Tensor dx = need_x ? empty(xs.shape(), opt) : Tensor();
+           Tensor ds = need_s ? empty(enc, opt) : Tensor();
+           Tensor dof = need_o ? empty(enc, opt) : Tensor();
+           affine_backward_cpu(kind, l, gc, xs, channel_values(s, enc), channel_values(o, enc),
+                               qmin, qmax, wide, dx, ds, dof);
+           return TensorList{dx, need_s ? sum_to_shape(ds, s.shape()) : Tensor(),
+                             need_o ? sum_to_shape(dof, o.shape()) : Tensor()};
          });
   return y;
 }

@@ -1,12 +1,22 @@
-// Raw CPU kernels of AIMET v2's affine quantization (no autograd). scale and offset arrive as
-// views expanded to x's shape (zero strides on broadcast dims), so per-tensor, per-channel and
-// any trailing-dim encoding shape run through the same strided loop. `wide` computes in double
+// Raw CPU kernels of AIMET v2's affine quantization (no autograd). `wide` computes in double
 // (AIMET upcasts float32 when the grid is too fine for float32 to be numerically stable).
+//
+// The fast kernels take contiguous x / g and an EncodingLayout ([outer, channels, inner], one
+// encoding element per channel) with scale and offset as contiguous tensors of `channels`
+// elements: runs of one channel read its scale and offset once (per-tensor and per-channel loops
+// vectorise), and the backward sums the scale / offset gradients per channel inside the kernel.
+// Those sums are split into boxes fixed by the layout alone (about 16K elements each, at most 256
+// channels), each box summed in a fixed order, then the boxes added in order: the result does not
+// depend on the thread count.
+//
+// The strided kernels handle any encoding shape (scale and offset arrive as views expanded to x's
+// shape) and return unreduced, x-shaped gradients; they serve encodings with no EncodingLayout.
 #pragma once
 
 #include <cstdint>
 
 #include "core/tensor.h"
+#include "quant/aimet/encoding_layout.h"
 
 namespace qgrad::aimet {
 
@@ -15,18 +25,39 @@ enum class AffineKind { Quantize, Dequantize, QuantizeDequantize };
 // Quantize:           y = clamp(rne(x / s) - o, qmin, qmax)
 // Dequantize:         y = (x + o) * s
 // QuantizeDequantize: y = (clamp(rne(x / s) - o, qmin, qmax) + o) * s
-void affine_forward_cpu(AffineKind kind, const Tensor& x, const Tensor& scale, const Tensor& offset,
-                        std::int64_t qmin, std::int64_t qmax, bool wide, const Tensor& y);
+// x, y contiguous with layout l. `mask` (optional; uint8, contiguous; not for Dequantize)
+// receives qmin <= rne(x / s) - o <= qmax, for a backward that needs dx only.
+void affine_forward_cpu(AffineKind kind, const EncodingLayout& l, const Tensor& x,
+                        const Tensor& scale, const Tensor& offset, std::int64_t qmin,
+                        std::int64_t qmax, bool wide, const Tensor& y, const Tensor& mask);
 
-// Unreduced gradients (x-shaped, contiguous outputs) of the three functions, AIMET's formulas,
-// with mask = qmin <= rne(x / s) - o <= qmax recomputed from x:
+// dx alone from the forward's mask (ignored for Dequantize): Quantize dx = (g*m)/s,
+// Dequantize dx = g*s, QuantizeDequantize dx = g*m. g, mask, dx contiguous.
+void affine_backward_dx_cpu(AffineKind kind, const EncodingLayout& l, const Tensor& g,
+                            const Tensor& mask, const Tensor& scale, bool wide, const Tensor& dx);
+
+// The gradients recomputed from x (AIMET's formulas, m = qmin <= rne(x / s) - o <= qmax):
 // Quantize:           dx = (g*m)/s, ds = -((g*m)/s)*(x/s), do = -(g*m)
 // Dequantize:         dx = g*s, ds = g*(x+o), do = g*s
 // QuantizeDequantize: dx = g*m, ds = g*(clamp(rne(x/s), o+qmin, o+qmax) - (x/s)*m),
 //                     do = g*(!m*s)
-void affine_backward_cpu(AffineKind kind, const Tensor& g, const Tensor& x, const Tensor& scale,
-                         const Tensor& offset, std::int64_t qmin, std::int64_t qmax, bool wide,
-                         const Tensor& dx, const Tensor& dscale, const Tensor& doffset);
+// Each element's ds / do is rounded to x's dtype, then summed per channel in double into
+// dscale / doffset (`channels` elements, x's dtype). Any of dx, dscale, doffset may be undefined
+// (not computed). g, x, dx contiguous.
+void affine_backward_cpu(AffineKind kind, const EncodingLayout& l, const Tensor& g, const Tensor& x,
+                         const Tensor& scale, const Tensor& offset, std::int64_t qmin,
+                         std::int64_t qmax, bool wide, const Tensor& dx, const Tensor& dscale,
+                         const Tensor& doffset);
+
+// Any strides: scale and offset expanded to x's shape (zero strides on broadcast dims).
+void affine_forward_strided_cpu(AffineKind kind, const Tensor& x, const Tensor& scale,
+                                const Tensor& offset, std::int64_t qmin, std::int64_t qmax,
+                                bool wide, const Tensor& y);
+// Unreduced x-shaped gradients (contiguous outputs) of the formulas above.
+void affine_backward_strided_cpu(AffineKind kind, const Tensor& g, const Tensor& x,
+                                 const Tensor& scale, const Tensor& offset, std::int64_t qmin,
+                                 std::int64_t qmax, bool wide, const Tensor& dx,
+                                 const Tensor& dscale, const Tensor& doffset);
 
 // y = rne(x) (the forward of AIMET's ste_round).
 void round_half_even_cpu(const Tensor& x, const Tensor& y);

@@ -2,6 +2,7 @@
 #include "quant/aimet/quantized_tensor.h"
 
 #include <cmath>
+#include <limits>
 
 #include "core/factory.h"
 
@@ -28,6 +29,11 @@ Tensor QuantizedTensor::quantized_repr() const {
                 " is not an integer of the grid [", lo, ", ", hi, "]");
   Tensor out = empty(data_.shape(), TensorOptions().dtype(dt));
   QGRAD_DISPATCH_ALL(dt, "aimet.QuantizedTensor.quantized_repr", [&] {
+    const double tmax = static_cast<double>(std::numeric_limits<scalar_t>::max());
+    for (std::size_t i = 0; i < v.size(); ++i)
+      QGRAD_CHECK(v[i] <= tmax, ValueError, "aimet.QuantizedTensor.quantized_repr: element ", i,
+                  " = ", v[i], " does not fit the encoding's dtype ", dtype_name(dt),
+                  " (AIMET represents unsigned grids wider than 8 bits as int32)");
     scalar_t* p = out.data_ptr<scalar_t>();
     // + 0.0 turns -0.0 into 0 before the conversion (values are exact integers).
     for (std::size_t i = 0; i < v.size(); ++i) p[i] = static_cast<scalar_t>(v[i] + 0.0);

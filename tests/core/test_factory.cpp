@@ -120,6 +120,20 @@ TEST_CASE("from_vector and tensor({..})", "[core][factory]") {
   CHECK(from_vector(std::vector<std::int8_t>{-7}).dtype() == kInt8);
   CHECK(from_vector(std::vector<std::uint8_t>{7}).dtype() == kUInt8);
   CHECK(from_vector(std::vector<std::int32_t>{7}).dtype() == kInt32);
+  CHECK(from_vector(std::vector<std::int16_t>{-7, 300}).dtype() == kInt16);
+  CHECK(from_vector(std::vector<std::int16_t>{-7, 300}).to_vector<std::int16_t>() ==
+        std::vector<std::int16_t>{-7, 300});
+  Tensor conv16 =
+      from_vector(std::vector<double>{1.9, -2.9, 1e6}, {}, TensorOptions().dtype(kInt16));
+  CHECK(conv16.dtype() == kInt16);
+  CHECK(conv16.to_vector<std::int16_t>() == std::vector<std::int16_t>{1, -2, 32767});
+  CHECK(ones({3}, TensorOptions().dtype(kInt16)).to_vector<std::int16_t>() ==
+        std::vector<std::int16_t>(3, 1));
+  CHECK(full({2}, -300, TensorOptions().dtype(kInt16)).to_vector<std::int16_t>() ==
+        std::vector<std::int16_t>(2, -300));
+  CHECK(arange(-2.0, 3.0, 2.0, TensorOptions().dtype(kInt16)).to_vector<std::int16_t>() ==
+        std::vector<std::int16_t>{-2, 0, 2});
+  CHECK(zeros_like(conv16).dtype() == kInt16);
   Tensor conv = from_vector(std::vector<double>{1.5, -2.5}, {}, TensorOptions().dtype(kInt32));
   CHECK(conv.dtype() == kInt32);
   CHECK(conv.to_vector<std::int32_t>() == std::vector<std::int32_t>{1, -2});
@@ -274,6 +288,12 @@ TEST_CASE("random tensors: values in range and loose moments", "[core][factory][
           .to_vector<std::int64_t>();
   CHECK(std::any_of(full_range.begin(), full_range.end(), [](std::int64_t v) { return v < 0; }));
   CHECK(randint(0, 256, {100}, gen, TensorOptions().dtype(kUInt8)).dtype() == kUInt8);
+  const std::vector<std::int16_t> r16 =
+      randint(-32768, 32768, {1000}, gen, TensorOptions().dtype(kInt16)).to_vector<std::int16_t>();
+  CHECK(std::any_of(r16.begin(), r16.end(), [](std::int16_t v) { return v < -16384; }));
+  CHECK(std::any_of(r16.begin(), r16.end(), [](std::int16_t v) { return v > 16384; }));
+  CHECK_THROWS_WITH(randint(0, 40000, {2}, gen, TensorOptions().dtype(kInt16)),
+                    Catch::Contains("randint") && Catch::Contains("int16"));
   CHECK(randint(0, 5, {10}, gen, TensorOptions().dtype(kFloat32)).dtype() == kFloat32);
 
   std::vector<double> bern = bernoulli({n}, 0.3, gen).to_vector<double>();

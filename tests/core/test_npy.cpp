@@ -76,7 +76,7 @@ TEST_CASE("npy round trip for every dtype and for 0-d, empty and non-contiguous 
           "[core][npy]") {
   TempDir dir;
   const std::vector<double> vals = {0, 1, -1, 7, 100, -100};
-  for (DType dt : {kFloat32, kFloat64, kInt8, kUInt8, kInt32, kInt64}) {
+  for (DType dt : {kFloat32, kFloat64, kInt8, kUInt8, kInt16, kInt32, kInt64}) {
     INFO(dtype_name(dt));
     std::vector<double> v = vals;
     if (dt == kUInt8)
@@ -138,6 +138,11 @@ TEST_CASE("npy files written by NumPy load with the right values", "[core][npy]"
         std::vector<std::int8_t>{-128, -1, 0, 127});
   CHECK(load_npy(fixture("u8.npy")).to_vector<std::uint8_t>() ==
         std::vector<std::uint8_t>{0, 1, 255});
+  Tensor i16 = load_npy(fixture("i16_2x2.npy"));
+  CHECK(i16.dtype() == kInt16);
+  CHECK(i16.shape() == Shape{2, 2});
+  CHECK(i16.to_vector<std::int16_t>() == std::vector<std::int16_t>{-32768, -1, 0, 32767});
+  CHECK(i16.data_ptr<std::int16_t>()[3] == 32767);
   Tensor i32 = load_npy(fixture("i32_3x1.npy"));
   CHECK(i32.dtype() == kInt32);
   CHECK(i32.shape() == Shape{3, 1});
@@ -163,8 +168,8 @@ TEST_CASE("npy files written by NumPy load with the right values", "[core][npy]"
 
 TEST_CASE("save_npy writes the same bytes as NumPy", "[core][npy]") {
   TempDir dir;
-  for (const char* name : {"f32_2x3.npy", "f64_0d.npy", "i8.npy", "u8.npy", "i32_3x1.npy",
-                           "i64.npy", "f32_empty_0x3.npy"}) {
+  for (const char* name : {"f32_2x3.npy", "f64_0d.npy", "i8.npy", "u8.npy", "i16_2x2.npy",
+                           "i32_3x1.npy", "i64.npy", "f32_empty_0x3.npy"}) {
     INFO(name);
     const std::string out = dir.file(name);
     save_npy(out, load_npy(fixture(name)));
@@ -235,6 +240,8 @@ TEST_CASE("broken or unsupported npy files throw IOError naming the file", "[cor
                     Catch::Contains("reject_f16.npy") && Catch::Contains("<f2"));
   CHECK_THROWS_WITH(load_npy(fixture("reject_big_endian.npy")),
                     Catch::Contains("reject_big_endian.npy") && Catch::Contains(">f4"));
+  CHECK_THROWS_WITH(load_npy(fixture("reject_i16_big_endian.npy")),
+                    Catch::Contains("reject_i16_big_endian.npy") && Catch::Contains(">i2"));
 }
 
 TEST_CASE("atomic writes leave no temporary file behind", "[core][npy]") {

@@ -66,6 +66,16 @@ TEST_CASE("print: integer dtypes", "[core][print]") {
   CHECK(from_vector(std::vector<std::uint8_t>{0, 7, 255}).str() ==
         "tensor([  0,   7, 255], dtype=uint8)");
   CHECK(from_vector(std::vector<std::int8_t>{-128, 5}).str() == "tensor([-128,    5], dtype=int8)");
+  // int16, as torch prints torch.int16 tensors.
+  CHECK(from_vector(std::vector<std::int16_t>{1, -20, 300, 4}, {2, 2}).str() ==
+        "tensor([[  1, -20],\n"
+        "        [300,   4]], dtype=int16)");
+  CHECK(from_vector(std::vector<std::int16_t>{-32768, 32767, 0}).str() ==
+        "tensor([-32768,  32767,      0], dtype=int16)");
+  CHECK(arange(1200.0, TensorOptions().dtype(kInt16)).str() ==
+        "tensor([   0,    1,    2,  ..., 1197, 1198, 1199], dtype=int16)");
+  CHECK(scalar_tensor(7, TensorOptions().dtype(kInt16)).str() == "tensor(7, dtype=int16)");
+  CHECK(zeros({0}, TensorOptions().dtype(kInt16)).str() == "tensor([], dtype=int16)");
   std::vector<std::int64_t> v16(16);
   for (int i = 0; i < 16; ++i) v16[i] = i;
   CHECK(from_vector(v16, {2, 2, 2, 2}).str() ==

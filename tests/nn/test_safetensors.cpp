@@ -48,8 +48,9 @@ TEST_CASE("safetensors: reads the reference-layout golden file") {
   auto c = load_safetensors(nn_fixture("golden.safetensors"));
   REQUIRE(c.metadata ==
           std::map<std::string, std::string>{{"format", "pt"}, {"note", "qgrad golden"}});
-  REQUIRE(c.tensors.size() == 8);
-  for (const auto& name : {"weight", "bias", "step", "q", "mask", "scalar", "empty", "layer.0.w"}) {
+  REQUIRE(c.tensors.size() == 9);
+  for (const auto& name :
+       {"weight", "bias", "step", "q", "mask", "scalar", "hist", "empty", "layer.0.w"}) {
     std::string npy = std::string("st_") + name;
     for (auto& ch : npy)
       if (ch == '.') ch = '_';
@@ -57,9 +58,12 @@ TEST_CASE("safetensors: reads the reference-layout golden file") {
   }
   REQUIRE(c.tensors["scalar"].dim() == 0);
   REQUIRE(c.tensors["empty"].shape() == Shape{0, 3});
+  REQUIRE(c.tensors["hist"].dtype() == kInt16);  // "I16"
+  REQUIRE(c.tensors["hist"].to_vector<std::int16_t>() ==
+          std::vector<std::int16_t>{-32768, -1, 7, 300, 0, 32767});
   // File order is the reference's: by descending alignment, then name.
   REQUIRE(c.tensors.keys() == std::vector<std::string>{"step", "bias", "empty", "layer.0.w",
-                                                       "weight", "scalar", "q", "mask"});
+                                                       "weight", "scalar", "hist", "q", "mask"});
 }
 
 TEST_CASE("safetensors: writing reproduces the golden file byte for byte") {
@@ -103,6 +107,8 @@ TEST_CASE("safetensors: round trip of every dtype, views and autograd tensors") 
   t.insert("f64", randn({2, 2}, gen, TensorOptions().dtype(kFloat64)));
   t.insert("i8", from_vector<std::int8_t>({-128, -1, 0, 127}));
   t.insert("u8", from_vector<std::uint8_t>({0, 200, 255}));
+  t.insert("i16", from_vector<std::int16_t>({-32768, -1, 0, 32767, 5}));
+  t.insert("i16_odd", from_vector<std::int16_t>({3, 4, 5}, {3, 1}));  // odd byte count
   t.insert("i32", from_vector<std::int32_t>({-2147483647 - 1, 7, 2147483647}, {3, 1}));
   t.insert("i64", from_vector<std::int64_t>({-(1LL << 62), 1LL << 40}));
   t.insert("scalar", scalar_tensor(2.5, TensorOptions().dtype(kFloat64)));
@@ -201,6 +207,10 @@ TEST_CASE("safetensors: corrupt files are IOErrors that name the file and the pr
                "end before begin");
   expect_error(craft(R"({"a":{"dtype":"F16","shape":[2],"data_offsets":[0,4]}})", floats({1})),
                "F16 is not supported");
+  expect_error(craft(R"({"a":{"dtype":"U16","shape":[2],"data_offsets":[0,4]}})", floats({1})),
+               "U16 is not supported");
+  expect_error(craft(R"({"a":{"dtype":"I16","shape":[3],"data_offsets":[0,4]}})", floats({1})),
+               "needs 6 bytes");
   expect_error(craft(R"({"a":{"dtype":"Q7","shape":[2],"data_offsets":[0,4]}})", floats({1})),
                "unknown dtype");
   expect_error(craft(R"({"a":{"dtype":"F32","shape":[-2],"data_offsets":[0,8]}})", floats({1, 2})),
@@ -238,9 +248,11 @@ TEST_CASE("safetensors: qgrad file for the Python checker") {
   t.insert("extra.i8", from_vector<std::int8_t>({-128, 0, 127}));
   t.insert("extra.u8", from_vector<std::uint8_t>({1, 2, 3, 255}, {2, 2}));
   t.insert("extra.i32", from_vector<std::int32_t>({-2147483647 - 1, 2147483647}));
+  t.insert("extra.i16", from_vector<std::int16_t>({-32768, -1, 32767}));
   const std::string path = std::string(QGRAD_BINARY_DIR) + "/nn_python_check.safetensors";
   save_safetensors(path, t, {{"epoch", "3"}, {"note", "written by qgrad"}});
   auto back = load_safetensors(path);
-  REQUIRE(back.tensors.size() == 7);
+  REQUIRE(back.tensors.size() == 8);
+  REQUIRE(back.tensors["extra.i16"].dtype() == kInt16);
   require_equal(back.tensors["model.fc.weight"], t["model.fc.weight"]);
 }

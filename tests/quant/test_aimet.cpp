@@ -191,11 +191,56 @@ TEST_CASE("aimet: DequantizedTensor.quantize is exact and idempotent", "[quant][
       REQUIRE(qt.dequantize().data().to_vector<float>() == d.data().to_vector<float>());
       REQUIRE(qt.dequantize().quantize().data().to_vector<float>() == qv);
       const Tensor repr = qt.quantized_repr();
-      const DType want = bw <= 8 ? (sym ? kInt8 : kUInt8) : kInt32;
+      const DType want = bw <= 8 ? (sym ? kInt8 : kUInt8) : (sym ? kInt16 : kInt32);
       REQUIRE(repr.dtype() == want);
       REQUIRE(repr.to(kFloat32).to_vector<float>() == qv);
     }
   }
+}
+
+TEST_CASE("aimet: quantized_repr dtype follows AIMET for every bitwidth", "[quant][aimet]") {
+  // AIMET's AffineEncoding.dtype: signed int8 / int16 / int32 by bitwidth; unsigned uint8 up to
+  // 8 bits, else int32 (torch has no uint16).
+  for (int bw = 1; bw <= 32; ++bw) {
+    INFO("bitwidth " << bw);
+    const AffineEncoding sym(full({}, 1.0), zeros({}), bw, true);
+    const AffineEncoding asym(full({}, 1.0), zeros({}), bw, false);
+    CHECK(sym.dtype() == (bw <= 8 ? kInt8 : bw <= 16 ? kInt16 : kInt32));
+    CHECK(asym.dtype() == (bw <= 8 ? kUInt8 : kInt32));
+  }
+  // The grid edges survive the conversion: 16-bit signed into int16, 16-bit unsigned into int32.
+  const Tensor q16 = from_vector<double>({-32768, -1, 0, 32767}, {2, 2});
+  const QuantizedTensor s16(q16,
+                            AffineEncoding(full({}, 0.5, TensorOptions().dtype(kFloat64)),
+                                           zeros({}, TensorOptions().dtype(kFloat64)), 16, true));
+  const Tensor r16 = s16.quantized_repr();
+  REQUIRE(r16.dtype() == kInt16);
+  REQUIRE(r16.shape() == Shape{2, 2});
+  CHECK(r16.to_vector<std::int16_t>() == std::vector<std::int16_t>{-32768, -1, 0, 32767});
+  const QuantizedTensor u16(from_vector<float>({0, 65535, 40000}),
+                            AffineEncoding(full({}, 1.0), zeros({}), 16, false));
+  const Tensor ru16 = u16.quantized_repr();
+  REQUIRE(ru16.dtype() == kInt32);
+  CHECK(ru16.to_vector<std::int32_t>() == std::vector<std::int32_t>{0, 65535, 40000});
+  // Through a quantizer: a 12-bit symmetric encoding gives int16 values equal to the data.
+  Generator gen(5);
+  AffineQuantizer q12({}, 12, true);
+  q12.set_range(-4.0, 4.0);
+  const QuantizedTensor xq = q12.quantize(uniform({3, 7}, -5, 5, gen));
+  const Tensor r12 = xq.quantized_repr();
+  REQUIRE(r12.dtype() == kInt16);
+  CHECK(r12.to_vector<double>() == xq.data().to_vector<double>());
+  for (std::int16_t v : r12.to_vector<std::int16_t>()) CHECK((v >= -2048 && v <= 2047));
+  // Unsigned 32-bit grid: values up to 2^31 - 1 fit AIMET's int32, larger ones are an error.
+  const AffineEncoding u32(full({}, 1.0, TensorOptions().dtype(kFloat64)),
+                           zeros({}, TensorOptions().dtype(kFloat64)), 32, false);
+  const Tensor ok = QuantizedTensor(from_vector<double>({0, 2147483647.0}), u32).quantized_repr();
+  CHECK(ok.dtype() == kInt32);
+  CHECK(ok.to_vector<std::int32_t>() == std::vector<std::int32_t>{0, 2147483647});
+  REQUIRE_THROWS_AS(QuantizedTensor(from_vector<double>({2147483648.0}), u32).quantized_repr(),
+                    ValueError);
+  REQUIRE_THROWS_WITH(QuantizedTensor(from_vector<double>({1, 4294967295.0}), u32).quantized_repr(),
+                      Catch::Contains("quantized_repr") && Catch::Contains("int32"));
 }
 
 TEST_CASE("aimet: 32-bit grids run in double for float32 inputs", "[quant][aimet]") {
