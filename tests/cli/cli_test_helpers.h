@@ -1,10 +1,8 @@
-// Helpers for the qgrad CLI tests: a self-deleting temporary directory, a small synthetic
-// MNIST-format dataset (IDX files) that a CNN can learn within a few batches, so end-to-end
-// runs take a second instead of needing the real Fashion-MNIST, and bitwise comparisons of
-// checkpoints (for the resume tests).
+// Helpers for the qgrad CLI tests: the self-deleting TempDir of support/scratch_files.h, a small
+// synthetic MNIST-format dataset (IDX files) that a CNN can learn within a few batches, so
+// end-to-end runs take a second instead of needing the real Fashion-MNIST, and bitwise comparisons
+// of checkpoints (for the resume tests).
 #pragma once
-
-#include <stdlib.h>
 
 #include <catch2/catch.hpp>
 
@@ -20,30 +18,11 @@
 #include "core/generator.h"
 #include "nn/data/idx.h"
 #include "nn/serialize/checkpoint.h"
+#include "support/scratch_files.h"
 
 namespace qgrad_cli_test {
 
-class TempDir {
- public:
-  TempDir() {
-    std::string tmpl = (std::filesystem::temp_directory_path() / "qgrad_cli_XXXXXX").string();
-    std::vector<char> buf(tmpl.begin(), tmpl.end());
-    buf.push_back('\0');
-    if (mkdtemp(buf.data()) == nullptr) throw std::runtime_error("mkdtemp failed");
-    path_ = buf.data();
-  }
-  ~TempDir() {
-    std::error_code ec;
-    std::filesystem::remove_all(path_, ec);
-  }
-  TempDir(const TempDir&) = delete;
-  TempDir& operator=(const TempDir&) = delete;
-  std::string path() const { return path_.string(); }
-  std::string file(const std::string& name) const { return (path_ / name).string(); }
-
- private:
-  std::filesystem::path path_;
-};
+using qgrad_test::TempDir;
 
 inline void write_text(const std::string& path, const std::string& text) {
   std::ofstream(path) << text;

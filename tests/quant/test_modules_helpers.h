@@ -5,10 +5,8 @@
 
 #include <catch2/catch.hpp>
 
-#include <chrono>
 #include <cmath>
 #include <cstring>
-#include <filesystem>
 #include <string>
 #include <vector>
 
@@ -17,6 +15,7 @@
 #include "nn/module.h"
 #include "nn/serialize/checkpoint.h"
 #include "quant/modules/lazy_buffer.h"
+#include "support/scratch_files.h"
 
 namespace qgrad_qm_test {
 
@@ -74,27 +73,7 @@ inline void require_same_state(const qgrad::TensorDict& a, const qgrad::TensorDi
   }
 }
 
-// A fresh directory under the system temp dir, deleted with its contents on destruction.
-class TempDir {
- public:
-  TempDir() {
-    static int counter = 0;
-    const auto stamp = std::chrono::steady_clock::now().time_since_epoch().count();
-    path_ = std::filesystem::temp_directory_path() /
-            ("qgrad_qm_test_" + std::to_string(stamp) + "_" + std::to_string(++counter));
-    std::filesystem::create_directories(path_);
-  }
-  ~TempDir() {
-    std::error_code ec;
-    std::filesystem::remove_all(path_, ec);
-  }
-  TempDir(const TempDir&) = delete;
-  TempDir& operator=(const TempDir&) = delete;
-  std::string file(const std::string& name) const { return (path_ / name).string(); }
-
- private:
-  std::filesystem::path path_;
-};
+using qgrad_test::TempDir;
 
 // Saves `from` in a checkpoint file, loads it into `into` (resizing lazily sized buffers) and
 // checks both state dicts are identical.

@@ -2,24 +2,28 @@
 // at scope exit, and whole-file byte reads and writes (to craft or corrupt files byte by byte).
 #pragma once
 
-#include <chrono>
+#include <stdlib.h>
+
 #include <filesystem>
 #include <fstream>
 #include <sstream>
+#include <stdexcept>
 #include <string>
 #include <system_error>
+#include <vector>
 
 namespace qgrad_test {
 
-// A fresh directory under the system temp dir, deleted with its contents on destruction.
+// A fresh directory under the system temp dir (mkdtemp: unique across the processes ctest runs
+// at once), deleted with its contents on destruction.
 class TempDir {
  public:
   TempDir() {
-    static int counter = 0;
-    const auto stamp = std::chrono::steady_clock::now().time_since_epoch().count();
-    path_ = std::filesystem::temp_directory_path() /
-            ("qgrad_test_" + std::to_string(stamp) + "_" + std::to_string(++counter));
-    std::filesystem::create_directories(path_);
+    std::string tmpl = (std::filesystem::temp_directory_path() / "qgrad_test_XXXXXX").string();
+    std::vector<char> buf(tmpl.begin(), tmpl.end());
+    buf.push_back('\0');
+    if (mkdtemp(buf.data()) == nullptr) throw std::runtime_error("TempDir: mkdtemp failed");
+    path_ = buf.data();
   }
   ~TempDir() {
     std::error_code ec;
@@ -27,6 +31,7 @@ class TempDir {
   }
   TempDir(const TempDir&) = delete;
   TempDir& operator=(const TempDir&) = delete;
+  std::string path() const { return path_.string(); }
   std::string file(const std::string& name) const { return (path_ / name).string(); }
 
  private:
