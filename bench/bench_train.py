@@ -15,10 +15,9 @@ Usage: python3 bench/bench_train.py [build/bench/bench_train] [--models lenet5bn
 On a machine shared with other work, 2-thread numbers of both frameworks collapse whenever
 another process takes one core (OpenMP barriers wait for the descheduled thread): compare the
 best rounds, and the 1-thread table, which such load disturbs much less.
-The PyTorch models are the twins of nn/models/zoo.cpp (also in tests/fixtures/gen_zoo.py).
+The PyTorch models are the twins of nn/models/zoo.cpp defined in tests/fixtures/gen_zoo.py.
 """
 import argparse
-import collections
 import os
 import statistics
 import subprocess
@@ -35,60 +34,11 @@ def peak_rss_mib():
 
 
 def torch_models():
-    import torch.nn as nn
-
-    class Add(nn.Module):
-        def forward(self, a, b):
-            return a + b
-
-    class BasicBlock(nn.Module):
-        def __init__(self, inp, out, stride):
-            super().__init__()
-            self.conv1 = nn.Conv2d(inp, out, 3, stride=stride, padding=1, bias=False)
-            self.bn1 = nn.BatchNorm2d(out)
-            self.relu1 = nn.ReLU()
-            self.conv2 = nn.Conv2d(out, out, 3, padding=1, bias=False)
-            self.bn2 = nn.BatchNorm2d(out)
-            self.downsample = None
-            if stride != 1 or inp != out:
-                self.downsample = nn.Sequential(
-                    nn.Conv2d(inp, out, 1, stride=stride, bias=False), nn.BatchNorm2d(out))
-            self.add = Add()
-            self.relu2 = nn.ReLU()
-
-        def forward(self, x):
-            out = self.relu1(self.bn1(self.conv1(x)))
-            out = self.bn2(self.conv2(out))
-            shortcut = self.downsample(x) if self.downsample is not None else x
-            return self.relu2(self.add(out, shortcut))
-
-    def conv_bn_relu(inp, out, k, p):
-        return [nn.Conv2d(inp, out, k, padding=p, bias=False), nn.BatchNorm2d(out), nn.ReLU()]
-
-    def lenet5bn():
-        return nn.Sequential(*conv_bn_relu(1, 6, 5, 0), nn.MaxPool2d(2),
-                             *conv_bn_relu(6, 16, 5, 0), nn.MaxPool2d(2), nn.Flatten(),
-                             nn.Linear(256, 120), nn.ReLU(), nn.Linear(120, 84), nn.ReLU(),
-                             nn.Linear(84, 10))
-
-    def vggfm():
-        return nn.Sequential(*conv_bn_relu(1, 32, 3, 1), *conv_bn_relu(32, 32, 3, 1),
-                             nn.MaxPool2d(2), *conv_bn_relu(32, 64, 3, 1),
-                             *conv_bn_relu(64, 64, 3, 1), nn.MaxPool2d(2), nn.Flatten(),
-                             nn.Linear(3136, 128), nn.ReLU(), nn.Linear(128, 10))
-
-    def stage(inp, out, stride):
-        return nn.Sequential(*[BasicBlock(inp if b == 0 else out, out, stride if b == 0 else 1)
-                               for b in range(3)])
-
-    def resnet20():
-        return nn.Sequential(collections.OrderedDict([
-            ("conv1", nn.Conv2d(1, 16, 3, padding=1, bias=False)), ("bn1", nn.BatchNorm2d(16)),
-            ("relu", nn.ReLU()), ("layer1", stage(16, 16, 1)), ("layer2", stage(16, 32, 2)),
-            ("layer3", stage(32, 64, 2)), ("avgpool", nn.AdaptiveAvgPool2d(1)),
-            ("flatten", nn.Flatten()), ("fc", nn.Linear(64, 10))]))
-
-    return {"lenet5bn": lenet5bn, "vggfm": vggfm, "resnet20": resnet20}
+    """The PyTorch twins of nn/models/zoo.cpp, as the golden zoo tests define them."""
+    sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tests",
+                                    "fixtures"))
+    from gen_zoo import MODELS
+    return MODELS
 
 
 def torch_worker(model_name, batch, steps, warmup, threads):
