@@ -3,11 +3,11 @@
 
 #include <chrono>
 
-#include "cli/quantizer_freeze.h"
 #include "core/autograd/grad_mode.h"
 #include "core/error.h"
 #include "ops/loss/loss.h"
 #include "ops/reduce/reduce.h"
+#include "quant/modules/frozen_quantizer_statistics.h"
 
 namespace qgrad::cli {
 
@@ -26,7 +26,7 @@ EvalResult evaluate(nn::UnaryModule& model, data::DataLoader& loader, Device dev
   const auto start = std::chrono::steady_clock::now();
   NoGradGuard no_grad;
   model.eval();
-  FrozenQuantizerStatistics frozen(model);
+  quant::FrozenQuantizerStatistics frozen(model);
   EvalResult r;
   double loss_sum = 0;
   while (std::optional<data::Batch> b = loader.next()) {

@@ -1,7 +1,7 @@
 // One evaluation pass: the model in eval mode, without autograd and with its quantizers'
-// statistics frozen (quantizer_freeze.h), over the rest of the current epoch of a loader (a
-// whole test set for a fresh epoch), giving the mean cross-entropy loss and the accuracy. Shared
-// by `qgrad train` (after every epoch) and `qgrad eval`.
+// statistics frozen (quant/modules/frozen_quantizer_statistics.h), over the rest of the current
+// epoch of a loader (a whole test set for a fresh epoch), giving the mean cross-entropy loss and
+// the accuracy. Shared by `qgrad train` (after every epoch) and `qgrad eval`.
 #pragma once
 
 #include <cstdint>

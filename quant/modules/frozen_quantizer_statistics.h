@@ -3,10 +3,10 @@
 // Horizon FakeQuantize modules are switched off (they then quantize with the scale and zero point
 // training left) and LearnableFakeQuantize static estimation is off. The destructor puts every
 // switch back as it was. NVIDIA TensorQuantizer and AIMET quantizers gather statistics only while
-// calibrating and need nothing. Evaluation runs under it, so a test pass quantizes as the
-// converted model would and leaves the model unchanged: PyTorch's observers ignore eval mode, and
-// a moving-average observer fed the test set would both leak it into the checkpoint and make the
-// accuracy depend on the evaluation batch size.
+// calibrating and need nothing. `qgrad eval` and the CLI's per-epoch test pass run under it, so a
+// test pass quantizes as the converted model would and leaves the model unchanged: PyTorch's
+// observers ignore eval mode, and a moving-average observer fed the test set would both leak it
+// into the checkpoint and make the accuracy depend on the evaluation batch size.
 #pragma once
 
 #include <functional>
@@ -14,7 +14,7 @@
 
 #include "nn/module.h"
 
-namespace qgrad::cli {
+namespace qgrad::quant {
 
 class FrozenQuantizerStatistics {
  public:
@@ -30,4 +30,4 @@ class FrozenQuantizerStatistics {
   std::vector<std::function<void()>> restore_;
 };
 
-}  // namespace qgrad::cli
+}  // namespace qgrad::quant

@@ -13,7 +13,6 @@
 #include "cli/eval_command.h"
 #include "cli/pretrained.h"
 #include "cli/qat_setup.h"
-#include "cli/quantizer_freeze.h"
 #include "cli/train_command.h"
 #include "cli/training_factory.h"
 #include "cli/usage_error.h"
@@ -26,6 +25,7 @@
 #include "ops/binary/binary.h"
 #include "ops/reduce/reduce.h"
 #include "ops/unary/unary.h"
+#include "quant/modules/frozen_quantizer_statistics.h"
 #include "quant/modules/quant_recipe.h"
 
 using namespace qgrad;
@@ -184,7 +184,7 @@ TEST_CASE("qat: evaluation freezes the quantizer statistics and restores them af
     const Tensor big = randn({4, 1, 28, 28}, gen) * 50.0;
     model->eval();  // as evaluate() does (batch norm keeps its running statistics)
     {
-      FrozenQuantizerStatistics frozen(*model);
+      quant::FrozenQuantizerStatistics frozen(*model);
       CHECK(frozen.frozen() >= 5);
       model->forward(big);
     }
