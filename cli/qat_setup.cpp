@@ -8,25 +8,9 @@
 #include "cli/usage_error.h"
 #include "nn/data/dataloader.h"
 #include "quant/modules/calibrate.h"
-#include "quant/modules/quant_add.h"
-#include "quant/modules/quant_conv2d.h"
-#include "quant/modules/quant_conv_bn2d.h"
-#include "quant/modules/quant_linear.h"
 #include "quant/modules/quantize_model.h"
 
 namespace qgrad::cli {
-
-namespace {
-// The QAT class name (QuantAdd prints itself as "Add", the name of the module it stands in for);
-// the place of a batch norm fused into the conv before it holds an Identity.
-std::string layer_type(const nn::Module& m) {
-  if (dynamic_cast<const quant::QuantConv2d*>(&m)) return "QuantConv2d";
-  if (dynamic_cast<const quant::QuantConvBn2d*>(&m)) return "QuantConvBn2d";
-  if (dynamic_cast<const quant::QuantLinear*>(&m)) return "QuantLinear";
-  if (dynamic_cast<const quant::QuantAdd*>(&m)) return "QuantAdd";
-  return m.name();
-}
-}  // namespace
 
 std::optional<quant::QuantRecipe> quant_recipe(const TrainConfig& config) {
   if (config.quant.is_null()) return std::nullopt;
@@ -44,7 +28,7 @@ QuantizedLayers quantize_for_training(nn::Module& model, const quant::QuantRecip
   const auto modules = model.named_modules();
   for (const std::string& n : q.names) {
     const std::shared_ptr<nn::Module>* m = modules.find(n);
-    q.types.push_back(m != nullptr ? layer_type(**m) : "?");
+    q.types.push_back(m != nullptr ? (*m)->name() : "?");
   }
   return q;
 }

@@ -2,6 +2,9 @@
 // additions are visible in the module tree and can be swapped for a quantized add later.
 #pragma once
 
+#include <string>
+#include <utility>
+
 #include "nn/module.h"
 
 namespace qgrad::nn {
@@ -13,6 +16,10 @@ class Add : public Module {
   // Virtual so that a quantized add (an input quantizer on each operand) can replace it.
   virtual Tensor forward(const Tensor& a, const Tensor& b);
   Tensor operator()(const Tensor& a, const Tensor& b) { return forward(a, b); }
+
+ protected:
+  // For subclasses that print under their own name (QuantAdd).
+  explicit Add(std::string name) : Module(std::move(name)) {}
 };
 
 }  // namespace qgrad::nn

@@ -9,7 +9,8 @@ namespace qgrad::quant {
 QuantAdd::QuantAdd() : QuantAdd(default_input_quantizer(), default_input_quantizer()) {}
 
 QuantAdd::QuantAdd(std::shared_ptr<nn::UnaryModule> input0_quantizer,
-                   std::shared_ptr<nn::UnaryModule> input1_quantizer) {
+                   std::shared_ptr<nn::UnaryModule> input1_quantizer)
+    : nn::Add("QuantAdd") {
   if (input0_quantizer) q0_ = register_module("_input0_quantizer", input0_quantizer);
   if (input1_quantizer) q1_ = register_module("_input1_quantizer", input1_quantizer);
 }

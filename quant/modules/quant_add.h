@@ -3,8 +3,8 @@
 // nn::Add so it can replace the "add" child of a residual block (nn::BasicBlock keeps its handle
 // in step); forward overrides nn::Add::forward (virtual). The quantizers are any UnaryModules,
 // registered as "_input0_quantizer" and "_input1_quantizer" (null = that input stays float);
-// without quantizers given, two NVIDIA 8-bit per-tensor TensorQuantizers. (It prints as "Add":
-// nn::Add fixes the module name.)
+// without quantizers given, two NVIDIA 8-bit per-tensor TensorQuantizers. Prints as "QuantAdd",
+// the name of pytorch_quantization's quant_nn.QuantAdd.
 #pragma once
 
 #include <memory>

@@ -306,6 +306,10 @@ TEST_CASE("quant.qat: quantize_model on ResNet-20 quantizes the residual adds", 
                   "QuantAdd");
   nn::Add& as_add = qa;
   require_bitwise(as_add.forward(a, b), qa.forward(a, b), "through nn::Add");
+  // It prints under its own name, as pytorch_quantization's QuantAdd; a plain Add stays "Add".
+  REQUIRE(qa.name() == "QuantAdd");
+  REQUIRE(qa.repr().rfind("QuantAdd(", 0) == 0);
+  REQUIRE(nn::Add().name() == "Add");
 }
 
 TEST_CASE("quant.qat: quantize_model options, exclusions and errors", "[quant][qat]") {
