@@ -42,8 +42,8 @@ EvalResult run_eval(const EvalOptions& options, std::ostream& out) {
   TrainConfig config = parse_train_config(nlohmann::json::parse(it->second));
   if (!options.data_dir.empty()) config.data.dir = options.data_dir;
   if (options.batch_size > 0) config.eval_batch_size = options.batch_size;
-  omp_set_num_threads(
-      static_cast<int>(options.threads > 0 ? options.threads : omp_get_num_procs()));
+  config.threads = options.threads;  // this command's own --threads, not the training run's
+  omp_set_num_threads(compute_threads(config));
 
   // The same model as training built: quantized with the stored (normalised) recipe, then the
   // checkpoint's state, which also sizes the quantizers' lazily sized buffers.
@@ -53,7 +53,10 @@ EvalResult run_eval(const EvalOptions& options, std::ostream& out) {
     quantized = ", fake-quantized " + quantize_for_training(*model, *recipe).family;
   quant::load_quant_state_dict(*model, ckpt.model, /*strict=*/true);
   auto test_set = std::make_shared<data::MNIST>(config.data.dir, data::Split::Test);
-  data::DataLoader loader(test_set, data::DataLoaderOptions().batch_size(config.eval_batch_size),
+  data::DataLoader loader(test_set,
+                          data::DataLoaderOptions()
+                              .batch_size(config.eval_batch_size)
+                              .prefetch(background_loading(config)),
                           build_eval_transforms(config));
   EvalResult r = evaluate(*model, loader, kCPU);
   char line[512];

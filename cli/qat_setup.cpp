@@ -61,7 +61,7 @@ CalibrationReport calibrate_on_training_set(nn::UnaryModule& model,
                           data::DataLoaderOptions()
                               .batch_size(config.batch_size)
                               .shuffle(true)
-                              .prefetch(config.data.prefetch)
+                              .prefetch(background_loading(config))
                               .seed(static_cast<std::uint64_t>(config.seed)),
                           build_eval_transforms(config));
   r.quantizers = quant::calibrate_model(

@@ -185,7 +185,7 @@ TrainOutcome run_training(const TrainConfig& config_in, std::ostream& out,
                           const StopRequest& stop) {
   TrainConfig config = config_in;
   const Device device = resolve_device(config.device);
-  const int threads = static_cast<int>(config.threads > 0 ? config.threads : omp_get_num_procs());
+  const int threads = compute_threads(config);
   omp_set_num_threads(threads);
 
   // Resume: the checkpoint's own config must agree on everything that shapes the run.
@@ -208,13 +208,14 @@ TrainOutcome run_training(const TrainConfig& config_in, std::ostream& out,
                                 data::DataLoaderOptions()
                                     .batch_size(config.batch_size)
                                     .shuffle(true)
-                                    .prefetch(config.data.prefetch)
+                                    .prefetch(background_loading(config))
                                     .seed(static_cast<std::uint64_t>(config.seed)),
                                 build_train_transforms(config, image[1], image[2]));
-  data::DataLoader test_loader(
-      test_set,
-      data::DataLoaderOptions().batch_size(config.eval_batch_size).prefetch(config.data.prefetch),
-      build_eval_transforms(config));
+  data::DataLoader test_loader(test_set,
+                               data::DataLoaderOptions()
+                                   .batch_size(config.eval_batch_size)
+                                   .prefetch(background_loading(config)),
+                               build_eval_transforms(config));
 
   // The model: float weights (the seed's, or pretrained ones), then quantized and calibrated as
   // the recipe says. A resumed run takes every weight and quantizer state from its checkpoint.

@@ -44,7 +44,8 @@ DataConfig parse_data(ConfigReader& root) {
   DataConfig d;
   ConfigReader r = root.object("data");
   d.dir = r.string("dir", d.dir);
-  d.prefetch = r.boolean("prefetch", d.prefetch);
+  if (r.has("prefetch")) d.prefetch = r.boolean("prefetch", false);
+  r.raw("prefetch");  // null reads as unset (automatic)
   d.normalize = parse_normalize(r);
   ConfigReader a = r.object("augment");
   d.augment.random_crop_padding = a.integer("random_crop_padding", 0, 0);
@@ -233,7 +234,7 @@ nlohmann::json to_json(const TrainConfig& c) {
       {"threads", null_if(c.threads == 0, c.threads)},
       {"data",
        {{"dir", c.data.dir},
-        {"prefetch", c.data.prefetch},
+        {"prefetch", c.data.prefetch ? json(*c.data.prefetch) : json()},
         {"normalize", normalize},
         {"augment",
          {{"random_crop_padding", c.data.augment.random_crop_padding},
@@ -265,7 +266,9 @@ const std::vector<ConfigKeyDoc>& train_config_keys() {
       {"data.dir", "\"/usr/share/datasets/fashion-mnist\"",
        "folder with the four MNIST-format IDX files ({train,t10k}-{images-idx3,labels-idx1}-ubyte"
        "[.gz])"},
-      {"data.prefetch", "true", "prepare batches on a background thread while training"},
+      {"data.prefetch", "auto",
+       "prepare batches on a background thread while training; auto = when a core is free "
+       "beyond \"threads\""},
       {"data.normalize.mean", "0.2860",
        "per-channel mean (number or list), after scaling to [0,1]"},
       {"data.normalize.std", "0.3530", "per-channel std; \"normalize\": false turns it off"},

@@ -1,6 +1,8 @@
 // Building the model, transforms, optimiser and schedule from a TrainConfig.
 #include "cli/training_factory.h"
 
+#include <omp.h>
+
 #include "cli/usage_error.h"
 #include "nn/models/zoo.h"
 #include "nn/optim/adam.h"
@@ -8,6 +10,15 @@
 #include "nn/optim/sgd.h"
 
 namespace qgrad::cli {
+
+int compute_threads(const TrainConfig& config) {
+  return static_cast<int>(config.threads > 0 ? config.threads : omp_get_num_procs());
+}
+
+bool background_loading(const TrainConfig& config) {
+  if (config.data.prefetch) return *config.data.prefetch;
+  return omp_get_num_procs() > compute_threads(config);
+}
 
 std::shared_ptr<nn::UnaryModule> build_model(const TrainConfig& config) {
   return nn::make_model(config.model, static_cast<std::uint64_t>(config.seed));

@@ -1,6 +1,6 @@
 // The objects a TrainConfig describes: the model (from the model zoo), the data transforms, the
 // optimiser and the learning-rate schedule. Shared by `qgrad train` and `qgrad eval` so both
-// build exactly the same things from the same config.
+// build exactly the same things from the same config, and the thread settings of a run.
 #pragma once
 
 #include <cstdint>
@@ -14,6 +14,12 @@
 #include "nn/unary_module.h"
 
 namespace qgrad::cli {
+
+// The OpenMP threads a run computes with: "threads", or one per core.
+int compute_threads(const TrainConfig& config);
+// Whether data loaders prepare batches on a background thread: "data.prefetch", or, when unset,
+// whether a core is left over beyond compute_threads().
+bool background_loading(const TrainConfig& config);
 
 // The model `config.model`, initialised from `config.seed`, on the CPU.
 std::shared_ptr<nn::UnaryModule> build_model(const TrainConfig& config);

@@ -6,7 +6,10 @@
 #include <filesystem>
 #include <set>
 
+#include <omp.h>
+
 #include "cli/train_config.h"
+#include "cli/training_factory.h"
 #include "cli/usage_error.h"
 #include "cli_test_helpers.h"
 #include "core/error.h"
@@ -80,6 +83,34 @@ TEST_CASE("config: values are read and optimiser defaults depend on its name", "
             .optimizer.weight_decay == 0.01);
   CHECK_FALSE(
       parse_train_config(json::parse(R"({"data": {"normalize": false}})")).data.normalize.enabled);
+}
+
+TEST_CASE("config: background loading is automatic unless data.prefetch says otherwise", "[cli]") {
+  TrainConfig c = parse_train_config(json::object());
+  CHECK_FALSE(c.data.prefetch.has_value());
+  CHECK(to_json(c)["data"]["prefetch"].is_null());
+  CHECK_FALSE(parse_train_config(json::parse(R"({"data": {"prefetch": null}})")).data.prefetch);
+  const int procs = omp_get_num_procs();
+  // Automatic: a loader thread only on a core the compute threads leave free.
+  CHECK(compute_threads(c) == procs);
+  CHECK_FALSE(background_loading(c));
+  c.threads = procs;
+  CHECK_FALSE(background_loading(c));
+  if (procs > 1) {
+    c.threads = procs - 1;
+    CHECK(background_loading(c));
+  }
+  // Explicit settings win either way.
+  for (bool on : {true, false}) {
+    TrainConfig e = parse_train_config(json{{"data", {{"prefetch", on}}}});
+    REQUIRE(e.data.prefetch == on);
+    CHECK(to_json(e)["data"]["prefetch"] == on);
+    CHECK(background_loading(e) == on);
+    e.threads = 1;
+    CHECK(background_loading(e) == on);
+  }
+  CHECK_THROWS_WITH(parse_train_config(json::parse(R"({"data": {"prefetch": "yes"}})")),
+                    Catch::Contains("data.prefetch must be true or false, got \"yes\""));
 }
 
 TEST_CASE("config: bad values and unknown keys name the key path", "[cli]") {
