@@ -11,14 +11,16 @@ normalised rows of the training set, loads the same weights into the PyTorch twi
   - free run (default): PyTorch trains --steps steps on its own; prints the first step's loss,
     gradients and update, the loss of later steps and the weights after the last one. float32
     rounding differences grow through training (a max-pool argmax that flips, then chaos), so the
-    runs drift apart after a few steps: a drift, not a jump at one step.
+    runs drift apart after a few steps: a drift, not a jump at one step. With --test-acc and
+    --steps 938 (2 epochs of 469 batches), the test accuracy of both final models: the two
+    frameworks trained from the same weights on the same batches.
   - --replay RANGES (1-based steps, e.g. 1-20,465-475,930-938: both epoch boundaries of a 2-epoch
     run and its end): every step in the ranges alone, PyTorch starting from qgrad's whole training
     state before it (weights, BatchNorm statistics, momentum), in float32 and float64. Prints for
     each step how far qgrad's float32 result and PyTorch's float32 result are from float64.
 
 Usage: python3 bench/train_parity.py [--model vggfm] [--steps 50] [--seed 0] [--threads 2]
-                                     [--replay 1-20,930-938] [--binary build/bench/train_parity]
+                                     [--test-acc] [--replay 1-20,930-938] [--binary build/bench/train_parity]
                                      [--data DIR]
 """
 import argparse
@@ -97,6 +99,8 @@ def main():
     ap.add_argument("--replay", default="", help="1-based step ranges to replay, e.g. 1-20,930-938")
     ap.add_argument("--binary", default=os.path.join(HERE, "..", "build", "bench", "train_parity"))
     ap.add_argument("--data", default="/usr/share/datasets/fashion-mnist")
+    ap.add_argument("--test-acc", action="store_true",
+                    help="free run: also the test accuracy of both final models")
     args = ap.parse_args()
     replay_steps = parse_ranges(args.replay) if args.replay else []
     steps = args.steps or (replay_steps[-1] if replay_steps else 50)
@@ -150,7 +154,7 @@ def free_run(args, files, batches, q_losses):
                               if sd[n].dtype.is_floating_point)
             print(f"step 1: worst parameter/buffer after the update {name} relative error {err:.2e}")
     print("step  loss qgrad  loss torch  difference")
-    for i in sorted({0, 1, 2, 4, 9, 19, 49, 99, 199, 499, len(q_losses) - 1}):
+    for i in sorted({0, 1, 2, 4, 9, 19, 49, 99, 199, 468, 469, 499, len(q_losses) - 1}):
         if i < len(q_losses):
             print(f"{i + 1:4d}  {q_losses[i]:10.6f}  {t_losses[i]:10.6f}  "
                   f"{q_losses[i] - t_losses[i]:+.2e}")
@@ -162,6 +166,16 @@ def free_run(args, files, batches, q_losses):
         if sd[n].dtype.is_floating_point:
             print(f"after step {len(q_losses)}: {n:24s} relative difference "
                   f"{rel_err(final[n], sd[n].numpy()):.2e}")
+    if args.test_acc:
+        xte, yte = load_split(args.data, "t10k")
+        xte = torch.from_numpy(xte).unsqueeze(1)
+        q_model = MODELS[args.model]()
+        q_model.load_state_dict({k: torch.from_numpy(np.array(v)) for k, v in final.items()})
+        for who, m in (("qgrad", q_model), ("torch", model)):
+            m.eval()
+            with torch.no_grad():
+                acc = (m(xte).argmax(1).numpy() == yte).mean()
+            print(f"test accuracy after step {len(q_losses)}: {who} {100 * acc:.2f}%")
 
 
 def replay_step(args, before, x, y, dtype):
