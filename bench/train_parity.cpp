@@ -62,7 +62,7 @@ std::vector<std::pair<std::int64_t, std::int64_t>> parse_ranges(const std::strin
     const std::size_t dash = part.find('-');
     const std::int64_t a = std::stoll(part.substr(0, dash));
     const std::int64_t b = dash == std::string::npos ? a : std::stoll(part.substr(dash + 1));
-    if (a < 1 || b < a) throw std::invalid_argument("bad step range '" + part + "'");
+    if (a < 1 || b < a) throw std::invalid_argument("bad step range");
     ranges.emplace_back(a, b);
     pos = comma + 1;
   }
@@ -71,7 +71,9 @@ std::vector<std::pair<std::int64_t, std::int64_t>> parse_ranges(const std::strin
 
 }  // namespace
 
-int main(int argc, char** argv) {
+namespace {
+
+int run(int argc, char** argv) {
   if (argc < 3) {
     std::fprintf(stderr,
                  "usage: train_parity <model> <out dir> [--seed N] [--steps N] [--lr X] "
@@ -87,22 +89,31 @@ int main(int argc, char** argv) {
   std::string data_dir = "/usr/share/datasets/fashion-mnist";
   for (int i = 3; i + 1 < argc; i += 2) {
     const std::string k = argv[i], v = argv[i + 1];
-    if (k == "--seed")
-      seed = std::stoull(v);
-    else if (k == "--steps")
-      steps = std::stoll(v);
-    else if (k == "--lr")
-      lr = std::stod(v);
-    else if (k == "--threads")
-      threads = std::stoll(v);
-    else if (k == "--data")
-      data_dir = v;
-    else if (k == "--replay-steps")
-      replay = parse_ranges(v);
-    else {
-      std::fprintf(stderr, "train_parity: unknown option %s\n", k.c_str());
+    try {
+      if (k == "--seed")
+        seed = std::stoull(v);
+      else if (k == "--steps")
+        steps = std::stoll(v);
+      else if (k == "--lr")
+        lr = std::stod(v);
+      else if (k == "--threads")
+        threads = std::stoll(v);
+      else if (k == "--data")
+        data_dir = v;
+      else if (k == "--replay-steps")
+        replay = parse_ranges(v);
+      else {
+        std::fprintf(stderr, "train_parity: unknown option %s\n", k.c_str());
+        return 2;
+      }
+    } catch (const std::logic_error&) {  // std::sto* and parse_ranges
+      std::fprintf(stderr, "train_parity: bad value '%s' for %s\n", v.c_str(), k.c_str());
       return 2;
     }
+  }
+  if (steps < 1 || threads < 1) {
+    std::fprintf(stderr, "train_parity: --steps and --threads must be at least 1\n");
+    return 2;
   }
   omp_set_num_threads(static_cast<int>(threads));
   std::filesystem::create_directories(out);
@@ -125,27 +136,29 @@ int main(int argc, char** argv) {
   serialize::save_safetensors((out / "init.safetensors").string(), model->state_dict());
   optim::SGD sgd(model->parameters(), optim::SGDOptions(lr).momentum(0.9).weight_decay(5e-4));
 
+  const bool free_run = replay.empty();
   std::ofstream losses(out / "losses.txt");
   for (std::int64_t step = 1; step <= steps; ++step) {
     std::optional<data::Batch> b = loader.next();
     if (!b) b = loader.next();  // the epoch ended: on into the next one
-    const bool keep = replay.empty() || in_replay(step);
-    if (keep) {
+    const bool replayed = !free_run && in_replay(step);
+    if (free_run || replayed) {
       save_npy(path("x", step, ".npy"), b->data);
       save_npy(path("y", step, ".npy"), b->target);
     }
-    if (!replay.empty() && in_replay(step) && !in_replay(step - 1) && step > 1)
+    // A replayed range starts from the state before its first step (init.safetensors for step 1).
+    if (replayed && step > 1 && !in_replay(step - 1))
       serialize::save_safetensors(path("state", step - 1, ".safetensors"),
                                   training_state(*model, sgd));
     Tensor loss = cross_entropy(model->forward(b->data), b->target);
     sgd.zero_grad();
     loss.backward();
-    if (step == 1 && replay.empty())
+    if (free_run && step == 1)
       serialize::save_safetensors((out / "grads1.safetensors").string(), gradients(*model));
     sgd.step();
-    if (step == 1 && replay.empty())
+    if (free_run && step == 1)
       serialize::save_safetensors((out / "step1.safetensors").string(), model->state_dict());
-    if (!replay.empty() && in_replay(step))
+    if (replayed)
       serialize::save_safetensors(path("state", step, ".safetensors"), training_state(*model, sgd));
     char line[64];
     std::snprintf(line, sizeof line, "%.9g\n", loss.item<double>());
@@ -153,4 +166,15 @@ int main(int argc, char** argv) {
   }
   serialize::save_safetensors((out / "final.safetensors").string(), model->state_dict());
   return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  try {
+    return run(argc, argv);
+  } catch (const std::exception& e) {  // missing data, a failed write
+    std::fprintf(stderr, "train_parity: %s\n", e.what());
+    return 1;
+  }
 }

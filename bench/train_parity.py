@@ -10,18 +10,19 @@ normalised rows of the training set, loads the same weights into the PyTorch twi
 (tests/fixtures/gen_zoo.py) and trains it on the same batches. Two modes:
   - free run (default): PyTorch trains --steps steps on its own; prints the first step's loss,
     gradients and update, the loss of later steps and the weights after the last one. float32
-    rounding differences grow through training (a max-pool argmax that flips, then chaos), so the
-    runs drift apart after a few steps: a drift, not a jump at one step. With --test-acc and
-    --steps 938 (2 epochs of 469 batches), the test accuracy of both final models: the two
-    frameworks trained from the same weights on the same batches.
+    rounding differences grow through training, so the runs drift apart after a few steps.
+    --baseline also trains a second PyTorch copy with another thread count (another summation
+    order) and prints its losses beside them: the drift PyTorch shows against itself. With
+    --test-acc and --steps 938 (2 epochs of 469 batches), the test accuracy of both final
+    models: the two frameworks trained from the same weights on the same batches.
   - --replay RANGES (1-based steps, e.g. 1-20,465-475,930-938: both epoch boundaries of a 2-epoch
     run and its end): every step in the ranges alone, PyTorch starting from qgrad's whole training
     state before it (weights, BatchNorm statistics, momentum), in float32 and float64. Prints for
     each step how far qgrad's float32 result and PyTorch's float32 result are from float64.
 
 Usage: python3 bench/train_parity.py [--model vggfm] [--steps 50] [--seed 0] [--threads 2]
-                                     [--test-acc] [--replay 1-20,930-938] [--binary build/bench/train_parity]
-                                     [--data DIR]
+                                     [--baseline] [--test-acc] [--replay 1-20,930-938]
+                                     [--binary build/bench/train_parity] [--data DIR]
 """
 import argparse
 import os
@@ -99,6 +100,8 @@ def main():
     ap.add_argument("--replay", default="", help="1-based step ranges to replay, e.g. 1-20,930-938")
     ap.add_argument("--binary", default=os.path.join(HERE, "..", "build", "bench", "train_parity"))
     ap.add_argument("--data", default="/usr/share/datasets/fashion-mnist")
+    ap.add_argument("--baseline", action="store_true",
+                    help="free run: also PyTorch against itself with another thread count")
     ap.add_argument("--test-acc", action="store_true",
                     help="free run: also the test accuracy of both final models")
     args = ap.parse_args()
@@ -107,13 +110,12 @@ def main():
 
     import torch
     torch.set_num_threads(args.threads)
-    cmd = [args.binary, args.model, "", "--seed", str(args.seed), "--steps", str(steps), "--lr",
-           str(args.lr), "--threads", str(args.threads), "--data", args.data]
+    options = ["--seed", str(args.seed), "--steps", str(steps), "--lr", str(args.lr), "--threads",
+               str(args.threads), "--data", args.data]
     if args.replay:
-        cmd += ["--replay-steps", args.replay]
+        options += ["--replay-steps", args.replay]
     with tempfile.TemporaryDirectory() as out:
-        cmd[2] = out
-        subprocess.run(cmd, check=True)
+        subprocess.run([args.binary, args.model, out] + options, check=True)
         files = {name: read_safetensors(os.path.join(out, name))[0]
                  for name in os.listdir(out) if name.endswith(".safetensors")}
         q_losses = [float(v) for v in open(os.path.join(out, "losses.txt")).read().split()]
@@ -126,40 +128,73 @@ def main():
         free_run(args, files, batches, q_losses)
 
 
-def free_run(args, files, batches, q_losses):
+def twin(args, state, dtype):
+    """The PyTorch twin in `dtype` with the weights and buffers of a qgrad training state, in
+    train mode, and its SGD optimiser holding the state's momentum buffers (if any)."""
     import torch
-    import torch.nn.functional as F
-    model = MODELS[args.model]()
-    model.load_state_dict({k: torch.from_numpy(np.array(v))
-                           for k, v in files["init.safetensors"].items()}, strict=True)
+    model = MODELS[args.model]().to(dtype)
+    model.load_state_dict({k: torch.from_numpy(np.array(v)) for k, v in state.items()
+                           if not k.startswith("momentum.")}, strict=True)
     model.train()
     opt = torch.optim.SGD(model.parameters(), lr=args.lr, momentum=0.9, weight_decay=5e-4)
-    t_losses = []
+    for n, p in model.named_parameters():
+        if "momentum." + n in state:
+            opt.state[p]["momentum_buffer"] = torch.from_numpy(
+                np.array(state["momentum." + n])).to(dtype)
+    return model, opt
+
+
+def backward(model, opt, x, y):
+    """Forward, cross-entropy and backward on one batch (as qgrad train); returns the loss."""
+    import torch
+    import torch.nn.functional as F
+    dtype = next(model.parameters()).dtype
+    loss = F.cross_entropy(model(torch.from_numpy(x).to(dtype)), torch.from_numpy(y))
+    opt.zero_grad(set_to_none=True)
+    loss.backward()
+    return loss.item()
+
+
+def free_run_losses(args, files, batches):
+    """Trains the twin from qgrad's initial weights on every batch; returns it and its losses."""
+    import torch
+    model, opt = twin(args, files["init.safetensors"], torch.float32)
+    losses = []
     for step in sorted(batches):
-        x, y = batches[step]
-        loss = F.cross_entropy(model(torch.from_numpy(x)), torch.from_numpy(y))
-        opt.zero_grad(set_to_none=True)
-        loss.backward()
-        if step == 1:
-            grads = files["grads1.safetensors"]
-            name, err = worst((n, grads[n], p.grad.numpy()) for n, p in model.named_parameters())
-            print(f"step 1: loss qgrad {q_losses[0]:.7f} torch {loss.item():.7f}; "
-                  f"worst gradient {name} relative error {err:.2e}")
+        losses.append(backward(model, opt, *batches[step]))
         opt.step()
-        t_losses.append(loss.item())
-        if step == 1:
-            sd = model.state_dict()
-            after = files["step1.safetensors"]
-            name, err = worst((n, after[n], sd[n].numpy()) for n in sd
-                              if sd[n].dtype.is_floating_point)
-            print(f"step 1: worst parameter/buffer after the update {name} relative error {err:.2e}")
-    print("step  loss qgrad  loss torch  difference")
-    for i in sorted({0, 1, 2, 4, 9, 19, 49, 99, 199, 468, 469, 499, len(q_losses) - 1}):
+    return model, losses
+
+
+def free_run(args, files, batches, q_losses):
+    import torch
+    # The first step in detail: loss, gradients and the state after the update.
+    model, opt = twin(args, files["init.safetensors"], torch.float32)
+    loss = backward(model, opt, *batches[1])
+    grads = files["grads1.safetensors"]
+    name, err = worst((n, grads[n], p.grad.numpy()) for n, p in model.named_parameters())
+    print(f"step 1: loss qgrad {q_losses[0]:.7f} torch {loss:.7f}; "
+          f"worst gradient {name} relative error {err:.2e}")
+    opt.step()
+    sd = model.state_dict()
+    after = files["step1.safetensors"]
+    name, err = worst((n, after[n], sd[n].numpy()) for n in sd if sd[n].dtype.is_floating_point)
+    print(f"step 1: worst parameter/buffer after the update {name} relative error {err:.2e}")
+
+    model, t_losses = free_run_losses(args, files, batches)
+    columns = [("torch", t_losses)]
+    if args.baseline:
+        other = 1 if args.threads != 1 else 2
+        torch.set_num_threads(other)
+        columns.append((f"torch {other}T", free_run_losses(args, files, batches)[1]))
+        torch.set_num_threads(args.threads)
+    print("step  loss qgrad" + "".join(f"  {who:>10s}  difference" for who, _ in columns))
+    for i in sorted({0, 1, 2, 3, 4, 9, 19, 49, 99, 199, 468, 469, 499, len(q_losses) - 1}):
         if i < len(q_losses):
-            print(f"{i + 1:4d}  {q_losses[i]:10.6f}  {t_losses[i]:10.6f}  "
-                  f"{q_losses[i] - t_losses[i]:+.2e}")
-    print(f"mean loss over {len(q_losses)} steps: qgrad {np.mean(q_losses):.6f}, "
-          f"torch {np.mean(t_losses):.6f}")
+            print(f"{i + 1:4d}  {q_losses[i]:10.6f}" +
+                  "".join(f"  {ls[i]:10.6f}  {q_losses[i] - ls[i]:+.2e}" for _, ls in columns))
+    print(f"mean loss over {len(q_losses)} steps: qgrad {np.mean(q_losses):.6f}, " +
+          ", ".join(f"{who} {np.mean(ls):.6f}" for who, ls in columns))
     sd = model.state_dict()
     final = files["final.safetensors"]
     for n in sd:
@@ -169,9 +204,7 @@ def free_run(args, files, batches, q_losses):
     if args.test_acc:
         xte, yte = load_split(args.data, "t10k")
         xte = torch.from_numpy(xte).unsqueeze(1)
-        q_model = MODELS[args.model]()
-        q_model.load_state_dict({k: torch.from_numpy(np.array(v)) for k, v in final.items()})
-        for who, m in (("qgrad", q_model), ("torch", model)):
+        for who, m in (("qgrad", twin(args, final, torch.float32)[0]), ("torch", model)):
             m.eval()
             with torch.no_grad():
                 acc = (m(xte).argmax(1).numpy() == yte).mean()
@@ -181,20 +214,8 @@ def free_run(args, files, batches, q_losses):
 def replay_step(args, before, x, y, dtype):
     """One SGD step of the PyTorch twin from `before` (a qgrad training state) in `dtype`;
     returns the training state after it as float64 numpy arrays."""
-    import torch
-    import torch.nn.functional as F
-    model = MODELS[args.model]().to(dtype)
-    model.load_state_dict({k: torch.from_numpy(np.array(v)) for k, v in before.items()
-                           if not k.startswith("momentum.")}, strict=True)
-    model.train()
-    opt = torch.optim.SGD(model.parameters(), lr=args.lr, momentum=0.9, weight_decay=5e-4)
-    for n, p in model.named_parameters():
-        if "momentum." + n in before:
-            opt.state[p]["momentum_buffer"] = torch.from_numpy(
-                np.array(before["momentum." + n])).to(dtype)
-    loss = F.cross_entropy(model(torch.from_numpy(x).to(dtype)), torch.from_numpy(y))
-    opt.zero_grad(set_to_none=True)
-    loss.backward()
+    model, opt = twin(args, before, dtype)
+    backward(model, opt, x, y)
     opt.step()
     got = {n: t.double().numpy() for n, t in model.state_dict().items()
            if t.dtype.is_floating_point}
@@ -224,6 +245,7 @@ def replay(args, files, batches, steps):
         print(f"{step:4d}  {q_err:.2e} {q_name:24s}  {t_err:.2e} {t_name:24s}")
     print(f"qgrad error / torch error over {len(ratios)} steps: median {np.median(ratios):.2f}, "
           f"max {max(ratios):.2f}")
+
 
 if __name__ == "__main__":
     main()
