@@ -10,6 +10,7 @@
 #include "core/error.h"
 #include "core/factory.h"
 #include "core/generator.h"
+#include "core/file_io.h"
 #include "core/npy.h"
 #include "core/tensor.h"
 #include "nn/data/dataloader.h"

@@ -4,7 +4,7 @@
 #include <fstream>
 
 #include "core/error.h"
-#include "core/npy.h"
+#include "core/file_io.h"
 
 namespace qgrad::cli {
 

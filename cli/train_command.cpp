@@ -19,7 +19,7 @@
 #include "cli/usage_error.h"
 #include "core/autograd/grad_mode.h"
 #include "core/factory.h"
-#include "core/npy.h"
+#include "core/file_io.h"
 #include "nn/data/mnist.h"
 #include "nn/modules/dropout.h"
 #include "nn/serialize/checkpoint.h"

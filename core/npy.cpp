@@ -1,4 +1,4 @@
-// .npy reading and writing, and atomic file writes.
+// .npy reading and writing.
 #include "core/npy.h"
 
 #include <cerrno>
@@ -13,18 +13,11 @@
 #include <unistd.h>
 
 #include "core/factory.h"
+#include "core/file_io.h"
 
 namespace qgrad {
 
 namespace {
-
-std::string read_all(const std::string& path) {
-  std::ifstream f(path, std::ios::binary);
-  QGRAD_CHECK(f.good(), IOError, "load_npy: cannot open '", path, "'");
-  std::ostringstream ss;
-  ss << f.rdbuf();
-  return ss.str();
-}
 
 // Extracts the value text of `'key': value` in the header dict.
 std::string header_field(const std::string& h, const std::string& key, const std::string& path) {
@@ -81,7 +74,10 @@ const char* dtype_descr(DType d) {
 }  // namespace
 
 Tensor load_npy(const std::string& path) {
-  const std::string data = read_all(path);
+  return parse_npy(read_file(path, "load_npy"), path);
+}
+
+Tensor parse_npy(const std::string& data, const std::string& path) {
   QGRAD_CHECK(data.size() >= 10 && data.compare(0, 6, "\x93NUMPY") == 0, IOError, "load_npy: '",
               path, "' is not a .npy file (bad magic)");
   const int major = static_cast<unsigned char>(data[6]);
@@ -160,29 +156,6 @@ void save_npy(const std::string& path, const Tensor& t) {
   out.append(static_cast<const char*>(c.raw_data()),
              static_cast<std::size_t>(c.numel()) * c.element_size());
   write_file_atomic(path, out);
-}
-
-void write_file_atomic(const std::string& path, const std::string& bytes) {
-  // Unique per process and thread, so concurrent writers of one path never share a temp file.
-  const std::string tmp = path + ".tmp." + std::to_string(::getpid()) + "." +
-                          std::to_string(std::hash<std::thread::id>{}(std::this_thread::get_id()));
-  {
-    std::FILE* f = std::fopen(tmp.c_str(), "wb");
-    QGRAD_CHECK(f != nullptr, IOError, "write_file_atomic: cannot create '", tmp,
-                "': ", std::strerror(errno));
-    const bool ok = std::fwrite(bytes.data(), 1, bytes.size(), f) == bytes.size() &&
-                    std::fflush(f) == 0 && ::fsync(fileno(f)) == 0;
-    const bool closed = std::fclose(f) == 0;
-    if (!ok || !closed) {
-      std::remove(tmp.c_str());
-      throw IOError("write_file_atomic: failed writing '" + tmp + "'");
-    }
-  }
-  if (std::rename(tmp.c_str(), path.c_str()) != 0) {
-    std::remove(tmp.c_str());
-    throw IOError("write_file_atomic: cannot rename '" + tmp + "' to '" + path +
-                  "': " + std::strerror(errno));
-  }
 }
 
 }  // namespace qgrad

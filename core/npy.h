@@ -11,10 +11,8 @@ namespace qgrad {
 // Supports <f4 <f8 |i1 |u1 <i4 <i8 and |b1 (loaded as uint8). Throws IOError naming the file on
 // a missing, truncated or malformed file.
 Tensor load_npy(const std::string& path);
+// The same from the bytes of a .npy file; `source` names it in errors.
+Tensor parse_npy(const std::string& bytes, const std::string& source);
 void save_npy(const std::string& path, const Tensor& t);
-
-// Writes `bytes` to `path` through a temporary file in the same directory and a rename, so a
-// crash never leaves a half-written file.
-void write_file_atomic(const std::string& path, const std::string& bytes);
 
 }  // namespace qgrad

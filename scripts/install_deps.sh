@@ -2,11 +2,18 @@
 # Installs the Debian packages qgrad needs, only those that are missing. Safe to re-run.
 #   bash scripts/install_deps.sh            # build + test dependencies
 #   QGRAD_WITH_TORCH=1 bash scripts/install_deps.sh   # also PyTorch for benchmarks/fixtures
+#   QGRAD_WITH_FUZZ=1 bash scripts/install_deps.sh    # also Clang's libFuzzer (scripts/fuzz.sh)
 set -euo pipefail
 
-pkgs=(build-essential cmake libdnnl-dev catch2 nlohmann-json3-dev zlib1g-dev dataset-fashion-mnist)
+# ocl-icd-opencl-dev: Debian's oneDNN CMake package (dnnl-config.cmake) requires OpenCL, which
+# libdnnl-dev only recommends; --no-install-recommends below would drop it.
+pkgs=(build-essential cmake libdnnl-dev ocl-icd-opencl-dev catch2 nlohmann-json3-dev zlib1g-dev
+  dataset-fashion-mnist)
 if [[ "${QGRAD_WITH_TORCH:-0}" == "1" ]]; then
   pkgs+=(python3-torch python3-numpy)
+fi
+if [[ "${QGRAD_WITH_FUZZ:-0}" == "1" ]]; then
+  pkgs+=(clang libclang-rt-14-dev libomp-dev)
 fi
 
 missing=()

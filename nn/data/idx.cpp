@@ -6,7 +6,7 @@
 #include <sstream>
 
 #include "core/factory.h"
-#include "core/npy.h"
+#include "core/file_io.h"
 #include "nn/data/gzip.h"
 
 namespace qgrad::data {

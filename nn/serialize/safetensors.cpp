@@ -13,7 +13,7 @@
 
 #include "core/autograd/grad_mode.h"
 #include "core/factory.h"
-#include "core/npy.h"
+#include "core/file_io.h"
 
 #if !defined(__BYTE_ORDER__) || __BYTE_ORDER__ != __ORDER_LITTLE_ENDIAN__
 #error "qgrad's safetensors code assumes a little-endian host"

@@ -5,7 +5,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/autograd/grad_mode.h"
-#include "core/npy.h"
+#include "core/file_io.h"
 
 namespace qgrad::aimet {
 

@@ -1,0 +1,64 @@
+#!/usr/bin/env bash
+# Builds the libFuzzer targets (tests/fuzz, Clang with ASan + UBSan) in build-fuzz/ and runs a
+# timed campaign of each, starting from its committed seed corpus and dictionary. Fails on the
+# first crash, sanitizer report, leak, uncaught non-qgrad exception, input slower than 10 s, or
+# allocation over the bound: 1024 MB in one malloc, 2048 MB resident. What a campaign finds new
+# stays in build-fuzz/corpus/<name>/; a crash input is written to build-fuzz/artifacts/.
+#   bash scripts/fuzz.sh                      # every target, 60 s each (what CI runs)
+#   bash scripts/fuzz.sh --seconds 3600 npy   # a long run of one target
+#   bash scripts/fuzz.sh --runs 10000000      # every target until 10 million executions
+#   bash scripts/fuzz.sh --list               # the target names
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+seconds=60
+runs=-1
+jobs_per_target=1
+targets=()
+while (($#)); do
+  case "$1" in
+    --seconds) seconds=$2; shift 2 ;;
+    --runs) runs=$2; seconds=0; shift 2 ;;
+    --jobs) jobs_per_target=$2; shift 2 ;;
+    --list) ls tests/fuzz/fuzz_*.cpp | sed 's|.*/fuzz_||; s|\.cpp$||'; exit 0 ;;
+    -h | --help) sed -n '2,13p' "$0"; exit 0 ;;
+    -*) echo "fuzz.sh: unknown option $1" >&2; exit 2 ;;
+    *) targets+=("$1"); shift ;;
+  esac
+done
+if ((${#targets[@]} == 0)); then
+  mapfile -t targets < <(ls tests/fuzz/fuzz_*.cpp | sed 's|.*/fuzz_||; s|\.cpp$||')
+fi
+
+QGRAD_WITH_FUZZ=1 bash scripts/install_deps.sh
+cmake -S . -B build-fuzz -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_CXX_COMPILER=clang++ \
+  -DQGRAD_FUZZ=ON -DQGRAD_CUDA=OFF -DQGRAD_BUILD_TESTS=OFF -DQGRAD_BUILD_EXAMPLES=OFF \
+  -DQGRAD_BUILD_BENCH=OFF >/dev/null
+cmake --build build-fuzz -j"$(nproc)" --target $(printf 'fuzz_%s ' "${targets[@]}")
+
+export ASAN_OPTIONS=detect_leaks=1:allocator_may_return_null=1
+export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
+mkdir -p build-fuzz/artifacts
+summary=()
+for name in "${targets[@]}"; do
+  seeds=tests/fuzz/corpus/$name
+  work=build-fuzz/corpus/$name
+  mkdir -p "$work"
+  dict=()
+  [[ -f tests/fuzz/dict/$name.dict ]] && dict=(-dict="tests/fuzz/dict/$name.dict")
+  limit=(-max_total_time="$seconds")
+  ((runs >= 0)) && limit=(-runs="$runs")
+  echo "=== fuzz $name: ${limit[*]} ==="
+  log=build-fuzz/fuzz_$name.log
+  if ! OMP_NUM_THREADS=1 "build-fuzz/tests/fuzz/fuzz_$name" "${limit[@]}" "${dict[@]}" \
+      -rss_limit_mb=2048 -malloc_limit_mb=1024 -timeout=10 -print_final_stats=1 \
+      -artifact_prefix="build-fuzz/artifacts/${name}-" "$work" "$seeds" >"$log" 2>&1; then
+    tail -n 60 "$log"
+    echo "fuzz.sh: target $name FAILED; the input is in build-fuzz/artifacts/" >&2
+    exit 1
+  fi
+  execs=$(grep -o 'stat::number_of_executed_units: *[0-9]*' "$log" | grep -o '[0-9]*$' | tail -1)
+  summary+=("$name: ${execs:-?} executions, no finding")
+done
+echo "=== fuzz summary ==="
+printf '%s\n' "${summary[@]}"
