@@ -7,6 +7,7 @@
 #include "cli/train_command.h"
 #include "cli/train_config.h"
 #include "cli/usage_error.h"
+#include "core/version.h"
 
 namespace qgrad::cli {
 
@@ -17,6 +18,7 @@ std::string main_usage() {
          "  train [--config FILE.json]   train a model (defaults: lenet5bn on Fashion-MNIST)\n"
          "  eval --checkpoint FILE       test loss and accuracy of a checkpoint\n"
          "  help [command]               this text, or a command's\n"
+         "  version                      the version and git commit (also --version)\n"
          "\n"
          "qgrad train --help and qgrad eval --help describe each command.\n"
          "\n"
@@ -40,13 +42,17 @@ int run_command_line(const std::vector<std::string>& args, std::ostream& out, st
       }
       return 0;
     }
+    if (command == "--version" || command == "version") {
+      out << version_string() << "\n";
+      return 0;
+    }
     if (command == "train") return train_command(rest, out);
     if (command == "eval") return eval_command(rest, out);
     if (command.empty()) {
       err << main_usage();
       return 2;
     }
-    throw UsageError("unknown command '" + command + "' (commands: train, eval, help)");
+    throw UsageError("unknown command '" + command + "' (commands: train, eval, help, version)");
   } catch (const UsageError& e) {
     err << "qgrad" << (command.empty() || command[0] == '-' ? "" : " " + command)
         << ": error: " << e.what() << "\n";

@@ -8,20 +8,21 @@
 #   bash scripts/fuzz.sh --seconds 3600 npy   # a long run of one target
 #   bash scripts/fuzz.sh --runs 10000000      # every target until 10 million executions
 #   bash scripts/fuzz.sh --list               # the target names
+# Targets run side by side, one a core (--parallel N to change).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 seconds=60
 runs=-1
-jobs_per_target=1
+parallel=$(nproc)
 targets=()
 while (($#)); do
   case "$1" in
     --seconds) seconds=$2; shift 2 ;;
     --runs) runs=$2; seconds=0; shift 2 ;;
-    --jobs) jobs_per_target=$2; shift 2 ;;
+    --parallel) parallel=$2; shift 2 ;;
     --list) ls tests/fuzz/fuzz_*.cpp | sed 's|.*/fuzz_||; s|\.cpp$||'; exit 0 ;;
-    -h | --help) sed -n '2,13p' "$0"; exit 0 ;;
+    -h | --help) sed -n '2,14p' "$0"; exit 0 ;;
     -*) echo "fuzz.sh: unknown option $1" >&2; exit 2 ;;
     *) targets+=("$1"); shift ;;
   esac
@@ -39,26 +40,41 @@ cmake --build build-fuzz -j"$(nproc)" --target $(printf 'fuzz_%s ' "${targets[@]
 export ASAN_OPTIONS=detect_leaks=1:allocator_may_return_null=1
 export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
 mkdir -p build-fuzz/artifacts
-summary=()
-for name in "${targets[@]}"; do
-  seeds=tests/fuzz/corpus/$name
-  work=build-fuzz/corpus/$name
+rm -f build-fuzz/fuzz_*.summary
+limit_text="$seconds s"
+((runs >= 0)) && limit_text="$runs runs"
+# One campaign a core: each target is single-threaded (OMP_NUM_THREADS=1).
+run_target() {
+  local name=$1 seeds=tests/fuzz/corpus/$1 work=build-fuzz/corpus/$1 log=build-fuzz/fuzz_$1.log
   mkdir -p "$work"
-  dict=()
+  local dict=()
   [[ -f tests/fuzz/dict/$name.dict ]] && dict=(-dict="tests/fuzz/dict/$name.dict")
-  limit=(-max_total_time="$seconds")
+  local limit=(-max_total_time="$seconds")
   ((runs >= 0)) && limit=(-runs="$runs")
-  echo "=== fuzz $name: ${limit[*]} ==="
-  log=build-fuzz/fuzz_$name.log
   if ! OMP_NUM_THREADS=1 "build-fuzz/tests/fuzz/fuzz_$name" "${limit[@]}" "${dict[@]}" \
       -rss_limit_mb=2048 -malloc_limit_mb=1024 -timeout=10 -print_final_stats=1 \
       -artifact_prefix="build-fuzz/artifacts/${name}-" "$work" "$seeds" >"$log" 2>&1; then
     tail -n 60 "$log"
-    echo "fuzz.sh: target $name FAILED; the input is in build-fuzz/artifacts/" >&2
-    exit 1
+    echo "fuzz.sh: target $name FAILED; the input is in build-fuzz/artifacts/ (log: $log)" >&2
+    return 1
   fi
-  execs=$(grep -o 'stat::number_of_executed_units: *[0-9]*' "$log" | grep -o '[0-9]*$' | tail -1)
-  summary+=("$name: ${execs:-?} executions, no finding")
+  local execs
+  execs=$(grep -o 'stat::number_of_executed_units: *[0-9]*' "$log" | grep -o '[0-9]*$' | tail -1 || true)
+  local secs
+  secs=$(grep -o 'Done [0-9]* runs in [0-9]* second' "$log" | grep -o 'in [0-9]*' | grep -o '[0-9]*' | tail -1 || true)
+  echo "$name: ${execs:-?} executions in ${secs:-?} s, no finding" >"build-fuzz/fuzz_$name.summary"
+}
+
+# A target passed when it wrote its summary line.
+for name in "${targets[@]}"; do
+  while (($(jobs -rp | wc -l) >= parallel)); do wait -n || true; done
+  echo "=== fuzz $name (${limit_text}) ==="
+  run_target "$name" &
 done
+wait
 echo "=== fuzz summary ==="
-printf '%s\n' "${summary[@]}"
+failed=0
+for name in "${targets[@]}"; do
+  cat "build-fuzz/fuzz_$name.summary" 2>/dev/null || { echo "$name: FAILED"; failed=1; }
+done
+exit $failed

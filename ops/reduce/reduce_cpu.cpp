@@ -328,9 +328,12 @@ struct ArgReducer {
   T* values = nullptr;  // where store() also writes the value, when set
 
   static Acc identity() { return {ExtremeReducer<T, IsMax>::identity(), -1}; }
-  // v at a later index replaces best: strictly better, or the first NaN.
+  // v at a later index replaces best: strictly better, or the first NaN. Bitwise on purpose (no
+  // branches, so the loop vectorises), on locals so no call is skipped that && would skip.
   static bool replaces(T v, T best) {
-    return (!nan_test(best)) & ((IsMax ? v > best : v < best) | nan_test(v));
+    const bool best_nan = nan_test(best), v_nan = nan_test(v);
+    const bool better = IsMax ? v > best : v < best;
+    return (!best_nan) & (better | v_nan);
   }
   // a (at index ia) beats b (at index ib) regardless of order: better, or equal and earlier.
   static bool beats(T a, std::int64_t ia, T b, std::int64_t ib) {
