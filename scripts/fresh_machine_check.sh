@@ -7,7 +7,7 @@
 # Needs root, debootstrap (installed with apt-get when missing) and the Debian mirror; when one
 # of these is missing it says so plainly and exits 0 without checking anything, unless
 # QGRAD_FRESH_REQUIRED=1, when it exits 1. The root is deleted afterwards (QGRAD_FRESH_KEEP=1
-# keeps it); debootstrap's downloads are cached in /var/cache/qgrad-fresh.
+# keeps it); debootstrap's and apt's downloads are cached in /var/cache/qgrad-fresh.
 #   sudo bash scripts/fresh_machine_check.sh
 #   QGRAD_DEBIAN_MIRROR=http://mirror.example/debian bash scripts/fresh_machine_check.sh
 set -euo pipefail
@@ -73,13 +73,16 @@ deb $security $suite-security main
 SOURCES
 cp /etc/resolv.conf "$root/etc/resolv.conf" 2>/dev/null || true
 
-for m in proc sys dev dev/pts; do
+# apt's downloaded .deb files are kept between checks (the packages are still installed anew).
+mkdir -p "$cache/apt-archives/partial"
+for m in proc sys dev dev/pts var/cache/apt/archives; do
   mkdir -p "$root/$m"
   case $m in
     proc) mount -t proc proc "$root/proc" ;;
     sys) mount -t sysfs sys "$root/sys" ;;
     dev) mount --bind /dev "$root/dev" ;;
     dev/pts) mount --bind /dev/pts "$root/dev/pts" ;;
+    var/cache/apt/archives) mount --bind "$cache/apt-archives" "$root/$m" ;;
   esac
   mounted+=("$root/$m")
 done
