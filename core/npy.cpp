@@ -25,6 +25,8 @@ namespace {
 // refuses more than 10000 bytes by default, and qgrad's dtypes never need more than ~2 KB
 // (a 64-dim shape of 20-digit numbers).
 constexpr std::size_t kMaxHeaderLen = 1 << 16;
+// NumPy's NPY_MAXDIMS (numpy 1.x).
+constexpr std::size_t kMaxDims = 64;
 
 // The header dict NumPy writes, a Python literal such as
 //   {'descr': '<f4', 'fortran_order': False, 'shape': (2, 3), }
@@ -128,12 +130,11 @@ class HeaderParser {
       std::int64_t d = 0;
       while (i_ < h_.size() && h_[i_] >= '0' && h_[i_] <= '9') {
         if (__builtin_mul_overflow(d, 10, &d) || __builtin_add_overflow(d, h_[i_] - '0', &d))
-          throw IOError("load_npy: '" + path_ +
-                        "' has a dimension in its 'shape' too large for "
-                        "int64");
+          throw IOError("load_npy: '" + path_ + "' has a dimension too large for int64");
         ++i_;
       }
       eat('L');
+      if (shape.size() == kMaxDims) fail("more than 64 dimensions in 'shape' (NumPy's limit)");
       shape.push_back(d);
       skip_space();
       if (eat(',')) continue;

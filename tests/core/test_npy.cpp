@@ -332,6 +332,10 @@ TEST_CASE(
                   "after the closing");
   expect_io_error("dim_too_large.npy", make_npy(f4 + "'shape': (99999999999999999999,), }", ""),
                   "too large for int64");
+  std::string dims65 = "(";
+  for (int i = 0; i < 65; ++i) dims65 += "1, ";
+  expect_io_error("dims65.npy", make_npy(f4 + "'shape': " + dims65 + "), }", "abcd"),
+                  "more than 64 dimensions");
   // A leading 0 used to hide later dims whose strides overflow int64.
   expect_io_error("hidden_overflow.npy",
                   make_npy(f4 + "'shape': (0, 4294967296, 4294967296, 4294967296), }", ""),
