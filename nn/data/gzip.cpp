@@ -26,9 +26,11 @@ struct DeflateStream {
   DeflateStream& operator=(const DeflateStream&) = delete;
 };
 
-// Output is appended in pieces of at most this size, so `out` grows with the data that really
-// arrives, not with what a header claims.
-constexpr std::size_t kChunk = 1 << 20;
+// Output is appended in pieces no larger than what has already arrived (at least kMinChunk, at
+// most kMaxChunk), so `out` grows with the data that really arrives, not with what a header
+// claims: room is never more than twice the data plus 64 KiB.
+constexpr std::size_t kMinChunk = 1 << 16;
+constexpr std::size_t kMaxChunk = 1 << 24;
 
 }  // namespace
 
@@ -62,7 +64,7 @@ std::size_t GunzipReader::read(std::string& out, std::size_t n) {
   z_stream& s = z_->s;
   std::size_t got = 0;
   while (got < n && !ended_) {
-    const std::size_t want = std::min(n - got, kChunk);
+    const std::size_t want = std::min(n - got, std::clamp(got, kMinChunk, kMaxChunk));
     const std::size_t old = out.size();
     out.resize(old + want);
     s.next_out = reinterpret_cast<Bytef*>(&out[old]);
