@@ -45,6 +45,26 @@ std::uint32_t crc32_of(const char* p, std::size_t n) {
   return static_cast<std::uint32_t>(crc);
 }
 
+// The checksum map's entry for the metadata: no tensor can take this name (it is reserved).
+constexpr const char* kMetadataCrcName = "__metadata__";
+
+// CRC32 of the metadata entries other than the checksums, in key order, each key and value
+// preceded by its length as 8 little-endian bytes (unambiguous whatever the strings hold).
+std::uint32_t metadata_crc(const std::map<std::string, std::string>& metadata) {
+  std::string flat;
+  auto put = [&](const std::string& s) {
+    for (int i = 0; i < 8; ++i)
+      flat.push_back(static_cast<char>((static_cast<std::uint64_t>(s.size()) >> (8 * i)) & 0xff));
+    flat += s;
+  };
+  for (const auto& [k, v] : metadata)
+    if (k != kChecksumKey) {
+      put(k);
+      put(v);
+    }
+  return crc32_of(flat.data(), flat.size());
+}
+
 std::string crc_hex(std::uint32_t crc) {
   char buf[9];
   std::snprintf(buf, sizeof buf, "%08x", static_cast<unsigned>(crc));
@@ -106,8 +126,9 @@ struct Parsed {
   std::uint64_t begin, end;
 };
 
-// Checks every tensor's bytes against the CRC32 stored under kChecksumKey (when the file has
-// one; files from other writers have none), then drops that entry from the user's metadata.
+// Checks the metadata and every tensor's bytes against the CRC32s stored under kChecksumKey
+// (when the file has that key; files from other writers have none), then drops that entry from
+// the user's metadata.
 void verify_checksums(const std::vector<Parsed>& entries, const char* data,
                       const std::string& where, std::map<std::string, std::string>& metadata) {
   auto m = metadata.find(kChecksumKey);
@@ -116,7 +137,7 @@ void verify_checksums(const std::vector<Parsed>& entries, const char* data,
   const nlohmann::json crcs = parse_json(m->second, what, JsonLimits{1});
   QGRAD_CHECK(crcs.is_object(), IOError, what, " must be a JSON object {tensor name: crc32}, got ",
               describe_json(crcs));
-  std::set<std::string> names;
+  std::set<std::string> names = {kMetadataCrcName};
   for (const auto& p : entries) names.insert(p.name);
   for (auto it = crcs.begin(); it != crcs.end(); ++it) {
     QGRAD_CHECK(names.count(it.key()), IOError, what, " has a checksum for tensor '", it.key(),
@@ -124,17 +145,26 @@ void verify_checksums(const std::vector<Parsed>& entries, const char* data,
     const bool hex8 =
         it.value().is_string() && it.value().get<std::string>().size() == 8 &&
         it.value().get<std::string>().find_first_not_of("0123456789abcdef") == std::string::npos;
-    QGRAD_CHECK(hex8, IOError, what, ": the checksum of tensor '", it.key(),
+    QGRAD_CHECK(hex8, IOError, what, ": the checksum of '", it.key(),
                 "' must be 8 lowercase hex digits, got ", describe_json(it.value()));
   }
+  auto stored = [&](const std::string& name) {
+    auto c = crcs.find(name);
+    QGRAD_CHECK(c != crcs.end(), IOError, what, " has no checksum for ",
+                name == kMetadataCrcName ? "the metadata" : "tensor '" + name + "'");
+    return c->get<std::string>();
+  };
+  const std::string meta_stored = stored(kMetadataCrcName);
+  const std::string meta_computed = crc_hex(metadata_crc(metadata));
+  QGRAD_CHECK(meta_stored == meta_computed, IOError, where,
+              "the metadata fails its CRC32 check (stored ", meta_stored, ", computed ",
+              meta_computed, "): the file is corrupt");
   for (const auto& p : entries) {
-    auto c = crcs.find(p.name);
-    QGRAD_CHECK(c != crcs.end(), IOError, what, " has no checksum for tensor '", p.name, "'");
-    const std::string stored = c->get<std::string>();
+    const std::string expected = stored(p.name);
     const std::string computed =
         crc_hex(crc32_of(data + p.begin, static_cast<std::size_t>(p.end - p.begin)));
-    QGRAD_CHECK(stored == computed, IOError, where, "tensor '", p.name,
-                "': data fails its CRC32 check (stored ", stored, ", computed ", computed,
+    QGRAD_CHECK(expected == computed, IOError, where, "tensor '", p.name,
+                "': data fails its CRC32 check (stored ", expected, ", computed ", computed,
                 "): the file is corrupt");
   }
   metadata.erase(m);
@@ -193,13 +223,20 @@ std::string serialize_safetensors(const TensorDict& tensors,
   std::map<std::string, std::string> all_metadata = metadata;
   QGRAD_CHECK(!metadata.count(kChecksumKey), ValueError, "save_safetensors: metadata key '",
               kChecksumKey, "' is reserved for qgrad's tensor checksums");
-  if (checksums == Checksums::kStore && !entries.empty()) {
+  if (checksums == Checksums::kStore && (!entries.empty() || !metadata.empty())) {
     nlohmann::ordered_json crcs = nlohmann::ordered_json::object();
+    crcs[kMetadataCrcName] = crc_hex(metadata_crc(metadata));
     for (const auto& e : entries)
       crcs[e.name] =
           crc_hex(crc32_of(static_cast<const char*>(e.host.raw_data()),
                            static_cast<std::size_t>(e.host.numel()) * e.host.element_size()));
-    all_metadata[kChecksumKey] = crcs.dump();
+    try {
+      all_metadata[kChecksumKey] = crcs.dump();
+    } catch (const nlohmann::json::exception& ex) {
+      throw ValueError(std::string("save_safetensors: cannot encode the checksums (names must be "
+                                   "valid UTF-8): ") +
+                       ex.what());
+    }
   }
   if (!all_metadata.empty()) {
     nlohmann::ordered_json meta = nlohmann::ordered_json::object();

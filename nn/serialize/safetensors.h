@@ -13,13 +13,17 @@
 // Saving is atomic (temporary file + rename).
 //
 // Checksums: qgrad stores a CRC32 (zlib's crc32, as 8 lowercase hex digits) of every tensor's
-// data bytes in the header's "__metadata__" under the one key "qgrad.crc32", whose value is a
-// JSON object serialised to a string, e.g.
-//   "__metadata__": {"qgrad.crc32": "{\"bias\":\"3a1f09c2\",\"weight\":\"00ff12ab\"}"}
-// so the metadata stays the str -> str map other readers (Python's safetensors) require. On
-// load, a file with that key must list exactly its tensors and every CRC must match (IOError
-// naming the file and the tensor); files without it (other writers, older qgrad) load as
-// before. The key is removed from the metadata load returns, and callers cannot set it.
+// data bytes, and one of the other metadata entries, in the header's "__metadata__" under the
+// one key "qgrad.crc32", whose value is a JSON object serialised to a string, e.g.
+//   "__metadata__": {"note": "x", "qgrad.crc32":
+//                    "{\"__metadata__\":\"1c291ca3\",\"bias\":\"5f637949\"}"}
+// so the metadata stays the str -> str map other readers (Python's safetensors) require. The
+// "__metadata__" entry covers the other metadata entries in key order, each key and value
+// preceded by its byte length as 8 little-endian bytes (a tensor cannot be named
+// "__metadata__"). On load, a file with the key must list exactly its tensors plus
+// "__metadata__", and every CRC must match (IOError naming the file and the tensor or the
+// metadata); files without it (other writers, older qgrad) load as before. The key is removed
+// from the metadata load returns, and callers cannot set it.
 #pragma once
 
 #include <map>

@@ -310,7 +310,7 @@ TEST_CASE("safetensors: per-tensor CRC32s are stored, verified and kept out of t
   REQUIRE(meta.size() == 2);
   for (auto it = meta.begin(); it != meta.end(); ++it) REQUIRE(it.value().is_string());
   const auto crcs = nlohmann::json::parse(meta.at("qgrad.crc32").get<std::string>());
-  REQUIRE(crcs.size() == 3);
+  REQUIRE(crcs.size() == 4);  // the 3 tensors and "__metadata__"
   // zlib's crc32 of the float32 bytes of {-1, 0.5} (check: python3 -c "import struct, zlib;
   // print('%08x' % zlib.crc32(struct.pack('<2f', -1, 0.5)))").
   REQUIRE(crcs.at("bias") == "5f637949");
@@ -354,7 +354,8 @@ TEST_CASE("safetensors: per-tensor CRC32s are stored, verified and kept out of t
     j["__metadata__"] = {{"qgrad.crc32", value}};
     return craft(j.dump(), floats({1}));
   };
-  const std::string ok = with_crcs(R"({"a":"aca16a6a"})");
+  // The metadata entry: the CRC32 of no entries (only the checksums themselves) is 0.
+  const std::string ok = with_crcs(R"({"__metadata__":"00000000","a":"aca16a6a"})");
   REQUIRE_NOTHROW(deserialize_safetensors(ok));
   auto expect = [&](const std::string& value, const std::string& fragment) {
     INFO(value);
@@ -362,12 +363,75 @@ TEST_CASE("safetensors: per-tensor CRC32s are stored, verified and kept out of t
     REQUIRE_THROWS_WITH(deserialize_safetensors(with_crcs(value), "m"),
                         Catch::Contains("'m'") && Catch::Contains(fragment));
   };
-  expect(R"({})", "no checksum for tensor 'a'");
-  expect(R"({"a":"aca16a6a","b":"00000000"})", "tensor 'b', which the file does not hold");
-  expect(R"({"a":"ACA16A6A"})", "8 lowercase hex digits");
-  expect(R"({"a":12})", "8 lowercase hex digits");
+  expect(R"({"a":"aca16a6a"})", "no checksum for the metadata");
+  expect(R"({"__metadata__":"00000000"})", "no checksum for tensor 'a'");
+  expect(R"({"__metadata__":"00000000","a":"aca16a6a","b":"00000000"})",
+         "tensor 'b', which the file does not hold");
+  expect(R"({"__metadata__":"00000000","a":"ACA16A6A"})", "8 lowercase hex digits");
+  expect(R"({"__metadata__":"00000000","a":12})", "8 lowercase hex digits");
+  expect(R"({"__metadata__":"00000001","a":"aca16a6a"})", "the metadata fails its CRC32 check");
   expect(R"(["a"])", "must be a JSON object");
   expect(R"({"a":{"b":1}})", "nesting deeper");
   expect(R"(not json)", "not valid JSON");
-  expect(R"({"a":"00000000"})", "fails its CRC32 check");
+  expect(R"({"__metadata__":"00000000","a":"00000000"})", "tensor 'a': data fails its CRC32");
+}
+
+TEST_CASE("safetensors: no single-bit flip anywhere in a qgrad file changes what loads") {
+  // Every flip of the header (length, JSON, metadata, checksums) and of the data either is an
+  // IOError or loads exactly the saved tensors and metadata: the checksums cover the tensor
+  // bytes and the metadata, names are checked through the checksum map, and sizes, dtypes and
+  // offsets must agree. A flip that renames the checksum key itself turns verification off but
+  // changes nothing else, so the original entries must then still all be there.
+  TensorDict t;
+  t.insert("w", from_vector<float>({1.5f, -2, 3, 0.25f}, {2, 2}));
+  t.insert("b", from_vector<std::int16_t>({7, -1}));
+  const std::map<std::string, std::string> meta = {{"epoch", "3"}, {"cfg", "{\"lr\":0.1}"}};
+  const std::string bytes = serialize_safetensors(t, meta);
+  const auto saved = deserialize_safetensors(bytes, "mem");
+  REQUIRE(saved.metadata == meta);
+  int loaded = 0, refused = 0;
+  for (std::size_t i = 0; i < bytes.size(); ++i)
+    for (int bit = 0; bit < 8; ++bit) {
+      std::string bad = bytes;
+      bad[i] = static_cast<char>(bad[i] ^ (1 << bit));
+      SafetensorsContents c;
+      try {
+        c = deserialize_safetensors(bad, "flip");
+      } catch (const IOError&) {
+        ++refused;
+        continue;
+      }
+      ++loaded;
+      INFO("byte " << i << " bit " << bit);
+      REQUIRE(c.tensors.keys() == saved.tensors.keys());
+      for (const auto& it : saved.tensors) {
+        const Tensor& got = c.tensors[it.key];
+        REQUIRE(got.dtype() == it.value.dtype());
+        REQUIRE(got.shape() == it.value.shape());
+        REQUIRE(got.to_vector<double>() == it.value.to_vector<double>());
+      }
+      for (const auto& [k, v] : meta) REQUIRE(c.metadata.at(k) == v);
+    }
+  // Only flips the format ignores load: spaces in the padding, a renamed checksum key.
+  REQUIRE(refused > 7 * static_cast<int>(bytes.size()));
+  REQUIRE(loaded + refused == 8 * static_cast<int>(bytes.size()));
+}
+
+TEST_CASE("safetensors: the fuzz seeds (tests/fuzz/corpus/gen_seeds.py) are valid files") {
+  // The seeds are written by Python (zlib.crc32), so this also checks the checksum format
+  // against a second implementation.
+  const std::string dir = std::string(QGRAD_SOURCE_DIR) + "/tests/fuzz/corpus/";
+  auto two = load_safetensors(dir + "safetensors/seed_two.safetensors");
+  REQUIRE(two.tensors.keys() == std::vector<std::string>{"a", "b"});
+  REQUIRE(two.metadata.empty());
+  auto every = load_safetensors(dir + "safetensors/seed_every_dtype.safetensors");
+  REQUIRE(every.tensors.size() == 7);
+  REQUIRE(every.metadata == std::map<std::string, std::string>{{"note", "x"}});
+  REQUIRE(load_safetensors(dir + "safetensors/seed_no_crc.safetensors").tensors.size() == 2);
+  REQUIRE(load_safetensors(dir + "safetensors/seed_empty.safetensors").tensors.empty());
+  for (const char* name : {"seed_model_optim.safetensors", "seed_model_only.safetensors"}) {
+    INFO(name);
+    REQUIRE(load_safetensors(dir + "checkpoint/" + name).metadata.at("qgrad.format") ==
+            "checkpoint");
+  }
 }
