@@ -175,3 +175,17 @@ TEST_CASE("idx: read_idx reports a directory as one") {
   REQUIRE_THROWS_WITH(read_idx(dir.path()),
                       Catch::Contains("read_idx") && Catch::Contains("is a directory"));
 }
+
+TEST_CASE("idx: the fuzz seeds (tests/fuzz/corpus/gen_seeds.py) are valid files") {
+  const std::string dir = std::string(QGRAD_SOURCE_DIR) + "/tests/fuzz/corpus/";
+  for (const char* name : {"images_ubyte.idx", "labels_ubyte.idx", "sbyte.idx", "short.idx",
+                           "int.idx", "float.idx", "double.idx", "empty.idx"}) {
+    INFO(name);
+    const Tensor plain = read_idx(dir + "idx/seed_" + name);
+    require_equal(read_idx(dir + "idx_gzip/seed_" + name + ".gz"), plain);
+    require_equal(read_idx(dir + "idx_gzip/seed_" + name), plain);
+  }
+  REQUIRE(read_idx(dir + "idx_gzip/seed_two_members.idx.gz").shape() == Shape{2, 3, 3});
+  REQUIRE(read_idx(dir + "idx/seed_short.idx").to_vector<std::int32_t>() ==
+          std::vector<std::int32_t>{1, -2, 300});
+}

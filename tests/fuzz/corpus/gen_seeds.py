@@ -36,7 +36,12 @@ def safetensors(tensors, metadata=None, checksums=True):
         crcs[name] = "%08x" % (zlib.crc32(raw) & 0xFFFFFFFF)
         data += raw
     meta = dict(metadata or {})
-    if checksums and tensors:
+    if checksums and (tensors or meta):
+        # The metadata's CRC32: every other entry in key order, each key and value preceded by
+        # its byte length as 8 little-endian bytes (see nn/serialize/safetensors.h).
+        flat = b"".join(struct.pack("<Q", len(x)) + x for k in sorted(meta, key=str.encode)
+                        for x in (k.encode(), meta[k].encode()))
+        crcs = {"__metadata__": "%08x" % (zlib.crc32(flat) & 0xFFFFFFFF), **crcs}
         meta["qgrad.crc32"] = json.dumps(crcs, separators=(",", ":"))
     if meta:
         header = {"__metadata__": meta, **header}
