@@ -158,6 +158,10 @@ TEST_CASE("safetensors: saving rejects bad names and leaves no temporary files")
   TensorDict undef;
   undef.insert("u", Tensor());
   REQUIRE_THROWS_WITH(serialize_safetensors(undef), Catch::Contains("'u'"));
+  TensorDict latin1;
+  latin1.insert("caf\xe9", zeros({1}));  // not UTF-8: JSON cannot hold it
+  REQUIRE_THROWS_AS(serialize_safetensors(latin1), ValueError);
+  REQUIRE_THROWS_AS(serialize_safetensors(latin1, {}, Checksums::kOmit), ValueError);
   REQUIRE_FALSE(std::filesystem::exists(dir.file("x.safetensors")));
 
   TensorDict ok;
