@@ -36,21 +36,21 @@ Tensor generate(const Shape& shape, DType dtype, const TensorOptions& opts, F&& 
 // Number of elements of a random draw; validates the shape before the generator advances.
 std::uint64_t draw_count(const Shape& shape, const char* op) {
   for (auto d : shape) QGRAD_CHECK(d >= 0, ShapeError, op, ": negative dimension in shape ", shape);
-  return static_cast<std::uint64_t>(numel_of(shape));
+  return static_cast<std::uint64_t>(checked_numel(shape, 1, op));
 }
 
 }  // namespace
 
 Tensor empty(const Shape& shape, TensorOptions opts) {
   const DType dt = opts.dtype_or(kFloat32);
-  std::int64_t nbytes = static_cast<std::int64_t>(dtype_size(dt));
-  for (auto s : shape) {
-    QGRAD_CHECK(s >= 0, ShapeError, "empty: negative dimension in shape ", shape);
-    QGRAD_CHECK(!__builtin_mul_overflow(nbytes, s, &nbytes), ValueError, "empty: shape ", shape,
-                " of ", dtype_name(dt), " is too large to allocate");
-  }
+  // One checked validation: a leading 0 must not let later dims overflow the strides.
+  const ShapeSize size = shape_size(shape, dtype_size(dt));
+  QGRAD_CHECK(size.status != ShapeSize::Status::kNegative, ShapeError,
+              "empty: negative dimension in shape ", shape);
+  QGRAD_CHECK(size.ok(), ValueError, "empty: shape ", shape, " of ", dtype_name(dt),
+              " is too large to allocate: it ", size.problem);
   check_device_available("empty", opts.device_);
-  auto storage = std::make_shared<Storage>(static_cast<std::size_t>(nbytes), opts.device_);
+  auto storage = std::make_shared<Storage>(static_cast<std::size_t>(size.nbytes), opts.device_);
   Tensor t(
       std::make_shared<TensorImpl>(std::move(storage), 0, shape, contiguous_strides(shape), dt));
   return finish(t, opts);
@@ -114,8 +114,9 @@ Tensor arange(double start, double end, double step, TensorOptions opts) {
 template <typename T>
 Tensor from_vector(const std::vector<T>& data, const Shape& shape, TensorOptions opts) {
   Shape sh = shape.empty() ? Shape{static_cast<std::int64_t>(data.size())} : shape;
-  QGRAD_CHECK(numel_of(sh) == static_cast<std::int64_t>(data.size()), ShapeError,
-              "from_vector: shape ", sh, " needs ", numel_of(sh), " values, got ", data.size());
+  const std::int64_t n = checked_numel(sh, sizeof(T), "from_vector");
+  QGRAD_CHECK(n == static_cast<std::int64_t>(data.size()), ShapeError, "from_vector: shape ", sh,
+              " needs ", n, " values, got ", data.size());
   Tensor t = empty(sh, TensorOptions().dtype(dtype_v<T>));
   std::copy(data.begin(), data.end(), t.data_ptr<T>());
   const DType target = opts.dtype_or(dtype_v<T>);

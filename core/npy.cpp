@@ -1,4 +1,5 @@
-// .npy reading and writing.
+// .npy reading (a strict parser of the header dict, every size checked before use) and
+// writing.
 #include "core/npy.h"
 
 #include <cerrno>
@@ -9,6 +10,7 @@
 #include <functional>
 #include <sstream>
 #include <thread>
+#include <utility>
 
 #include <unistd.h>
 
@@ -19,27 +21,137 @@ namespace qgrad {
 
 namespace {
 
-// Extracts the value text of `'key': value` in the header dict.
-std::string header_field(const std::string& h, const std::string& key, const std::string& path) {
-  auto k = h.find("'" + key + "'");
-  QGRAD_CHECK(k != std::string::npos, IOError, "load_npy: '", path, "' header has no '", key,
-              "' field");
-  auto colon = h.find(':', k);
-  QGRAD_CHECK(colon != std::string::npos, IOError, "load_npy: malformed header in '", path, "'");
-  std::size_t start = colon + 1;
-  while (start < h.size() && h[start] == ' ') ++start;
-  std::size_t end = start;
-  if (h[start] == '(') {
-    end = h.find(')', start);
-    QGRAD_CHECK(end != std::string::npos, IOError, "load_npy: malformed shape in '", path, "'");
-    return h.substr(start, end - start + 1);
-  }
-  while (end < h.size() && h[end] != ',' && h[end] != '}') ++end;
-  return h.substr(start, end - start);
-}
+// Header dicts longer than this are refused before anything is copied; NumPy's own loader
+// refuses more than 10000 bytes by default, and qgrad's dtypes never need more than ~2 KB
+// (a 64-dim shape of 20-digit numbers).
+constexpr std::size_t kMaxHeaderLen = 1 << 16;
+// NumPy's NPY_MAXDIMS (numpy 1.x).
+constexpr std::size_t kMaxDims = 64;
 
-DType descr_dtype(std::string d, const std::string& path) {
-  if (d.size() >= 2 && d.front() == '\'' && d.back() == '\'') d = d.substr(1, d.size() - 2);
+// The header dict NumPy writes, a Python literal such as
+//   {'descr': '<f4', 'fortran_order': False, 'shape': (2, 3), }
+// parsed strictly: exactly the three keys, a quoted descr, True/False, a tuple of non-negative
+// integers (a Python 2 'L' suffix allowed). Every check stays inside the text, so a truncated
+// or hostile header is an IOError, never an index past the end.
+class HeaderParser {
+ public:
+  HeaderParser(const std::string& text, const std::string& path) : h_(text), path_(path) {}
+
+  void parse(std::string& descr, bool& fortran, Shape& shape) {
+    bool seen_descr = false, seen_fortran = false, seen_shape = false;
+    skip_space();
+    expect('{', "'{' opening the header dict");
+    for (;;) {
+      skip_space();
+      if (eat('}')) break;
+      const std::string key = quoted("a quoted key or '}'");
+      skip_space();
+      expect(':', "':' after '" + key + "'");
+      skip_space();
+      if (key == "descr") {
+        check_once(seen_descr, key);
+        descr = quoted("a quoted dtype string for 'descr'");
+      } else if (key == "fortran_order") {
+        check_once(seen_fortran, key);
+        fortran = boolean();
+      } else if (key == "shape") {
+        check_once(seen_shape, key);
+        shape = tuple();
+      } else {
+        fail("unexpected key '" + key + "' (expected only 'descr', 'fortran_order' and 'shape')");
+      }
+      skip_space();
+      if (eat(',')) continue;
+      skip_space();
+      expect('}', "',' or '}' after the value of '" + key + "'");
+      break;
+    }
+    skip_space();
+    if (i_ != h_.size()) fail("unexpected text after the closing '}'");
+    const std::pair<bool, const char*> required[] = {
+        {seen_descr, "descr"}, {seen_fortran, "fortran_order"}, {seen_shape, "shape"}};
+    for (const auto& [seen, key] : required)
+      QGRAD_CHECK(seen, IOError, "load_npy: '", path_, "' header has no '", key, "' field");
+  }
+
+ private:
+  [[noreturn]] void fail(const std::string& what) const {
+    throw IOError("load_npy: '" + path_ + "' has a malformed header: " + what + " at byte " +
+                  std::to_string(i_) + " of the header dict");
+  }
+  void skip_space() {
+    while (i_ < h_.size() && (h_[i_] == ' ' || h_[i_] == '\t' || h_[i_] == '\n' || h_[i_] == '\r'))
+      ++i_;
+  }
+  bool eat(char c) {
+    if (i_ < h_.size() && h_[i_] == c) {
+      ++i_;
+      return true;
+    }
+    return false;
+  }
+  void expect(char c, const std::string& what) {
+    if (!eat(c)) fail("expected " + what);
+  }
+  void check_once(bool& seen, const std::string& key) {
+    if (seen) fail("duplicate key '" + key + "'");
+    seen = true;
+  }
+  std::string quoted(const std::string& what) {
+    if (i_ >= h_.size() || (h_[i_] != '\'' && h_[i_] != '"')) fail("expected " + what);
+    const char q = h_[i_++];
+    const std::size_t end = h_.find(q, i_);
+    if (end == std::string::npos) fail("unterminated string");
+    std::string s = h_.substr(i_, end - i_);
+    i_ = end + 1;
+    return s;
+  }
+  bool boolean() {
+    const std::pair<const char*, bool> words[] = {{"True", true}, {"False", false}};
+    for (const auto& [word, value] : words) {
+      const std::size_t n = std::strlen(word);
+      if (h_.compare(i_, n, word) == 0) {
+        i_ += n;
+        return value;
+      }
+    }
+    fail("expected True or False for 'fortran_order'");
+  }
+  Shape tuple() {
+    if (!eat('(')) fail("expected a tuple such as (2, 3) for 'shape'");
+    Shape shape;
+    for (;;) {
+      skip_space();
+      if (eat(')')) return shape;
+      if (i_ < h_.size() && h_[i_] == '-')
+        throw IOError("load_npy: '" + path_ + "' has a negative dimension in its 'shape'");
+      if (i_ >= h_.size() || h_[i_] < '0' || h_[i_] > '9')
+        fail("expected a non-negative integer or ')' in 'shape'");
+      std::int64_t d = 0;
+      while (i_ < h_.size() && h_[i_] >= '0' && h_[i_] <= '9') {
+        if (__builtin_mul_overflow(d, 10, &d) || __builtin_add_overflow(d, h_[i_] - '0', &d))
+          throw IOError("load_npy: '" + path_ + "' has a dimension too large for int64");
+        ++i_;
+      }
+      eat('L');
+      if (shape.size() == kMaxDims) fail("more than 64 dimensions in 'shape' (NumPy's limit)");
+      shape.push_back(d);
+      skip_space();
+      if (eat(',')) continue;
+      skip_space();
+      if (!eat(')')) fail("expected ',' or ')' in 'shape'");
+      // A one-element tuple needs its comma in Python; "(3)" is the integer 3.
+      if (shape.size() == 1) fail("'shape' (n) is not a tuple; a 1-d shape is written (n,)");
+      return shape;
+    }
+  }
+
+  const std::string& h_;
+  const std::string& path_;
+  std::size_t i_ = 0;
+};
+
+DType descr_dtype(const std::string& d, const std::string& path) {
   if (d == "<f4") return kFloat32;
   if (d == "<f8") return kFloat64;
   // One-byte types have no byte order; NumPy writes '|', other writers sometimes '<'.
@@ -95,35 +207,26 @@ Tensor parse_npy(const std::string& data, const std::string& path) {
     throw IOError("load_npy: '" + path + "' has unsupported format version " +
                   std::to_string(major));
   }
-  QGRAD_CHECK(header_start + header_len <= data.size(), IOError, "load_npy: '", path,
-              "' is truncated (header)");
-  const std::string h = data.substr(header_start, header_len);
-  const DType dt = descr_dtype(header_field(h, "descr", path), path);
-  QGRAD_CHECK(header_field(h, "fortran_order", path).find("False") != std::string::npos, IOError,
-              "load_npy: '", path, "' is Fortran-ordered; only C order is supported");
-  std::string sh = header_field(h, "shape", path);
+  // Both bounds before the header is used: the sum cannot overflow (header_len < 2^32).
+  QGRAD_CHECK(header_len <= kMaxHeaderLen, IOError, "load_npy: '", path, "' declares a ",
+              header_len, "-byte header, more than the ", kMaxHeaderLen,
+              "-byte limit (corrupt file?)");
+  QGRAD_CHECK(header_len <= data.size() - header_start, IOError, "load_npy: '", path,
+              "' is truncated (header of ", header_len, " bytes, file has ",
+              data.size() - header_start, " after the length field)");
+  std::string descr;
+  bool fortran = false;
   Shape shape;
-  {
-    std::string inner = sh.substr(1, sh.size() - 2);
-    std::stringstream ss(inner);
-    std::string tok;
-    while (std::getline(ss, tok, ',')) {
-      auto b = tok.find_first_not_of(" L");
-      if (b == std::string::npos) continue;
-      try {
-        shape.push_back(std::stoll(tok.substr(b)));
-      } catch (const std::exception&) {
-        throw IOError("load_npy: malformed shape " + sh + " in '" + path + "'");
-      }
-      QGRAD_CHECK(shape.back() >= 0, IOError, "load_npy: negative dimension in '", path, "'");
-    }
-  }
+  HeaderParser(data.substr(header_start, header_len), path).parse(descr, fortran, shape);
+  const DType dt = descr_dtype(descr, path);
+  QGRAD_CHECK(!fortran, IOError, "load_npy: '", path,
+              "' is Fortran-ordered; only C order is supported");
   // Size check before allocating: a corrupt header must not trigger a huge allocation.
+  const ShapeSize size = shape_size(shape, dtype_size(dt));
+  QGRAD_CHECK(size.ok(), IOError, "load_npy: shape ", shape, " in '", path, "' is too large: it ",
+              size.problem);
   const std::size_t body = header_start + header_len;
-  std::uint64_t nbytes = dtype_size(dt);
-  for (auto d : shape)
-    QGRAD_CHECK(!__builtin_mul_overflow(nbytes, static_cast<std::uint64_t>(d), &nbytes), IOError,
-                "load_npy: shape ", shape, " in '", path, "' is too large");
+  const auto nbytes = static_cast<std::uint64_t>(size.nbytes);
   QGRAD_CHECK(data.size() - body == nbytes, IOError, "load_npy: '", path, "' holds ",
               data.size() - body, " data bytes, expected ", nbytes, " for shape ", shape, " ",
               dtype_name(dt), " (truncated or corrupt)");

@@ -1,7 +1,9 @@
 // Shape and stride arithmetic shared by tensors and ops: element counts, contiguous strides,
-// dimension wrapping, broadcasting of two shapes.
+// dimension wrapping, broadcasting of two shapes, and the overflow-checked validation of a shape
+// that comes from outside (a file header, a user argument) before anything is allocated for it.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -10,12 +12,32 @@ namespace qgrad {
 
 using Shape = std::vector<std::int64_t>;
 
+// Product of the dims. Throws ShapeError("numel_of: ...") when it overflows int64.
 std::int64_t numel_of(const Shape& shape);
+// Row-major strides (products of max(dim, 1) of the later dims). Throws ShapeError
+// ("contiguous_strides: ...") when the product of max(dim, 1) over all dims overflows int64.
 Shape contiguous_strides(const Shape& shape);
 std::string shape_str(const Shape& shape);
 // Wraps a possibly negative dim into [0, ndim); throws IndexError naming `op` when out of range.
 std::int64_t wrap_dim(std::int64_t dim, std::int64_t ndim, const char* op);
 // Broadcast result of two shapes (numpy rules); throws ShapeError naming `op` and both shapes.
 Shape broadcast_shapes(const Shape& a, const Shape& b, const char* op);
+
+// The sizes of a contiguous tensor of `shape`, or why it cannot exist. Valid means: every dim is
+// >= 0, and the product of max(dim, 1) over all dims (which bounds every stride, so a leading 0
+// cannot hide huge later dims), the element count and the byte count all fit in int64.
+struct ShapeSize {
+  enum class Status { kOk, kNegative, kOverflow };
+  Status status = Status::kOk;
+  std::int64_t numel = 0;
+  std::int64_t nbytes = 0;
+  // Empty when kOk; otherwise e.g. "has negative dimension -3" or "overflows int64 (...)".
+  std::string problem;
+  bool ok() const { return status == Status::kOk; }
+};
+ShapeSize shape_size(const Shape& shape, std::size_t element_size);
+// The checked element count: throws ShapeError("<op>: shape [..] <problem>") unless
+// shape_size(shape, element_size).ok(). Loaders call shape_size and throw IOError instead.
+std::int64_t checked_numel(const Shape& shape, std::size_t element_size, const char* op);
 
 }  // namespace qgrad

@@ -1,9 +1,8 @@
-// IDX reading/writing: header validation, big-endian conversion, gzip via nn/data/gzip.
+// IDX reading/writing: header validation (every size checked before use), big-endian
+// conversion, gzip via nn/data/gzip (inflated no further than the header declares).
 #include "nn/data/idx.h"
 
 #include <cstring>
-#include <fstream>
-#include <sstream>
 
 #include "core/factory.h"
 #include "core/file_io.h"
@@ -56,62 +55,104 @@ bool idx_type(unsigned char code, IdxType& t) {
   }
 }
 
-}  // namespace
+// The header: magic, type, dims, and the payload size they declare, all checked.
+struct IdxHeader {
+  IdxType type{};
+  std::size_t ndim = 0;
+  Shape shape;
+  std::uint64_t count = 0;       // elements
+  std::uint64_t data_bytes = 0;  // payload bytes in the file
+};
 
-Tensor parse_idx(const std::string& bytes, const std::string& source) {
-  const std::string where = "read_idx: '" + source + "': ";
-  QGRAD_CHECK(bytes.size() >= 4, IOError, where, "file is ", bytes.size(),
-              " bytes, too short for the 4-byte IDX magic (truncated?)");
-  const auto* u = reinterpret_cast<const unsigned char*>(bytes.data());
+// The first 4 bytes: `u` holds at least 4.
+void decode_magic(const unsigned char* u, const std::string& where, IdxHeader& h) {
   QGRAD_CHECK(u[0] == 0 && u[1] == 0, IOError, where,
               "bad magic: the first two bytes must be zero (not an IDX file?)");
-  IdxType type{};
-  QGRAD_CHECK(idx_type(u[2], type), IOError, where, "unknown IDX type code 0x", std::hex,
+  QGRAD_CHECK(idx_type(u[2], h.type), IOError, where, "unknown IDX type code 0x", std::hex,
               static_cast<int>(u[2]));
-  const std::size_t ndim = u[3];
-  QGRAD_CHECK(ndim >= 1, IOError, where, "IDX file declares 0 dimensions");
-  const std::size_t header = 4 + 4 * ndim;
-  QGRAD_CHECK(bytes.size() >= header, IOError, where, "file ends inside the dimension list (", ndim,
-              " dims need ", header, " header bytes, file has ", bytes.size(), ")");
-  Shape shape;
-  std::uint64_t count = 1;
-  for (std::size_t d = 0; d < ndim; ++d) {
-    const std::uint32_t n = read_be32(u + 4 + 4 * d);
-    shape.push_back(static_cast<std::int64_t>(n));
-    QGRAD_CHECK(!__builtin_mul_overflow(count, static_cast<std::uint64_t>(n), &count), IOError,
-                where, "dims ", shape, " overflow");
-  }
-  std::uint64_t expected = 0;
-  QGRAD_CHECK(!__builtin_mul_overflow(count, type.file_size, &expected), IOError, where, "dims ",
-              shape, " overflow");
-  const std::uint64_t have = bytes.size() - header;
-  QGRAD_CHECK(have == expected, IOError, where, "dims ", shape, " need ", expected,
-              " data bytes but the file has ", have,
-              have < expected ? " (truncated)" : " (trailing bytes)");
+  h.ndim = u[3];
+  QGRAD_CHECK(h.ndim >= 1, IOError, where, "IDX file declares 0 dimensions");
+}
 
-  Tensor t = empty(shape, TensorOptions().dtype(type.dtype));
-  const auto* src = u + header;
-  if (type.file_size == 2) {  // int16 -> int32
+// The dims: `dims` holds the 4 * h.ndim bytes after the magic.
+void decode_dims(const unsigned char* dims, const std::string& where, IdxHeader& h) {
+  for (std::size_t d = 0; d < h.ndim; ++d)
+    h.shape.push_back(static_cast<std::int64_t>(read_be32(dims + 4 * d)));
+  // One checked validation of the shape for the tensor (its dtype is at least as wide as the
+  // file's element), so the file's byte count below cannot overflow either.
+  const ShapeSize size = shape_size(h.shape, dtype_size(h.type.dtype));
+  QGRAD_CHECK(size.ok(), IOError, where, "dims ", h.shape, " are too large: the shape ",
+              size.problem);
+  h.count = static_cast<std::uint64_t>(size.numel);
+  h.data_bytes = h.count * h.type.file_size;
+}
+
+Tensor decode_payload(const unsigned char* src, const IdxHeader& h) {
+  Tensor t = empty(h.shape, TensorOptions().dtype(h.type.dtype));
+  if (h.type.file_size == 2) {  // int16 -> int32
     auto* dst = t.data_ptr<std::int32_t>();
-    for (std::uint64_t i = 0; i < count; ++i)
+    for (std::uint64_t i = 0; i < h.count; ++i)
       dst[i] = static_cast<std::int16_t>((src[2 * i] << 8) | src[2 * i + 1]);
     return t;
   }
   auto* dst = static_cast<unsigned char*>(t.raw_data());
-  if (expected) std::memcpy(dst, src, expected);
-  swap_elements(dst, count, type.file_size);
+  if (h.data_bytes) std::memcpy(dst, src, h.data_bytes);
+  swap_elements(dst, h.count, h.type.file_size);
   return t;
 }
 
+std::string size_mismatch(const IdxHeader& h, std::uint64_t have, const char* what) {
+  return detail::concat("dims ", h.shape, " need ", h.data_bytes, " data bytes but the ", what,
+                        " has ", have, have < h.data_bytes ? " (truncated)" : " (trailing bytes)");
+}
+
+// A gzip-compressed file, inflated in steps: the 4 magic bytes, then the dims, then at most the
+// payload they declare, then a one-byte probe for trailing data. Nothing is inflated beyond
+// what the header declares, so a small file that expands to gigabytes is refused early.
+Tensor parse_idx_gzip(const std::string& bytes, const std::string& source,
+                      const std::string& where) {
+  GunzipReader z(bytes, source);
+  std::string head;
+  z.read(head, 4);
+  QGRAD_CHECK(head.size() == 4, IOError, where, "decompressed data is ", head.size(),
+              " bytes, too short for the 4-byte IDX magic (truncated?)");
+  IdxHeader h;
+  decode_magic(reinterpret_cast<const unsigned char*>(head.data()), where, h);
+  z.read(head, 4 * h.ndim);
+  QGRAD_CHECK(head.size() == 4 + 4 * h.ndim, IOError, where,
+              "decompressed data ends inside the dimension list (", h.ndim, " dims need ",
+              4 + 4 * h.ndim, " header bytes, it has ", head.size(), ")");
+  decode_dims(reinterpret_cast<const unsigned char*>(head.data()) + 4, where, h);
+  std::string payload;
+  z.read(payload, static_cast<std::size_t>(h.data_bytes));
+  QGRAD_CHECK(payload.size() == h.data_bytes, IOError, where,
+              size_mismatch(h, payload.size(), "decompressed data"));
+  QGRAD_CHECK(z.at_end(), IOError, where, "dims ", h.shape, " need ", h.data_bytes,
+              " data bytes but the decompressed data has more (trailing bytes)");
+  return decode_payload(reinterpret_cast<const unsigned char*>(payload.data()), h);
+}
+
+}  // namespace
+
+Tensor parse_idx(const std::string& bytes, const std::string& source) {
+  const std::string where = "read_idx: '" + source + "': ";
+  if (is_gzip(bytes)) return parse_idx_gzip(bytes, source, where);
+  QGRAD_CHECK(bytes.size() >= 4, IOError, where, "file is ", bytes.size(),
+              " bytes, too short for the 4-byte IDX magic (truncated?)");
+  const auto* u = reinterpret_cast<const unsigned char*>(bytes.data());
+  IdxHeader h;
+  decode_magic(u, where, h);
+  const std::size_t header = 4 + 4 * h.ndim;
+  QGRAD_CHECK(bytes.size() >= header, IOError, where, "file ends inside the dimension list (",
+              h.ndim, " dims need ", header, " header bytes, file has ", bytes.size(), ")");
+  decode_dims(u + 4, where, h);
+  const std::uint64_t have = bytes.size() - header;
+  QGRAD_CHECK(have == h.data_bytes, IOError, where, size_mismatch(h, have, "file"));
+  return decode_payload(u + header, h);
+}
+
 Tensor read_idx(const std::string& path) {
-  std::ifstream f(path, std::ios::binary);
-  QGRAD_CHECK(f.good(), IOError, "read_idx: cannot open '", path, "'");
-  std::ostringstream ss;
-  ss << f.rdbuf();
-  QGRAD_CHECK(!f.bad(), IOError, "read_idx: error reading '", path, "'");
-  std::string bytes = ss.str();
-  if (is_gzip(bytes)) bytes = gunzip(bytes, path);
-  return parse_idx(bytes, path);
+  return parse_idx(read_file(path, "read_idx"), path);
 }
 
 void write_idx(const std::string& path, const Tensor& t, bool compress) {

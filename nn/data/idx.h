@@ -14,7 +14,9 @@ namespace qgrad::data {
 // float -> float32, double -> float64. Throws IOError naming the file when it is missing,
 // truncated, has trailing bytes, a bad magic/type code, or corrupt gzip data.
 Tensor read_idx(const std::string& path);
-// Parses IDX bytes (already decompressed); `source` names them in errors.
+// Parses the bytes of an IDX file, plain or gzip-compressed (told apart by the gzip magic), as
+// read_idx does; `source` names them in errors. A gzip stream is inflated no further than the
+// payload its header declares (plus a one-byte probe for trailing data).
 Tensor parse_idx(const std::string& bytes, const std::string& source);
 // Writes `t` (uint8, int8, int32, float32 or float64; at least 1-D) as IDX, gzip-compressed
 // when `gzip` is set. Atomic.

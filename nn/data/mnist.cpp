@@ -54,6 +54,9 @@ MNIST::MNIST(const std::string& root, Split split) : split_(split) {
   QGRAD_CHECK(labels.dtype() == kUInt8 && labels.dim() == 1, IOError, "MNIST: '", lbl_path,
               "' must hold uint8 labels [N], got ", dtype_name(labels.dtype()), " ",
               labels.shape());
+  // An empty set would let training "succeed" on nothing.
+  QGRAD_CHECK(images.size(0) > 0 && images.size(1) > 0 && images.size(2) > 0, IOError, "MNIST: '",
+              img_path, "' holds no images (shape ", images.shape(), ")");
   QGRAD_CHECK(images.size(0) == labels.size(0), IOError, "MNIST: '", img_path, "' holds ",
               images.size(0), " images but '", lbl_path, "' holds ", labels.size(0), " labels");
   const auto* l = labels.data_ptr<std::uint8_t>();

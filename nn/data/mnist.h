@@ -16,7 +16,7 @@ enum class Split { Train, Test };
 class MNIST : public Dataset {
  public:
   // Throws IOError naming the paths tried when the files are missing, and IOError for files
-  // that are corrupt or inconsistent (image/label counts, label range).
+  // that are corrupt or inconsistent (no images, image/label counts, label range).
   MNIST(const std::string& root, Split split);
 
   std::size_t size() const override;

@@ -35,8 +35,12 @@ struct Checkpoint {
 };
 
 void save_checkpoint(const std::string& path, const Checkpoint& checkpoint);
-// Throws IOError for a file that is not a valid qgrad checkpoint.
+// Throws IOError naming the file for a missing file, a directory, or a file that is not a valid
+// qgrad checkpoint (any safetensors error, missing or malformed qgrad.* metadata, a tensor
+// outside the sections, a tensor checksum that does not match).
 Checkpoint load_checkpoint(const std::string& path);
+// The same from the bytes of a checkpoint file; `source` names it in errors.
+Checkpoint parse_checkpoint(const std::string& bytes, const std::string& source);
 
 // Saves model.state_dict() and, when given, the optimiser and scheduler state.
 void save_checkpoint(const std::string& path, const nn::Module& model,
@@ -46,7 +50,8 @@ void save_checkpoint(const std::string& path, const nn::Module& model,
                      const TensorDict& extra = {});
 // Loads the file and restores the model (strictly), the optimiser and the scheduler (when
 // given; the file must then contain their state). Returns the whole checkpoint for the epoch,
-// step, metadata and extra tensors.
+// step, metadata and extra tensors. A state that does not fit throws the restoring function's
+// error type with "load_checkpoint: '<path>': " in front of its message.
 Checkpoint load_checkpoint(const std::string& path, nn::Module& model, optim::Optimizer* optimizer,
                            optim::LRScheduler* scheduler);
 

@@ -1,12 +1,14 @@
-// safetensors writing and strict reading with nlohmann::json.
+// safetensors writing and strict reading: the header through parse_json (depth-bounded, no
+// duplicate keys), every size checked before use, per-tensor CRC32s written and verified.
 #include "nn/serialize/safetensors.h"
 
+#include <zlib.h>
+
 #include <algorithm>
+#include <cstdio>
 #include <cstring>
-#include <fstream>
 #include <limits>
 #include <set>
-#include <sstream>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -14,6 +16,7 @@
 #include "core/autograd/grad_mode.h"
 #include "core/factory.h"
 #include "core/file_io.h"
+#include "core/json_parse.h"
 
 #if !defined(__BYTE_ORDER__) || __BYTE_ORDER__ != __ORDER_LITTLE_ENDIAN__
 #error "qgrad's safetensors code assumes a little-endian host"
@@ -25,6 +28,48 @@ namespace {
 
 // The reference refuses headers larger than this.
 constexpr std::uint64_t kMaxHeaderSize = 100'000'000;
+
+// The header nests 3 levels (file object, tensor entry, shape array); a little slack for
+// other writers, none for a hostile file.
+constexpr int kMaxHeaderDepth = 8;
+
+// zlib's crc32 of `n` bytes, in pieces that fit its uInt length.
+std::uint32_t crc32_of(const char* p, std::size_t n) {
+  uLong crc = crc32(0L, Z_NULL, 0);
+  while (n > 0) {
+    const uInt piece = static_cast<uInt>(std::min<std::size_t>(n, 1u << 30));
+    crc = crc32(crc, reinterpret_cast<const Bytef*>(p), piece);
+    p += piece;
+    n -= piece;
+  }
+  return static_cast<std::uint32_t>(crc);
+}
+
+// The checksum map's entry for the metadata: no tensor can take this name (it is reserved).
+constexpr const char* kMetadataCrcName = "__metadata__";
+
+// CRC32 of the metadata entries other than the checksums, in key order, each key and value
+// preceded by its length as 8 little-endian bytes (unambiguous whatever the strings hold).
+std::uint32_t metadata_crc(const std::map<std::string, std::string>& metadata) {
+  std::string flat;
+  auto put = [&](const std::string& s) {
+    for (int i = 0; i < 8; ++i)
+      flat.push_back(static_cast<char>((static_cast<std::uint64_t>(s.size()) >> (8 * i)) & 0xff));
+    flat += s;
+  };
+  for (const auto& [k, v] : metadata)
+    if (k != kChecksumKey) {
+      put(k);
+      put(v);
+    }
+  return crc32_of(flat.data(), flat.size());
+}
+
+std::string crc_hex(std::uint32_t crc) {
+  char buf[9];
+  std::snprintf(buf, sizeof buf, "%08x", static_cast<unsigned>(crc));
+  return buf;
+}
 
 // Position of each dtype in the reference's Dtype enum, which is ordered by alignment; the
 // writer sorts by it, descending.
@@ -81,6 +126,50 @@ struct Parsed {
   std::uint64_t begin, end;
 };
 
+// Checks the metadata and every tensor's bytes against the CRC32s stored under kChecksumKey
+// (when the file has that key; files from other writers have none), then drops that entry from
+// the user's metadata.
+void verify_checksums(const std::vector<Parsed>& entries, const char* data,
+                      const std::string& where, std::map<std::string, std::string>& metadata) {
+  auto m = metadata.find(kChecksumKey);
+  if (m == metadata.end()) return;
+  const std::string what = where + "metadata '" + kChecksumKey + "'";
+  const nlohmann::json crcs = parse_json(m->second, what, JsonLimits{1});
+  QGRAD_CHECK(crcs.is_object(), IOError, what, " must be a JSON object {tensor name: crc32}, got ",
+              describe_json(crcs));
+  std::set<std::string> names = {kMetadataCrcName};
+  for (const auto& p : entries) names.insert(p.name);
+  for (auto it = crcs.begin(); it != crcs.end(); ++it) {
+    QGRAD_CHECK(names.count(it.key()), IOError, what, " has a checksum for tensor '", it.key(),
+                "', which the file does not hold");
+    const bool hex8 =
+        it.value().is_string() && it.value().get<std::string>().size() == 8 &&
+        it.value().get<std::string>().find_first_not_of("0123456789abcdef") == std::string::npos;
+    QGRAD_CHECK(hex8, IOError, what, ": the checksum of '", it.key(),
+                "' must be 8 lowercase hex digits, got ", describe_json(it.value()));
+  }
+  auto stored = [&](const std::string& name) {
+    auto c = crcs.find(name);
+    QGRAD_CHECK(c != crcs.end(), IOError, what, " has no checksum for ",
+                name == kMetadataCrcName ? "the metadata" : "tensor '" + name + "'");
+    return c->get<std::string>();
+  };
+  const std::string meta_stored = stored(kMetadataCrcName);
+  const std::string meta_computed = crc_hex(metadata_crc(metadata));
+  QGRAD_CHECK(meta_stored == meta_computed, IOError, where,
+              "the metadata fails its CRC32 check (stored ", meta_stored, ", computed ",
+              meta_computed, "): the file is corrupt");
+  for (const auto& p : entries) {
+    const std::string expected = stored(p.name);
+    const std::string computed =
+        crc_hex(crc32_of(data + p.begin, static_cast<std::size_t>(p.end - p.begin)));
+    QGRAD_CHECK(expected == computed, IOError, where, "tensor '", p.name,
+                "': data fails its CRC32 check (stored ", expected, ", computed ", computed,
+                "): the file is corrupt");
+  }
+  metadata.erase(m);
+}
+
 }  // namespace
 
 const char* safetensors_dtype_name(DType dtype) {
@@ -104,7 +193,8 @@ const char* safetensors_dtype_name(DType dtype) {
 }
 
 std::string serialize_safetensors(const TensorDict& tensors,
-                                  const std::map<std::string, std::string>& metadata) {
+                                  const std::map<std::string, std::string>& metadata,
+                                  Checksums checksums) {
   struct Entry {
     std::string name;
     Tensor host;
@@ -130,9 +220,27 @@ std::string serialize_safetensors(const TensorDict& tensors,
   });
 
   nlohmann::ordered_json header = nlohmann::ordered_json::object();
-  if (!metadata.empty()) {
+  std::map<std::string, std::string> all_metadata = metadata;
+  QGRAD_CHECK(!metadata.count(kChecksumKey), ValueError, "save_safetensors: metadata key '",
+              kChecksumKey, "' is reserved for qgrad's tensor checksums");
+  if (checksums == Checksums::kStore && (!entries.empty() || !metadata.empty())) {
+    nlohmann::ordered_json crcs = nlohmann::ordered_json::object();
+    crcs[kMetadataCrcName] = crc_hex(metadata_crc(metadata));
+    for (const auto& e : entries)
+      crcs[e.name] =
+          crc_hex(crc32_of(static_cast<const char*>(e.host.raw_data()),
+                           static_cast<std::size_t>(e.host.numel()) * e.host.element_size()));
+    try {
+      all_metadata[kChecksumKey] = crcs.dump();
+    } catch (const nlohmann::json::exception& ex) {
+      throw ValueError(std::string("save_safetensors: cannot encode the checksums (names must be "
+                                   "valid UTF-8): ") +
+                       ex.what());
+    }
+  }
+  if (!all_metadata.empty()) {
     nlohmann::ordered_json meta = nlohmann::ordered_json::object();
-    for (const auto& [k, v] : metadata) meta[k] = v;
+    for (const auto& [k, v] : all_metadata) meta[k] = v;
     header["__metadata__"] = meta;
   }
   std::uint64_t offset = 0;
@@ -182,27 +290,7 @@ SafetensorsContents deserialize_safetensors(const std::string& bytes, const std:
   QGRAD_CHECK(!text.empty() && text[0] == '{', IOError, where,
               "header does not start with '{' (not a safetensors file?)");
 
-  // Parse, rejecting duplicate keys at any level (nlohmann would keep the last silently).
-  std::vector<std::set<std::string>> key_stack;
-  std::string duplicate;
-  auto cb = [&](int, nlohmann::json::parse_event_t ev, nlohmann::json& parsed) {
-    using E = nlohmann::json::parse_event_t;
-    if (ev == E::object_start)
-      key_stack.emplace_back();
-    else if (ev == E::object_end && !key_stack.empty())
-      key_stack.pop_back();
-    else if (ev == E::key && !key_stack.empty() &&
-             !key_stack.back().insert(parsed.get<std::string>()).second && duplicate.empty())
-      duplicate = parsed.get<std::string>();
-    return true;
-  };
-  nlohmann::json header;
-  try {
-    header = nlohmann::json::parse(text, cb);
-  } catch (const nlohmann::json::exception& ex) {
-    throw IOError(where + "header is not valid JSON: " + ex.what());
-  }
-  QGRAD_CHECK(duplicate.empty(), IOError, where, "header has duplicate key '", duplicate, "'");
+  const nlohmann::json header = parse_json(text, where + "header", JsonLimits{kMaxHeaderDepth});
   QGRAD_CHECK(header.is_object(), IOError, where, "header is not a JSON object");
 
   SafetensorsContents out;
@@ -236,27 +324,25 @@ SafetensorsContents deserialize_safetensors(const std::string& bytes, const std:
                   " is not supported by qgrad (F32, F64, I8, U8, I16, I32, I64)");
       throw IOError(what + "unknown dtype '" + dt + "'");
     }
-    std::uint64_t numel = 1;
     for (const auto& d : v["shape"]) {
       QGRAD_CHECK(d.is_number_unsigned(), IOError, what,
-                  "shape entries must be non-negative integers, got ", d.dump());
+                  "shape entries must be non-negative integers, got ", describe_json(d));
       const std::uint64_t dim = d.get<std::uint64_t>();
       QGRAD_CHECK(dim <= static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max()),
                   IOError, what, "dimension ", dim, " is too large");
-      QGRAD_CHECK(!__builtin_mul_overflow(numel, dim, &numel), IOError, what,
-                  "shape overflows the element count");
       p.shape.push_back(static_cast<std::int64_t>(dim));
     }
+    // The one checked validation empty() uses too: a leading 0 cannot hide huge later dims.
+    const ShapeSize size = shape_size(p.shape, dtype_size(p.dtype));
+    QGRAD_CHECK(size.ok(), IOError, what, "shape ", p.shape, " ", size.problem);
     for (const auto& o : v["data_offsets"])
       QGRAD_CHECK(o.is_number_unsigned(), IOError, what,
-                  "data_offsets must be non-negative integers, got ", o.dump());
+                  "data_offsets must be non-negative integers, got ", describe_json(o));
     p.begin = v["data_offsets"][0].get<std::uint64_t>();
     p.end = v["data_offsets"][1].get<std::uint64_t>();
     QGRAD_CHECK(p.end >= p.begin, IOError, what, "data_offsets [", p.begin, ", ", p.end,
                 "] end before begin");
-    std::uint64_t nbytes = 0;
-    QGRAD_CHECK(!__builtin_mul_overflow(numel, dtype_size(p.dtype), &nbytes), IOError, what,
-                "shape overflows the byte count");
+    const auto nbytes = static_cast<std::uint64_t>(size.nbytes);
     QGRAD_CHECK(p.end - p.begin == nbytes, IOError, what, "shape ", p.shape, " of ", dt, " needs ",
                 nbytes, " bytes but data_offsets [", p.begin, ", ", p.end, "] hold ",
                 p.end - p.begin);
@@ -284,6 +370,7 @@ SafetensorsContents deserialize_safetensors(const std::string& bytes, const std:
               " bytes but the data section holds ", data_size, " bytes");
 
   const char* data = bytes.data() + 8 + n;
+  verify_checksums(entries, data, where, out.metadata);
   for (const auto& p : entries) {
     Tensor t = empty(p.shape, TensorOptions().dtype(p.dtype));
     if (p.end > p.begin) std::memcpy(t.raw_data(), data + p.begin, p.end - p.begin);
@@ -293,17 +380,12 @@ SafetensorsContents deserialize_safetensors(const std::string& bytes, const std:
 }
 
 void save_safetensors(const std::string& path, const TensorDict& tensors,
-                      const std::map<std::string, std::string>& metadata) {
-  write_file_atomic(path, serialize_safetensors(tensors, metadata));
+                      const std::map<std::string, std::string>& metadata, Checksums checksums) {
+  write_file_atomic(path, serialize_safetensors(tensors, metadata, checksums));
 }
 
 SafetensorsContents load_safetensors(const std::string& path) {
-  std::ifstream f(path, std::ios::binary);
-  QGRAD_CHECK(f.good(), IOError, "load_safetensors: cannot open '", path, "'");
-  std::ostringstream ss;
-  ss << f.rdbuf();
-  QGRAD_CHECK(!f.bad(), IOError, "load_safetensors: error reading '", path, "'");
-  return deserialize_safetensors(ss.str(), path);
+  return deserialize_safetensors(read_file(path, "load_safetensors"), path);
 }
 
 }  // namespace qgrad::serialize

@@ -6,10 +6,24 @@
 // little-endian. Tensors are laid out as the reference does: by descending dtype alignment,
 // then by name, so every tensor's data is aligned to its element size.
 //
-// Loading validates everything (header length bounds, UTF-8 JSON object, entry fields, dtype
-// names, shape/offset/size consistency, offsets contiguous and covering the whole buffer with
-// no gaps or overlaps, total file size) and reports problems as IOError naming the file.
+// Loading validates everything (header length bounds, UTF-8 JSON object nested at most 8 deep
+// without duplicate keys, entry fields, dtype names, shape/offset/size consistency with
+// overflow-checked arithmetic, offsets contiguous and covering the whole buffer with no gaps or
+// overlaps, total file size, checksums) and reports problems as IOError naming the file.
 // Saving is atomic (temporary file + rename).
+//
+// Checksums: qgrad stores a CRC32 (zlib's crc32, as 8 lowercase hex digits) of every tensor's
+// data bytes, and one of the other metadata entries, in the header's "__metadata__" under the
+// one key "qgrad.crc32", whose value is a JSON object serialised to a string, e.g.
+//   "__metadata__": {"note": "x", "qgrad.crc32":
+//                    "{\"__metadata__\":\"1c291ca3\",\"bias\":\"5f637949\"}"}
+// so the metadata stays the str -> str map other readers (Python's safetensors) require. The
+// "__metadata__" entry covers the other metadata entries in key order, each key and value
+// preceded by its byte length as 8 little-endian bytes (a tensor cannot be named
+// "__metadata__"). On load, a file with the key must list exactly its tensors plus
+// "__metadata__", and every CRC must match (IOError naming the file and the tensor or the
+// metadata); files without it (other writers, older qgrad) load as before. The key is removed
+// from the metadata load returns, and callers cannot set it.
 #pragma once
 
 #include <map>
@@ -25,19 +39,29 @@ struct SafetensorsContents {
   std::map<std::string, std::string> metadata;
 };
 
+// The metadata key holding the tensors' CRC32s (see above).
+inline constexpr const char* kChecksumKey = "qgrad.crc32";
+// Whether a writer stores the checksums: kOmit gives the reference implementation's exact
+// bytes (used to compare against its test vectors).
+enum class Checksums { kStore, kOmit };
+
 // dtype <-> safetensors names: F32 F64 I8 U8 I16 I32 I64.
 const char* safetensors_dtype_name(DType dtype);
 
 // The complete file as bytes. Tensors on any device are copied to the host; names must be
-// non-empty and not "__metadata__". ValueError on bad input.
+// non-empty and not "__metadata__", and the metadata must not use kChecksumKey. ValueError on
+// bad input.
 std::string serialize_safetensors(const TensorDict& tensors,
-                                  const std::map<std::string, std::string>& metadata = {});
+                                  const std::map<std::string, std::string>& metadata = {},
+                                  Checksums checksums = Checksums::kStore);
 // Parses bytes produced by any conforming writer; `source` names the data in errors.
 SafetensorsContents deserialize_safetensors(const std::string& bytes,
                                             const std::string& source = "<memory>");
 
 void save_safetensors(const std::string& path, const TensorDict& tensors,
-                      const std::map<std::string, std::string>& metadata = {});
+                      const std::map<std::string, std::string>& metadata = {},
+                      Checksums checksums = Checksums::kStore);
+// Reads the file with read_file (IOError for a missing file, a directory, ...) and parses it.
 SafetensorsContents load_safetensors(const std::string& path);
 
 }  // namespace qgrad::serialize

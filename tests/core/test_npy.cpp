@@ -286,3 +286,76 @@ TEST_CASE("concurrent atomic writes of one path never mix or leave temporaries",
   CHECK(std::find(contents.begin(), contents.end(), got) != contents.end());
   CHECK(dir.entries() == std::vector<std::string>{"shared.bin"});
 }
+
+TEST_CASE(
+    "npy headers are parsed strictly: no scalar shape, no read past the end, bounded "
+    "lengths",
+    "[core][npy]") {
+  TempDir dir;
+  auto expect_io_error = [&](const std::string& name, const std::string& bytes,
+                             const std::string& detail) {
+    INFO(name);
+    const std::string path = dir.file(name);
+    write_bytes(path, bytes);
+    CHECK_THROWS_AS(load_npy(path), IOError);
+    CHECK_THROWS_WITH(load_npy(path), Catch::Contains(name) && Catch::Contains(detail));
+    // The in-memory parser gives the same error.
+    CHECK_THROWS_AS(parse_npy(bytes, name), IOError);
+  };
+  const std::string f4 = "{'descr': '<f4', 'fortran_order': False, ";
+  // Used to load as a 0-d tensor.
+  expect_io_error("shape_int.npy", make_npy(f4 + "'shape': 7, }", "abcd"),
+                  "expected a tuple such as (2, 3) for 'shape'");
+  // In Python (3) is the integer 3.
+  expect_io_error("shape_paren_int.npy", make_npy(f4 + "'shape': (3), }", std::string(12, 'x')),
+                  "not a tuple");
+  // Used to throw std::out_of_range from substr (the value is missing, the header ends).
+  std::string cut = make_npy(f4 + "'shape':", "");
+  cut.resize(10 + f4.size() + 8);  // header length still says 118: shrink it to the text
+  cut[8] = static_cast<char>(f4.size() + 8);
+  cut[9] = 0;
+  REQUIRE(cut.substr(10) == f4 + "'shape':");
+  expect_io_error("shape_no_value.npy", cut, "malformed header");
+  expect_io_error("shape_no_value_padded.npy", make_npy(f4 + "'shape':", ""), "'shape'");
+  expect_io_error("shape_unclosed.npy", make_npy(f4 + "'shape': (2, 3", ""), "in 'shape'");
+  expect_io_error("descr_unterminated.npy", make_npy("{'descr': '<f4", ""), "unterminated string");
+  expect_io_error("fortran_missing.npy",
+                  make_npy("{'descr': '<f4', 'fortran_order': , 'shape': (1,), }", "abcd"),
+                  "True or False");
+  expect_io_error("no_brace.npy", make_npy("'descr': '<f4'", ""), "'{'");
+  expect_io_error("empty_header.npy", make_npy("", ""), "'{'");
+  expect_io_error("duplicate_key.npy", make_npy(f4 + "'shape': (1,), 'shape': (1,), }", "abcd"),
+                  "duplicate key 'shape'");
+  expect_io_error("unknown_key.npy", make_npy(f4 + "'shape': (1,), 'extra': 1, }", "abcd"),
+                  "unexpected key 'extra'");
+  expect_io_error("after_brace.npy", make_npy(f4 + "'shape': (1,), } x", "abcd"),
+                  "after the closing");
+  expect_io_error("dim_too_large.npy", make_npy(f4 + "'shape': (99999999999999999999,), }", ""),
+                  "too large for int64");
+  std::string dims65 = "(";
+  for (int i = 0; i < 65; ++i) dims65 += "1, ";
+  expect_io_error("dims65.npy", make_npy(f4 + "'shape': " + dims65 + "), }", "abcd"),
+                  "more than 64 dimensions");
+  // A leading 0 used to hide later dims whose strides overflow int64.
+  expect_io_error("hidden_overflow.npy",
+                  make_npy(f4 + "'shape': (0, 4294967296, 4294967296, 4294967296), }", ""),
+                  "too large");
+  // Version 2/3 header lengths are 32-bit: bounded before any use.
+  std::string v2 = "\x93NUMPY\x02";
+  v2 += std::string("\x00\xf0\xff\xff\xff", 5);
+  expect_io_error("v2_huge_header.npy", v2 + "{}", "-byte limit");
+  std::string v3 = "\x93NUMPY\x03";
+  v3 += std::string("\x00\x00\x01\x00\x00", 5);  // 256 bytes declared, 2 present
+  expect_io_error("v3_truncated_header.npy", v3 + "{}", "truncated");
+  expect_io_error("v2_no_length.npy", std::string("\x93NUMPY\x02\x00\x01\x00", 10), "truncated");
+
+  // Still accepted: Python 2 long suffixes, no trailing comma, double quotes, no spaces.
+  write_bytes(dir.file("py2.npy"), make_npy("{'descr': '<u1', 'fortran_order': False, 'shape': "
+                                            "(2L, 1L), }",
+                                            "\x05\x06"));
+  CHECK(load_npy(dir.file("py2.npy")).shape() == Shape{2, 1});
+  write_bytes(dir.file("compact.npy"),
+              make_npy("{\"shape\":(3,),\"fortran_order\":False,\"descr\":\"|u1\"}", "abc"));
+  CHECK(load_npy(dir.file("compact.npy")).to_vector<std::uint8_t>() ==
+        std::vector<std::uint8_t>{'a', 'b', 'c'});
+}

@@ -109,3 +109,83 @@ TEST_CASE("idx: missing, truncated and corrupt files are IOErrors naming the fil
   REQUIRE_THROWS_AS(read_idx(dir.file("nope")), IOError);
   REQUIRE_THROWS_WITH(read_idx(dir.file("nope")), Catch::Contains("cannot open"));
 }
+
+TEST_CASE("idx: dims whose strides overflow are refused even when one of them is 0") {
+  // [0, 2^32-1, 2^32-1]: 0 elements, but the strides overflow int64. This file used to load
+  // (and MNIST training ran on 0 images).
+  const std::string hidden =
+      bytes_of({0, 0, 8, 3, 0, 0, 0, 0, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF});
+  REQUIRE_THROWS_AS(parse_idx(hidden, "hidden.idx"), IOError);
+  REQUIRE_THROWS_WITH(parse_idx(hidden, "hidden.idx"), Catch::Contains("hidden.idx") &&
+                                                           Catch::Contains("too large") &&
+                                                           Catch::Contains("overflows int64"));
+  REQUIRE_THROWS_WITH(parse_idx(gzip(hidden), "hidden.idx.gz"), Catch::Contains("too large"));
+  // Large but representable empty shapes still load.
+  REQUIRE(parse_idx(bytes_of({0, 0, 8, 3, 0, 0, 0, 0, 0, 1, 0, 0, 0, 1, 0, 0}), "mem").shape() ==
+          Shape{0, 65536, 65536});
+}
+
+TEST_CASE("idx: gzip data is inflated no further than the header declares") {
+  const std::string good = bytes_of({0, 0, 8, 2, 0, 0, 0, 2, 0, 0, 0, 3, 1, 2, 3, 4, 5, 6});
+  // The reader stops where asked.
+  {
+    const std::string big = gzip(std::string(4 << 20, 'z'));
+    GunzipReader z(big, "big.gz");
+    std::string out;
+    REQUIRE(z.read(out, 10) == 10);
+    REQUIRE(z.total_out() == 10);
+    REQUIRE(out == std::string(10, 'z'));
+    REQUIRE_FALSE(z.at_end());
+    REQUIRE(z.total_out() == 11);
+    REQUIRE(z.read(out, std::size_t(1) << 40) == (4u << 20) - 11);
+    REQUIRE(z.at_end());
+  }
+  // A header declaring 6 bytes followed by 1 GiB of zeros in 64 members of 16 MiB each (about
+  // 1 MB compressed): refused after the declared payload and a one-byte probe, instead of
+  // inflating the gigabyte first.
+  const std::string zeros16 = gzip(std::string(16 << 20, '\0'));
+  std::string bomb = gzip(good);
+  for (int i = 0; i < 64; ++i) bomb += zeros16;
+  REQUIRE_THROWS_AS(parse_idx(bomb, "bomb.gz"), IOError);
+  REQUIRE_THROWS_WITH(
+      parse_idx(bomb, "bomb.gz"),
+      Catch::Contains("bomb.gz") && Catch::Contains("decompressed data has more (trailing bytes)"));
+  // Trailing bytes inside one member, missing payload, a stream cut inside the header.
+  REQUIRE_THROWS_WITH(parse_idx(gzip(good + "x"), "t.gz"), Catch::Contains("(trailing bytes)"));
+  REQUIRE_THROWS_WITH(parse_idx(gzip(good.substr(0, 15)), "s.gz"),
+                      Catch::Contains("decompressed data has 3") && Catch::Contains("(truncated)"));
+  REQUIRE_THROWS_WITH(parse_idx(gzip(good.substr(0, 6)), "h.gz"),
+                      Catch::Contains("ends inside the dimension list"));
+  REQUIRE_THROWS_WITH(parse_idx(gzip(good.substr(0, 2)), "m.gz"),
+                      Catch::Contains("too short for the 4-byte IDX magic"));
+  const std::string gz = gzip(good);
+  REQUIRE_THROWS_WITH(parse_idx(gz.substr(0, gz.size() - 4), "cut.gz"),
+                      Catch::Contains("cut.gz") && Catch::Contains("truncated"));
+  // An empty member after the data is not data.
+  require_equal(parse_idx(gz + gzip(""), "two.gz"), parse_idx(good, "plain"));
+  // gunzip keeps its whole-stream form, with an optional bound.
+  REQUIRE(gunzip(gz, "g") == good);
+  REQUIRE_THROWS_WITH(gunzip(gz, "g", 17), Catch::Contains("more than 17 bytes"));
+  REQUIRE(gunzip(gz, "g", 18) == good);
+}
+
+TEST_CASE("idx: read_idx reports a directory as one") {
+  TempDir dir;
+  REQUIRE_THROWS_AS(read_idx(dir.path()), IOError);
+  REQUIRE_THROWS_WITH(read_idx(dir.path()),
+                      Catch::Contains("read_idx") && Catch::Contains("is a directory"));
+}
+
+TEST_CASE("idx: the fuzz seeds (tests/fuzz/corpus/gen_seeds.py) are valid files") {
+  const std::string dir = std::string(QGRAD_SOURCE_DIR) + "/tests/fuzz/corpus/";
+  for (const char* name : {"images_ubyte.idx", "labels_ubyte.idx", "sbyte.idx", "short.idx",
+                           "int.idx", "float.idx", "double.idx", "empty.idx"}) {
+    INFO(name);
+    const Tensor plain = read_idx(dir + "idx/seed_" + name);
+    require_equal(read_idx(dir + "idx_gzip/seed_" + name + ".gz"), plain);
+    require_equal(read_idx(dir + "idx_gzip/seed_" + name), plain);
+  }
+  REQUIRE(read_idx(dir + "idx_gzip/seed_two_members.idx.gz").shape() == Shape{2, 3, 3});
+  REQUIRE(read_idx(dir + "idx/seed_short.idx").to_vector<std::int32_t>() ==
+          std::vector<std::int32_t>{1, -2, 300});
+}

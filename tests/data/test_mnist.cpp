@@ -5,6 +5,7 @@
 #include <filesystem>
 
 #include "core/factory.h"
+#include "nn/data/gzip.h"
 #include "nn/data/idx.h"
 #include "nn/data/mnist.h"
 #include "support/scratch_files.h"
@@ -86,6 +87,24 @@ TEST_CASE("mnist: missing and inconsistent files are clear IOErrors") {
   const std::string img = dir.file("train-images-idx3-ubyte.gz");
   std::filesystem::resize_file(img, std::filesystem::file_size(img) - 6);
   REQUIRE_THROWS_WITH(MNIST(dir.file(""), Split::Train), Catch::Contains("truncated"));
+}
+
+TEST_CASE("mnist: an image file with no images, or dims that overflow, is refused") {
+  TempDir dir;
+  write_synthetic(dir, 4, 3, 2, 2);
+  // No images (and no labels): training on this used to "succeed" on nothing.
+  write_idx(dir.file("train-images-idx3-ubyte.gz"),
+            zeros({0, 28, 28}, TensorOptions().dtype(kUInt8)), true);
+  write_idx(dir.file("train-labels-idx1-ubyte"), zeros({0}, TensorOptions().dtype(kUInt8)));
+  REQUIRE_THROWS_AS(MNIST(dir.file(""), Split::Train), IOError);
+  REQUIRE_THROWS_WITH(
+      MNIST(dir.file(""), Split::Train),
+      Catch::Contains("train-images-idx3-ubyte.gz") && Catch::Contains("holds no images"));
+  // [0, 2^32-1, 2^32-1]: 0 images whose strides overflow int64; used to be accepted.
+  std::string hidden = {0, 0, 8, 3, 0, 0, 0, 0};
+  hidden += std::string(8, '\xff');
+  qgrad_test::write_bytes(dir.file("train-images-idx3-ubyte.gz"), gzip(hidden));
+  REQUIRE_THROWS_WITH(MNIST(dir.file(""), Split::Train), Catch::Contains("too large"));
 }
 
 TEST_CASE("mnist: the installed Fashion-MNIST files (skipped when absent)") {

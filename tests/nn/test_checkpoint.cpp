@@ -1,5 +1,6 @@
 // Checkpoints: a model + Adam + scheduler training run saved mid-way and resumed in fresh
-// objects continues bit-exactly; layout, metadata and error handling.
+// objects continues bit-exactly; layout, metadata and error handling (every malformed file a
+// qgrad error naming it; checksums catch flipped bits).
 #include <catch2/catch.hpp>
 
 #include "core/factory.h"
@@ -137,4 +138,74 @@ TEST_CASE("checkpoint: errors") {
   serialize::save_checkpoint(dir.file("other"), other, nullptr, nullptr, 0, 0);
   REQUIRE_THROWS_WITH(serialize::load_checkpoint(dir.file("other"), m, nullptr, nullptr),
                       Catch::Contains("size mismatch for w"));
+}
+
+TEST_CASE("checkpoint: every malformed file is a qgrad error naming it") {
+  TempDir dir;
+  // A directory (eval --checkpoint DIR used to say "file is 0 bytes").
+  REQUIRE_THROWS_AS(serialize::load_checkpoint(dir.path()), IOError);
+  REQUIRE_THROWS_WITH(serialize::load_checkpoint(dir.path()),
+                      Catch::Contains("load_checkpoint") && Catch::Contains(dir.path()) &&
+                          Catch::Contains("is a directory"));
+  REQUIRE_THROWS_WITH(serialize::load_checkpoint(dir.file("missing")),
+                      Catch::Contains("missing") && Catch::Contains("no such file"));
+
+  Tiny m(5);
+  serialize::save_checkpoint(dir.file("good"), m, nullptr, nullptr, 2, 20);
+  const std::string good = qgrad_test::read_bytes(dir.file("good"));
+  REQUIRE(serialize::parse_checkpoint(good, "mem").step == 20);
+
+  // Counters must be what save_checkpoint writes: non-negative decimal, no sign or spaces.
+  TensorDict t;
+  t.insert("model.w", zeros({1}));
+  auto with_meta = [&](const std::string& epoch, const std::string& step) {
+    return serialize::serialize_safetensors(t, {{"qgrad.format", "checkpoint"},
+                                                {"qgrad.version", "1"},
+                                                {"qgrad.epoch", epoch},
+                                                {"qgrad.step", step}});
+  };
+  REQUIRE(serialize::parse_checkpoint(with_meta("0", "9223372036854775807"), "m").step ==
+          9223372036854775807LL);
+  for (const std::string bad : {"", "-1", "+1", " 1", "1 ", "01", "1.5", "abc",
+                                "9223372036854775808", "99999999999999999999"}) {
+    INFO("'" << bad << "'");
+    REQUIRE_THROWS_AS(serialize::parse_checkpoint(with_meta(bad, "0"), "ck.safetensors"), IOError);
+    REQUIRE_THROWS_WITH(serialize::parse_checkpoint(with_meta("0", bad), "ck.safetensors"),
+                        Catch::Contains("'ck.safetensors'") && Catch::Contains("qgrad.step") &&
+                            Catch::Contains("not a non-negative integer"));
+  }
+  REQUIRE_THROWS_AS(serialize::save_checkpoint(dir.file("neg"), m, nullptr, nullptr, -1, 0),
+                    ValueError);
+
+  // A tensor named only by its section prefix.
+  TensorDict empty_name;
+  empty_name.insert("model.", zeros({1}));
+  REQUIRE_THROWS_WITH(serialize::parse_checkpoint(serialize::serialize_safetensors(
+                                                      empty_name, {{"qgrad.format", "checkpoint"},
+                                                                   {"qgrad.version", "1"},
+                                                                   {"qgrad.epoch", "0"},
+                                                                   {"qgrad.step", "0"}}),
+                                                  "e.safetensors"),
+                      Catch::Contains("'e.safetensors'") && Catch::Contains("empty name"));
+
+  // A flipped bit in a tensor's data is caught by its checksum.
+  std::string flipped = good;
+  flipped[flipped.size() - 1] ^= 0x01;  // the last byte of the last tensor, "model.w"
+  REQUIRE_THROWS_AS(serialize::parse_checkpoint(flipped, "flip.safetensors"), IOError);
+  REQUIRE_THROWS_WITH(serialize::parse_checkpoint(flipped, "flip.safetensors"),
+                      Catch::Contains("flip.safetensors") && Catch::Contains("'model.w'") &&
+                          Catch::Contains("CRC32"));
+  // Garbage and a truncated file.
+  REQUIRE_THROWS_AS(serialize::parse_checkpoint("not a checkpoint", "g"), IOError);
+  REQUIRE_THROWS_WITH(serialize::parse_checkpoint(good.substr(0, good.size() / 2), "half"),
+                      Catch::Contains("'half'"));
+
+  // A state that does not fit the model keeps its error type and names the file.
+  struct Other : nn::Module {
+    Other() { register_parameter("w", zeros({2, 2})); }
+  } other;
+  REQUIRE_THROWS_WITH(serialize::load_checkpoint(dir.file("good"), other, nullptr, nullptr),
+                      Catch::Contains(dir.file("good")) && Catch::Contains("size mismatch for w"));
+  REQUIRE_THROWS_AS(serialize::load_checkpoint(dir.file("good"), other, nullptr, nullptr),
+                    ValueError);
 }
