@@ -162,7 +162,9 @@ Shape infer_shape(const Shape& requested, std::int64_t numel, const char* op, co
       infer = static_cast<int>(i);
     } else {
       QGRAD_CHECK(out[i] >= 0, ShapeError, op, ": invalid shape ", requested);
-      known *= out[i];
+      // A product past int64 cannot match any tensor's element count.
+      QGRAD_CHECK(!__builtin_mul_overflow(known, out[i], &known), ShapeError, op, ": shape ",
+                  requested, " is invalid for input of shape ", from, " (too many elements)");
     }
   }
   if (infer >= 0) {

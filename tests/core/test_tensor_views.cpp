@@ -77,6 +77,16 @@ TEST_CASE("view infers -1, shares storage and writes through", "[core][views]") 
   CHECK_THROWS_AS(empty({0, 5}).view({5, -1, 0}), ShapeError);  // -1 would be ambiguous
 }
 
+TEST_CASE("view and reshape with dims whose product overflows int64 throw ShapeError",
+          "[core][views]") {
+  Tensor x = iota({2, 3, 4});
+  const std::int64_t big = std::int64_t{1} << 62;
+  CHECK_THROWS_AS(x.view({big, 8, -1}), ShapeError);
+  CHECK_THROWS_WITH(x.reshape({big, big, 0}), Catch::Contains("reshape"));
+  CHECK_THROWS_AS(x.view({0, big, big}), ShapeError);
+  CHECK_THROWS_AS(x.view({big, 4, 0, -1}), ShapeError);
+}
+
 TEST_CASE("view of non-contiguous inputs: compatible strides succeed, others throw",
           "[core][views]") {
   // permute gives shape [3, 2, 4], strides [4, 12, 1]: splitting the last dim is a view.
