@@ -72,6 +72,14 @@ struct OutputConfig {
   double log_interval_s = 10.0;       // seconds between progress lines when not a terminal
 };
 
+// Upper bounds of the integer keys (stated in --help): far beyond any real run, and small enough
+// that epochs x batches and every schedule length computed from them fit in int64.
+constexpr std::int64_t kMaxEpochs = 100000;
+constexpr std::int64_t kMaxBatchSize = 1000000000;
+constexpr std::int64_t kMaxWarmupSteps = 1000000000;
+constexpr std::int64_t kMaxThreads = 4096;
+constexpr std::int64_t kMaxCropPadding = 1024;
+
 struct TrainConfig {
   std::string model = "lenet5bn";
   std::int64_t epochs = 3;
@@ -99,7 +107,12 @@ std::vector<std::string> model_names();
 
 // Parses and validates a config object; throws UsageError naming the offending key.
 TrainConfig parse_train_config(const nlohmann::json& json);
-// Reads a JSON file (IOError when unreadable, UsageError when not valid JSON) and parses it.
+// Parses the JSON text of a config file; `source` names it in errors ("config 'a.json'"). Any
+// problem with the text (invalid JSON, nesting deeper than 64, a duplicate key, a number beyond
+// double's range) or a value is a UsageError starting with `source`.
+TrainConfig parse_train_config_text(const std::string& text, const std::string& source);
+// Reads a JSON file (IOError when unreadable or over 16 MiB, UsageError when not valid JSON or a
+// value is bad, naming the file) and parses it.
 TrainConfig load_train_config(const std::string& path);
 // The resolved config, every key present (threads, output.dir, resume, pretrained, quant and
 // grad_clip as null when unset).

@@ -183,7 +183,8 @@ TEST_CASE("train: usage and config errors through the command line", "[cli]") {
   qgrad_cli_test::write_text(tmp.file("bad.json"), R"({"optimizer": {"lr": -1}})");
   err.str("");
   CHECK(run_command_line({"train", "--config", tmp.file("bad.json")}, out, err) == 2);
-  CHECK(err.str() == "qgrad train: error: optimizer.lr must be a positive number, got -1\n");
+  CHECK(err.str() == "qgrad train: error: config file '" + tmp.file("bad.json") +
+                         "': optimizer.lr must be a positive number, got -1\n");
 
   // A missing dataset is not a usage error (exit 1), and the message names the folder.
   qgrad_cli_test::write_text(
