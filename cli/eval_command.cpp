@@ -8,6 +8,7 @@
 #include <ostream>
 
 #include "cli/qat_setup.h"
+#include "cli/stored_config.h"
 #include "cli/train_config.h"
 #include "cli/training_factory.h"
 #include "cli/usage_error.h"
@@ -36,10 +37,7 @@ std::int64_t parse_count(const std::string& option, const std::string& text) {
 
 EvalResult run_eval(const EvalOptions& options, std::ostream& out) {
   serialize::Checkpoint ckpt = serialize::load_checkpoint(options.checkpoint);
-  auto it = ckpt.metadata.find("cli.config");
-  QGRAD_CHECK(it != ckpt.metadata.end(), IOError, "eval: checkpoint '", options.checkpoint,
-              "' has no 'cli.config' metadata (not written by qgrad train)");
-  TrainConfig config = parse_train_config(nlohmann::json::parse(it->second));
+  TrainConfig config = stored_train_config(ckpt, "eval", options.checkpoint);
   if (!options.data_dir.empty()) config.data.dir = options.data_dir;
   if (options.batch_size > 0) config.eval_batch_size = options.batch_size;
   config.threads = options.threads;  // this command's own --threads, not the training run's
@@ -53,6 +51,8 @@ EvalResult run_eval(const EvalOptions& options, std::ostream& out) {
     quantized = ", fake-quantized " + quantize_for_training(*model, *recipe).family;
   quant::load_quant_state_dict(*model, ckpt.model, /*strict=*/true);
   auto test_set = std::make_shared<data::MNIST>(config.data.dir, data::Split::Test);
+  QGRAD_CHECK(test_set->size() > 0, ValueError, "eval: the t10k split in '", config.data.dir,
+              "' holds no images");
   data::DataLoader loader(test_set,
                           data::DataLoaderOptions()
                               .batch_size(config.eval_batch_size)

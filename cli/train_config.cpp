@@ -183,6 +183,7 @@ TrainConfig parse_train_config(const nlohmann::json& json) {
   c.schedule = parse_schedule(r, c.epochs);
   c.grad_clip = r.number("grad_clip", 0.0, NumberRule::positive());
   c.label_smoothing = r.number("label_smoothing", 0.0, NumberRule::in_half_open(0, 1));
+  c.nonfinite_loss = r.choice("nonfinite_loss", c.nonfinite_loss, {"stop", "continue"});
   c.output = parse_output(r);
   c.resume = r.string("resume", "");
   c.pretrained = r.string("pretrained", "");
@@ -281,6 +282,7 @@ nlohmann::json to_json(const TrainConfig& c) {
       {"schedule", schedule},
       {"grad_clip", null_if(c.grad_clip == 0, c.grad_clip)},
       {"label_smoothing", c.label_smoothing},
+      {"nonfinite_loss", c.nonfinite_loss},
       {"output",
        {{"dir", null_if(c.output.dir.empty(), c.output.dir)},
         {"checkpoint_every", c.output.checkpoint_every},
@@ -336,6 +338,9 @@ const std::vector<ConfigKeyDoc>& train_config_keys() {
       {"schedule.eta_min", "0", "cosine: final lr (the cosine spans the epochs after the warm-up)"},
       {"grad_clip", "off", "clip the total gradient norm to this value"},
       {"label_smoothing", "0", "cross-entropy label smoothing in [0, 1)"},
+      {"nonfinite_loss", "\"stop\"",
+       "a nan/inf training loss: \"stop\" ends the run with an error (exit status 1) naming "
+       "the epoch and step; \"continue\" trains on (a non-finite epoch never becomes best)"},
       {"output.dir", "runs/<model>-<timestamp>",
        "where metrics.jsonl, config.json and checkpoints go (resume: the checkpoint's folder)"},
       {"output.checkpoint_every", "0",

@@ -93,6 +93,9 @@ struct TrainConfig {
   ScheduleConfig schedule;
   double grad_clip = 0.0;  // max total gradient norm; 0 = off
   double label_smoothing = 0.0;
+  // What a non-finite (nan/inf) training loss does: "stop" (an error naming the epoch and step,
+  // exit status 1) or "continue" (train on; such epochs never become best.safetensors).
+  std::string nonfinite_loss = "stop";
   OutputConfig output;
   std::string resume;  // checkpoint to continue from; empty = start fresh
   // Safetensors file (a qgrad checkpoint or a plain state dict) whose weights initialise the

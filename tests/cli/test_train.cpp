@@ -143,7 +143,9 @@ TEST_CASE("train: resuming gives bit-identical results to an uninterrupted run",
                         Catch::Contains("'batch_size' is 32 in the checkpoint"));
     changed.batch_size = 32;
     changed.optimizer.lr = 0.1;
-    REQUIRE_THROWS_WITH(run_training(changed, out), Catch::Contains("'optimizer'"));
+    REQUIRE_THROWS_WITH(run_training(changed, out),
+                        Catch::Contains("'optimizer.lr' is 0.05 in the checkpoint") &&
+                            Catch::Contains("but 0.1 in this config"));
     // Another thread count is allowed, with a note that the last bits will differ.
     changed.optimizer.lr = 0.05;
     changed.threads = 1;
