@@ -20,7 +20,9 @@ namespace qgrad::cli {
 
 namespace {
 
-std::int64_t parse_count(const std::string& option, const std::string& text) {
+// An integer option in [1, max_value]; stoll's out_of_range and trailing text are usage errors.
+std::int64_t parse_count(const std::string& option, const std::string& text,
+                         std::int64_t max_value) {
   std::size_t used = 0;
   long long v = 0;
   try {
@@ -28,8 +30,9 @@ std::int64_t parse_count(const std::string& option, const std::string& text) {
   } catch (const std::exception&) {
     used = 0;
   }
-  if (used != text.size() || v < 1)
-    throw UsageError("eval: " + option + " must be an integer >= 1, got '" + text + "'");
+  if (used != text.size() || v < 1 || v > max_value)
+    throw UsageError("eval: " + option + " must be an integer in [1, " + std::to_string(max_value) +
+                     "], got '" + text + "'");
   return v;
 }
 
@@ -80,8 +83,10 @@ std::string eval_usage() {
          "\n"
          "  --checkpoint FILE  a .safetensors checkpoint (last, best or epoch_N) (required)\n"
          "  --data-dir DIR     dataset folder (default: data.dir of the training config)\n"
-         "  --batch-size N     evaluation batch size (default: eval_batch_size, 1000)\n"
-         "  --threads N        CPU threads (default: all cores)\n";
+         "  --batch-size N     evaluation batch size, 1 to 1e9 (default: eval_batch_size, 1000)\n"
+         "  --threads N        CPU threads, 1 to 4096 (default: all cores)\n"
+         "\n"
+         "exit status: 0 done, 1 error (a missing or damaged checkpoint or dataset), 2 bad usage\n";
 }
 
 int eval_command(const std::vector<std::string>& args, std::ostream& out) {
@@ -108,8 +113,8 @@ int eval_command(const std::vector<std::string>& args, std::ostream& out) {
     }
     if (name == "--checkpoint") o.checkpoint = value;
     if (name == "--data-dir") o.data_dir = value;
-    if (name == "--batch-size") o.batch_size = parse_count(name, value);
-    if (name == "--threads") o.threads = parse_count(name, value);
+    if (name == "--batch-size") o.batch_size = parse_count(name, value, kMaxBatchSize);
+    if (name == "--threads") o.threads = parse_count(name, value, kMaxThreads);
   }
   if (o.checkpoint.empty()) throw UsageError("eval: --checkpoint FILE is required");
   run_eval(o, out);

@@ -180,7 +180,16 @@ TEST_CASE("train: usage and config errors through the command line", "[cli]") {
   CHECK_THAT(err.str(), Catch::Contains("--checkpoint FILE is required"));
   err.str("");
   CHECK(run_command_line({"eval", "--checkpoint", "x", "--batch-size", "0"}, out, err) == 2);
-  CHECK_THAT(err.str(), Catch::Contains("--batch-size must be an integer >= 1, got '0'"));
+  CHECK_THAT(err.str(),
+             Catch::Contains("--batch-size must be an integer in [1, 1000000000], got '0'"));
+  // Beyond int (compute_threads narrows to int) or int64: usage errors, never truncated.
+  err.str("");
+  CHECK(run_command_line({"eval", "--checkpoint", "x", "--threads", "4294967297"}, out, err) == 2);
+  CHECK_THAT(err.str(), Catch::Contains("--threads must be an integer in [1, 4096]"));
+  err.str("");
+  CHECK(run_command_line({"eval", "--checkpoint", "x", "--batch-size=99999999999999999999"}, out,
+                         err) == 2);
+  CHECK_THAT(err.str(), Catch::Contains("--batch-size must be an integer in [1, 1000000000]"));
 
   qgrad_cli_test::write_text(tmp.file("bad.json"), R"({"optimizer": {"lr": -1}})");
   err.str("");
