@@ -114,6 +114,14 @@ TEST_CASE("train robustness: an empty train or test split is an error", "[cli]")
       run_training(b, out),
       Catch::Contains("the t10k split in '" + tmp.file("notest") + "' holds no images"));
   CHECK_FALSE(fs::exists(tmp.file("a")));  // nothing was written
+  // eval of a checkpoint whose data folder has no test images (it printed 0.00% and exited 0).
+  const std::string ckpt = tmp.file("c.safetensors");
+  write_checkpoint_with_config(ckpt, to_json(b).dump());
+  EvalOptions eo;
+  eo.checkpoint = ckpt;
+  REQUIRE_THROWS_AS(run_eval(eo, out), ValueError);
+  REQUIRE_THROWS_WITH(run_eval(eo, out), Catch::Contains("eval: the t10k split in '" +
+                                                         tmp.file("notest") + "' holds no images"));
 }
 
 TEST_CASE("train robustness: a diverging run stops naming the epoch and step, and is never best",
