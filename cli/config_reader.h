@@ -4,7 +4,9 @@
 //   optimizer.lr must be a positive number, got -1
 // Keys that were read are remembered, so finish() can reject every key nobody asked for (typos
 // such as "optimizer.lrr" fail loudly instead of being ignored). Nested objects are read with
-// object(), which returns a reader for the sub-object with the longer path.
+// object(), which returns a reader for the sub-object with the longer path. Integers are read
+// exactly (never truncated or wrapped) against a [min, max] range, and a value appears in a
+// message through shown(), which never dump()s a whole array or object.
 #pragma once
 
 #include <cstdint>

@@ -1,7 +1,10 @@
 // TrainConfig: everything `qgrad train` does, as read from a JSON config file. Every key is
 // optional; the defaults train LeNet-5 with batch norm on Fashion-MNIST with SGD. Parsing
 // validates types, ranges and names and rejects unknown keys, throwing UsageError naming the key
-// path ("optimizer.lr must be a positive number, got -1"). to_json() writes the resolved config
+// path ("optimizer.lr must be a positive number, got -1"); integer keys have upper bounds (the
+// kMax* constants, stated in --help) so that every length computed from them fits in int64, and
+// a config file's text goes through parse_json (nesting depth, duplicate keys, 1e400), every
+// problem a UsageError naming the file (exit status 2). to_json() writes the resolved config
 // (every key, defaults filled in), which parses back to the same TrainConfig; a run stores it in
 // its output directory and in its checkpoints so `qgrad eval` and `resume` can rebuild the run.
 //
