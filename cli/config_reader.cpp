@@ -2,9 +2,12 @@
 #include "cli/config_reader.h"
 
 #include <cmath>
+#include <limits>
+#include <optional>
 #include <sstream>
 
 #include "cli/usage_error.h"
+#include "core/json_parse.h"
 
 namespace qgrad::cli {
 
@@ -19,6 +22,26 @@ std::string format_number(double v) {
 // A JSON number that is not a NaN/inf (JSON has none, but be safe with parsed values).
 bool is_number(const nlohmann::json& v) {
   return v.is_number() && std::isfinite(v.get<double>());
+}
+
+// The JSON integer `v` as int64, or nullopt when it is not an integer (3.0, "3") or lies
+// beyond int64 (nlohmann stores 2^63..2^64-1 as unsigned, which get<int64_t>() would wrap).
+std::optional<std::int64_t> as_int64(const nlohmann::json& v) {
+  if (v.is_number_unsigned()) {
+    if (v.get<std::uint64_t>() >
+        static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max()))
+      return std::nullopt;
+    return static_cast<std::int64_t>(v.get<std::uint64_t>());
+  }
+  if (v.is_number_integer()) return v.get<std::int64_t>();
+  return std::nullopt;
+}
+
+// "an integer >= 1", "an integer in [1, 100000]".
+std::string integer_rule(std::int64_t min_value, std::int64_t max_value) {
+  if (max_value == std::numeric_limits<std::int64_t>::max())
+    return "an integer >= " + std::to_string(min_value);
+  return "an integer in [" + std::to_string(min_value) + ", " + std::to_string(max_value) + "]";
 }
 
 std::string join(const std::vector<std::string>& items, const std::string& sep) {
@@ -52,8 +75,17 @@ ConfigReader::ConfigReader(nlohmann::json value, std::string path)
   if (value_.is_null()) value_ = nlohmann::json::object();
   if (!value_.is_object()) {
     const std::string what = path_.empty() ? "the config" : path_;
-    throw UsageError(what + " must be a JSON object, got " + value_.dump());
+    throw UsageError(what + " must be a JSON object, got " + shown(value_));
   }
+}
+
+std::string ConfigReader::shown(const nlohmann::json& value) {
+  if (value.is_structured()) return describe_json(value);
+  // Strings parsed from a file are valid UTF-8; replace keeps dump() from throwing on others.
+  std::string text = value.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+  constexpr std::size_t kMax = 64;
+  if (text.size() > kMax) text = text.substr(0, kMax) + "...";
+  return text;
 }
 
 std::string ConfigReader::key_path(const std::string& key) const {
@@ -76,7 +108,7 @@ void ConfigReader::fail(const std::string& key, const std::string& message) cons
 
 void ConfigReader::bad_value(const std::string& key, const std::string& expected,
                              const nlohmann::json& got) const {
-  fail(key, "must be " + expected + ", got " + got.dump());
+  fail(key, "must be " + expected + ", got " + shown(got));
 }
 
 std::optional<nlohmann::json> ConfigReader::raw(const std::string& key) {
@@ -95,21 +127,16 @@ double ConfigReader::number(const std::string& key, double fallback, const Numbe
 }
 
 std::int64_t ConfigReader::integer(const std::string& key, std::int64_t fallback,
-                                   std::int64_t min_value) {
+                                   std::int64_t min_value, std::int64_t max_value) {
   mark(key);
   const nlohmann::json* v = find(key);
   if (!v) return fallback;
-  const std::string expected = "an integer >= " + std::to_string(min_value);
-  if (v->is_number_unsigned()) {
-    // Larger than int64 cannot be represented; everything fitting is >= 0 >= min or checked.
-    if (v->get<std::uint64_t>() > static_cast<std::uint64_t>(INT64_MAX))
-      bad_value(key, expected, *v);
-  } else if (!v->is_number_integer()) {
-    bad_value(key, expected, *v);
-  }
-  const std::int64_t x = v->get<std::int64_t>();
-  if (x < min_value) bad_value(key, expected, *v);
-  return x;
+  const std::optional<std::int64_t> x = as_int64(*v);
+  if (!x) bad_value(key, integer_rule(min_value, max_value), *v);
+  // Name the bound that was crossed, so "epochs must be an integer >= 1, got 0" stays short.
+  if (*x < min_value) bad_value(key, "an integer >= " + std::to_string(min_value), *v);
+  if (*x > max_value) bad_value(key, "an integer <= " + std::to_string(max_value), *v);
+  return *x;
 }
 
 bool ConfigReader::boolean(const std::string& key, bool fallback) {
@@ -179,19 +206,21 @@ std::vector<double> ConfigReader::fixed_numbers(const std::string& key,
 }
 
 std::vector<std::int64_t> ConfigReader::increasing_integers(
-    const std::string& key, const std::vector<std::int64_t>& fallback, std::int64_t min_value) {
+    const std::string& key, const std::vector<std::int64_t>& fallback, std::int64_t min_value,
+    std::int64_t max_value) {
   mark(key);
   const nlohmann::json* v = find(key);
   if (!v) return fallback;
-  const std::string expected =
-      "a non-empty list of strictly increasing integers >= " + std::to_string(min_value);
+  const std::string expected = "a non-empty list of strictly increasing integers, each " +
+                               integer_rule(min_value, max_value);
   if (!v->is_array() || v->empty()) bad_value(key, expected, *v);
   std::vector<std::int64_t> out;
   for (const nlohmann::json& e : *v) {
-    if (!e.is_number_integer() || e.get<std::int64_t>() < min_value ||
-        (!out.empty() && e.get<std::int64_t>() <= out.back()))
-      bad_value(key, expected, *v);
-    out.push_back(e.get<std::int64_t>());
+    const std::optional<std::int64_t> x = as_int64(e);
+    if (!x || *x < min_value || *x > max_value || (!out.empty() && *x <= out.back()))
+      fail(key, "must be " + expected + ", got " + shown(e) + " at position " +
+                    std::to_string(out.size()));
+    out.push_back(*x);
   }
   return out;
 }

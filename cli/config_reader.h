@@ -4,11 +4,14 @@
 //   optimizer.lr must be a positive number, got -1
 // Keys that were read are remembered, so finish() can reject every key nobody asked for (typos
 // such as "optimizer.lrr" fail loudly instead of being ignored). Nested objects are read with
-// object(), which returns a reader for the sub-object with the longer path.
+// object(), which returns a reader for the sub-object with the longer path. Integers are read
+// exactly (never truncated or wrapped) against a [min, max] range, and a value appears in a
+// message through shown(), which never dump()s a whole array or object.
 #pragma once
 
 #include <cstdint>
 #include <functional>
+#include <limits>
 #include <optional>
 #include <set>
 #include <string>
@@ -45,8 +48,10 @@ class ConfigReader {
   bool has(const std::string& key) const;
 
   double number(const std::string& key, double fallback, const NumberRule& rule);
-  // An integer >= min_value (JSON integers only; 3.0 and "3" are rejected).
-  std::int64_t integer(const std::string& key, std::int64_t fallback, std::int64_t min_value);
+  // An integer in [min_value, max_value] (JSON integers only; 3.0, "3" and integers beyond
+  // int64 are rejected, never truncated).
+  std::int64_t integer(const std::string& key, std::int64_t fallback, std::int64_t min_value,
+                       std::int64_t max_value = std::numeric_limits<std::int64_t>::max());
   bool boolean(const std::string& key, bool fallback);
   std::string string(const std::string& key, const std::string& fallback);
   // A string from `choices`.
@@ -58,10 +63,10 @@ class ConfigReader {
   // A list of exactly `size` numbers, each satisfying `rule`.
   std::vector<double> fixed_numbers(const std::string& key, const std::vector<double>& fallback,
                                     const NumberRule& rule, std::size_t size);
-  // A list of strictly increasing integers >= min_value.
-  std::vector<std::int64_t> increasing_integers(const std::string& key,
-                                                const std::vector<std::int64_t>& fallback,
-                                                std::int64_t min_value);
+  // A list of strictly increasing integers in [min_value, max_value].
+  std::vector<std::int64_t> increasing_integers(
+      const std::string& key, const std::vector<std::int64_t>& fallback, std::int64_t min_value,
+      std::int64_t max_value = std::numeric_limits<std::int64_t>::max());
   // The sub-object under `key` (an empty one when absent or null).
   ConfigReader object(const std::string& key);
   // Marks `key` as read and returns its raw value when present (null counts as absent).
@@ -74,6 +79,10 @@ class ConfigReader {
 
   // Throws UsageError "<path of key> <message>".
   [[noreturn]] void fail(const std::string& key, const std::string& message) const;
+
+  // A value as error messages show it: scalars as JSON text (cut at 64 characters), arrays and
+  // objects by type and size (never dump()ed: an untrusted value may be huge).
+  static std::string shown(const nlohmann::json& value);
 
  private:
   const nlohmann::json* find(const std::string& key) const;

@@ -8,6 +8,7 @@
 #include <ostream>
 
 #include "cli/qat_setup.h"
+#include "cli/stored_config.h"
 #include "cli/train_config.h"
 #include "cli/training_factory.h"
 #include "cli/usage_error.h"
@@ -19,7 +20,9 @@ namespace qgrad::cli {
 
 namespace {
 
-std::int64_t parse_count(const std::string& option, const std::string& text) {
+// An integer option in [1, max_value]; stoll's out_of_range and trailing text are usage errors.
+std::int64_t parse_count(const std::string& option, const std::string& text,
+                         std::int64_t max_value) {
   std::size_t used = 0;
   long long v = 0;
   try {
@@ -27,8 +30,9 @@ std::int64_t parse_count(const std::string& option, const std::string& text) {
   } catch (const std::exception&) {
     used = 0;
   }
-  if (used != text.size() || v < 1)
-    throw UsageError("eval: " + option + " must be an integer >= 1, got '" + text + "'");
+  if (used != text.size() || v < 1 || v > max_value)
+    throw UsageError("eval: " + option + " must be an integer in [1, " + std::to_string(max_value) +
+                     "], got '" + text + "'");
   return v;
 }
 
@@ -36,10 +40,7 @@ std::int64_t parse_count(const std::string& option, const std::string& text) {
 
 EvalResult run_eval(const EvalOptions& options, std::ostream& out) {
   serialize::Checkpoint ckpt = serialize::load_checkpoint(options.checkpoint);
-  auto it = ckpt.metadata.find("cli.config");
-  QGRAD_CHECK(it != ckpt.metadata.end(), IOError, "eval: checkpoint '", options.checkpoint,
-              "' has no 'cli.config' metadata (not written by qgrad train)");
-  TrainConfig config = parse_train_config(nlohmann::json::parse(it->second));
+  TrainConfig config = stored_train_config(ckpt, "eval", options.checkpoint);
   if (!options.data_dir.empty()) config.data.dir = options.data_dir;
   if (options.batch_size > 0) config.eval_batch_size = options.batch_size;
   config.threads = options.threads;  // this command's own --threads, not the training run's
@@ -53,6 +54,8 @@ EvalResult run_eval(const EvalOptions& options, std::ostream& out) {
     quantized = ", fake-quantized " + quantize_for_training(*model, *recipe).family;
   quant::load_quant_state_dict(*model, ckpt.model, /*strict=*/true);
   auto test_set = std::make_shared<data::MNIST>(config.data.dir, data::Split::Test);
+  QGRAD_CHECK(test_set->size() > 0, ValueError, "eval: the t10k split in '", config.data.dir,
+              "' holds no images");
   data::DataLoader loader(test_set,
                           data::DataLoaderOptions()
                               .batch_size(config.eval_batch_size)
@@ -80,8 +83,10 @@ std::string eval_usage() {
          "\n"
          "  --checkpoint FILE  a .safetensors checkpoint (last, best or epoch_N) (required)\n"
          "  --data-dir DIR     dataset folder (default: data.dir of the training config)\n"
-         "  --batch-size N     evaluation batch size (default: eval_batch_size, 1000)\n"
-         "  --threads N        CPU threads (default: all cores)\n";
+         "  --batch-size N     evaluation batch size, 1 to 1e9 (default: eval_batch_size, 1000)\n"
+         "  --threads N        CPU threads, 1 to 4096 (default: all cores)\n"
+         "\n"
+         "exit status: 0 done, 1 error (a missing or damaged checkpoint or dataset), 2 bad usage\n";
 }
 
 int eval_command(const std::vector<std::string>& args, std::ostream& out) {
@@ -108,8 +113,8 @@ int eval_command(const std::vector<std::string>& args, std::ostream& out) {
     }
     if (name == "--checkpoint") o.checkpoint = value;
     if (name == "--data-dir") o.data_dir = value;
-    if (name == "--batch-size") o.batch_size = parse_count(name, value);
-    if (name == "--threads") o.threads = parse_count(name, value);
+    if (name == "--batch-size") o.batch_size = parse_count(name, value, kMaxBatchSize);
+    if (name == "--threads") o.threads = parse_count(name, value, kMaxThreads);
   }
   if (o.checkpoint.empty()) throw UsageError("eval: --checkpoint FILE is required");
   run_eval(o, out);

@@ -1,19 +1,28 @@
-// MetricsLog: JSON-lines reading, resume-time truncation and appending.
+// MetricsLog: JSON-lines reading (null as NaN, a torn last line dropped), resume-time truncation
+// and appending by atomic rewrites.
 #include "cli/metrics_log.h"
 
-#include <fstream>
+#include <cmath>
+#include <filesystem>
+#include <limits>
 
 #include "core/error.h"
 #include "core/file_io.h"
+#include "core/json_parse.h"
 
 namespace qgrad::cli {
 
 namespace {
 
+// A metrics file holds one short line per epoch; far beyond any real run.
+constexpr std::uint64_t kMaxMetricsBytes = 256u << 20;
+
 double number_field(const nlohmann::json& j, const char* key) {
   auto it = j.find(key);
-  QGRAD_CHECK(it != j.end() && it->is_number(), IOError, "metrics record ", j.dump(),
-              " has no number '", key, "'");
+  // nlohmann writes NaN and infinities as null: read null back as NaN (a diverged epoch).
+  if (it != j.end() && it->is_null()) return std::numeric_limits<double>::quiet_NaN();
+  QGRAD_CHECK(it != j.end() && it->is_number(), IOError, "metrics record has no number '", key, "'",
+              it == j.end() ? std::string() : ", got " + describe_json(*it));
   return it->get<double>();
 }
 
@@ -32,9 +41,13 @@ nlohmann::json to_json(const EpochMetrics& m) {
 }
 
 EpochMetrics epoch_metrics_from_json(const nlohmann::json& j) {
-  QGRAD_CHECK(j.is_object(), IOError, "metrics record ", j.dump(), " is not an object");
+  QGRAD_CHECK(j.is_object(), IOError, "metrics record is not an object, got ", describe_json(j));
   EpochMetrics m;
-  m.epoch = static_cast<std::int64_t>(number_field(j, "epoch"));
+  auto epoch = j.find("epoch");
+  QGRAD_CHECK(epoch != j.end() && epoch->is_number_integer() && epoch->get<std::int64_t>() >= 1,
+              IOError, "metrics record has no integer 'epoch' >= 1",
+              epoch == j.end() ? std::string() : ", got " + describe_json(*epoch));
+  m.epoch = epoch->get<std::int64_t>();
   m.train_loss = number_field(j, "train_loss");
   m.train_acc = number_field(j, "train_acc");
   m.test_loss = number_field(j, "test_loss");
@@ -46,25 +59,38 @@ EpochMetrics epoch_metrics_from_json(const nlohmann::json& j) {
   return m;
 }
 
-std::vector<EpochMetrics> MetricsLog::read(const std::string& path) {
-  std::ifstream in(path);
-  QGRAD_CHECK(in.good(), IOError, "metrics log: cannot read '", path, "'");
+std::vector<EpochMetrics> MetricsLog::read(const std::string& path, std::string* warning) {
+  if (warning) warning->clear();
+  const std::string text = read_file(path, "metrics log", kMaxMetricsBytes);
   std::vector<EpochMetrics> out;
-  std::string line;
-  for (int n = 1; std::getline(in, line); ++n) {
+  std::size_t pos = 0;
+  for (int n = 1; pos < text.size(); ++n) {
+    std::size_t end = text.find('\n', pos);
+    const bool complete = end != std::string::npos;
+    if (!complete) end = text.size();
+    const std::string_view line(text.data() + pos, end - pos);
+    pos = end + 1;
     if (line.empty()) continue;
+    const std::string where = "metrics log '" + path + "' line " + std::to_string(n);
     try {
-      out.push_back(epoch_metrics_from_json(nlohmann::json::parse(line)));
-    } catch (const std::exception& e) {
-      throw IOError("metrics log '" + path + "' line " + std::to_string(n) + ": " + e.what());
+      out.push_back(epoch_metrics_from_json(parse_json(line, where)));
+    } catch (const Error& e) {
+      if (complete)
+        throw IOError(std::string(e.what()).rfind(where, 0) == 0 ? e.what()
+                                                                 : where + ": " + e.what());
+      // A last line cut short by a killed writer: what it held is lost, the rest is intact.
+      if (warning)
+        *warning = "metrics log '" + path + "': dropped the torn last line " + std::to_string(n) +
+                   " (" + std::to_string(line.size()) + " bytes without a newline)";
     }
   }
   return out;
 }
 
 MetricsLog::MetricsLog(std::string path, std::int64_t keep_through_epoch) : path_(std::move(path)) {
-  if (keep_through_epoch > 0 && std::ifstream(path_).good()) {
-    for (const EpochMetrics& m : read(path_))
+  std::error_code ec;
+  if (keep_through_epoch > 0 && std::filesystem::exists(path_, ec)) {
+    for (const EpochMetrics& m : read(path_, &warning_))
       if (m.epoch <= keep_through_epoch) records_.push_back(m);
   }
   rewrite();
@@ -78,11 +104,9 @@ void MetricsLog::rewrite() const {
 
 void MetricsLog::append(const EpochMetrics& m) {
   records_.push_back(m);
-  std::ofstream out(path_, std::ios::app);
-  QGRAD_CHECK(out.good(), IOError, "metrics log: cannot append to '", path_, "'");
-  out << to_json(m).dump() << "\n";
-  out.flush();
-  QGRAD_CHECK(out.good(), IOError, "metrics log: writing '", path_, "' failed");
+  // The whole file again, atomically: a few hundred bytes per epoch, and a kill mid-write leaves
+  // the previous version instead of a torn line.
+  rewrite();
 }
 
 }  // namespace qgrad::cli

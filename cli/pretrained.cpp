@@ -5,6 +5,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "cli/config_reader.h"
+#include "cli/stored_config.h"
 #include "core/error.h"
 #include "nn/serialize/checkpoint.h"
 #include "nn/serialize/safetensors.h"
@@ -16,16 +18,15 @@ namespace {
 // Refuses a checkpoint whose stored training config says it is not a float `model_name`.
 void check_checkpoint_config(const serialize::Checkpoint& c, const std::string& model_name,
                              const std::string& path) {
-  auto it = c.metadata.find("cli.config");
-  if (it == c.metadata.end()) return;  // not written by qgrad train: the keys decide
-  const nlohmann::json saved = nlohmann::json::parse(it->second, nullptr, /*allow_exceptions=*/
-                                                     false);
-  if (!saved.is_object()) return;
+  if (c.metadata.find(kStoredConfigKey) == c.metadata.end())
+    return;  // not written by qgrad train: the keys decide
+  // A damaged stored config is an error naming the file, not a reason to skip the checks.
+  const nlohmann::json saved = stored_config_json(c, "pretrained", path);
   const nlohmann::json quant = saved.value("quant", nlohmann::json());
   if (quant.is_object())
     throw ValueError("pretrained: '" + path +
                      "' is a checkpoint of quantization-aware training (quant family " +
-                     quant.value("family", nlohmann::json("?")).dump() +
+                     ConfigReader::shown(quant.value("family", nlohmann::json("?"))) +
                      "); \"pretrained\" takes the weights of a float model (to continue that "
                      "run, use \"resume\")");
   const nlohmann::json model = saved.value("model", nlohmann::json());
@@ -55,7 +56,9 @@ PretrainedInfo load_pretrained(nn::Module& model, const std::string& model_name,
       state = std::move(file.tensors);
     }
   } catch (const IOError& e) {
-    throw IOError(std::string("pretrained: ") + e.what());
+    const std::string what = e.what();
+    if (what.rfind("pretrained: ", 0) == 0) throw;
+    throw IOError("pretrained: " + what);
   }
   QGRAD_CHECK(state.size() > 0, ValueError, "pretrained: '", path, "' holds no model tensors");
   try {

@@ -2,6 +2,7 @@
 #include "cli/summary_table.h"
 
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <sstream>
 
@@ -43,13 +44,20 @@ std::string format_summary_table(const std::vector<EpochMetrics>& epochs) {
   os << std::string(total_width, '-') << "\n";
   for (const auto& r : rows) line(r);
   if (!epochs.empty()) {
-    auto best = std::max_element(
-        epochs.begin(), epochs.end(),
-        [](const EpochMetrics& a, const EpochMetrics& b) { return a.test_acc < b.test_acc; });
+    // As for best.safetensors: an epoch whose losses are not finite (diverged) is never best.
+    const EpochMetrics* best = nullptr;
+    for (const EpochMetrics& m : epochs)
+      if (std::isfinite(m.train_loss) && std::isfinite(m.test_loss) &&
+          (!best || m.test_acc > best->test_acc))
+        best = &m;
     double train_time = 0;
     for (const EpochMetrics& m : epochs) train_time += m.epoch_time_s + m.eval_time_s;
-    os << "best test accuracy " << fmt("%.2f%%", 100 * best->test_acc) << " (epoch " << best->epoch
-       << "), final " << fmt("%.2f%%", 100 * epochs.back().test_acc) << ", total time "
+    if (best)
+      os << "best test accuracy " << fmt("%.2f%%", 100 * best->test_acc) << " (epoch "
+         << best->epoch << ")";
+    else
+      os << "no epoch with finite losses (no best test accuracy)";
+    os << ", final " << fmt("%.2f%%", 100 * epochs.back().test_acc) << ", total time "
        << fmt("%.1f", train_time) << " s\n";
   }
   return os.str();

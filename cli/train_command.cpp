@@ -4,16 +4,22 @@
 #include <omp.h>
 
 #include <chrono>
+#include <cmath>
 #include <cstdio>
 #include <ctime>
 #include <filesystem>
+#include <optional>
 #include <ostream>
+#include <set>
+#include <sstream>
 
+#include "cli/config_reader.h"
 #include "cli/evaluate.h"
 #include "cli/interrupt_guard.h"
 #include "cli/pretrained.h"
 #include "cli/progress_bar.h"
 #include "cli/qat_setup.h"
+#include "cli/stored_config.h"
 #include "cli/summary_table.h"
 #include "cli/training_factory.h"
 #include "cli/usage_error.h"
@@ -33,7 +39,7 @@ namespace fs = std::filesystem;
 
 namespace {
 
-constexpr const char* kConfigMeta = "cli.config";
+constexpr const char* kConfigMeta = kStoredConfigKey;
 constexpr const char* kThreadsMeta = "cli.threads";  // threads the checkpoint was trained with
 
 double seconds_since(std::chrono::steady_clock::time_point t) {
@@ -50,6 +56,18 @@ std::string fixed(double v, int digits) {
   char buf[64];
   std::snprintf(buf, sizeof buf, "%.*f", digits, v);
   return buf;
+}
+
+// %g: 1e+09, 0.05.
+std::string general(double v) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%g", v);
+  return buf;
+}
+
+// "nan", "inf" or "-inf" (printf's text for NaN depends on its sign bit: "-nan").
+std::string nonfinite_text(double v) {
+  return std::isnan(v) ? "nan" : v > 0 ? "inf" : "-inf";
 }
 
 // runs/<model>-<YYYYmmdd-HHMMSS>, with -2, -3, ... when taken.
@@ -95,6 +113,27 @@ double extra_value(const serialize::Checkpoint& c, const std::string& key,
   return t->item<double>();
 }
 
+// The first place where two configs differ: its dotted path and the two values there (null where
+// a key is absent). Recursion follows `now`, a config qgrad wrote itself (a few levels deep).
+struct ConfigDifference {
+  std::string path;
+  nlohmann::json was, now;
+};
+std::optional<ConfigDifference> first_difference(const nlohmann::json& was,
+                                                 const nlohmann::json& now,
+                                                 const std::string& path) {
+  if (was == now) return std::nullopt;
+  if (was.is_object() && now.is_object()) {
+    for (auto it = now.begin(); it != now.end(); ++it) {
+      const nlohmann::json old = was.value(it.key(), nlohmann::json());
+      if (auto d = first_difference(old, it.value(), path + "." + it.key())) return d;
+    }
+    for (auto it = was.begin(); it != was.end(); ++it)
+      if (!now.contains(it.key())) return ConfigDifference{path + "." + it.key(), *it, nullptr};
+  }
+  return ConfigDifference{path, was, now};
+}
+
 // The parts of the config that must not change when resuming, or the continuation would not be
 // the run the checkpoint belongs to.
 void check_resume_compatible(const nlohmann::json& saved, const nlohmann::json& now,
@@ -102,26 +141,49 @@ void check_resume_compatible(const nlohmann::json& saved, const nlohmann::json& 
   std::vector<std::string> keys{"model",    "batch_size", "seed",  "optimizer",
                                 "schedule", "grad_clip",  "quant", "label_smoothing"};
   if (now["schedule"]["name"] == "cosine") keys.push_back("epochs");  // the period depends on it
+  const nlohmann::json saved_data = saved.value("data", nlohmann::json());
+  for (const char* k : {"normalize", "augment"}) keys.push_back(std::string("data.") + k);
   for (const std::string& k : keys) {
+    const std::size_t dot = k.find('.');
     // Checkpoints from before "quant" existed hold float models: absent reads as null.
-    const nlohmann::json was = saved.value(k, nlohmann::json());
-    if (was == now[k]) continue;
+    const nlohmann::json was =
+        dot == std::string::npos
+            ? saved.value(k, nlohmann::json())
+            : (saved_data.is_object() ? saved_data.value(k.substr(dot + 1), nlohmann::json())
+                                      : nlohmann::json());
+    const nlohmann::json& current =
+        dot == std::string::npos ? now[k] : now["data"][k.substr(dot + 1)];
+    const std::optional<ConfigDifference> d = first_difference(was, current, k);
+    if (!d) continue;
     std::string hint;
     if (k == "quant" && was.is_null())
       hint =
           " (to start quantization-aware training from a float checkpoint, give it as "
           "\"pretrained\" instead of \"resume\")";
-    throw UsageError("resume: '" + k + "' is " + was.dump() + " in the checkpoint '" + path +
-                     "' but " + now[k].dump() + " in this config; a resumed run must keep it" +
-                     hint);
+    throw UsageError("resume: '" + d->path + "' is " + ConfigReader::shown(d->was) +
+                     " in the checkpoint '" + path + "' but " + ConfigReader::shown(d->now) +
+                     " in this config; a resumed run must keep it" + hint);
   }
-  for (const char* k : {"normalize", "augment"}) {
-    const nlohmann::json a =
-        saved.contains("data") ? saved["data"].value(k, nlohmann::json()) : nlohmann::json();
-    if (a != now["data"][k])
-      throw UsageError(std::string("resume: 'data.") + k + "' is " + a.dump() +
-                       " in the checkpoint '" + path + "' but " + now["data"][k].dump() +
-                       " in this config; a resumed run must keep it");
+}
+
+// Warns (once per file) about the temporaries that a killed checkpoint or metrics write left in
+// the output folder, and removes them: those of this run's files (fixed names, and
+// epoch_<N>.safetensors for any N).
+void remove_orphaned_temporaries(const fs::path& dir, std::ostream& out) {
+  std::set<std::string> targets{"config.json", "metrics.jsonl", "last.safetensors",
+                                "best.safetensors"};
+  std::error_code ec;
+  for (fs::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec)) {
+    const std::string name = it->path().filename().string();
+    const std::size_t tmp = name.find(".safetensors.tmp.");
+    if (name.rfind("epoch_", 0) == 0 && tmp != std::string::npos)
+      targets.insert(name.substr(0, tmp + 12));
+  }
+  for (const std::string& t : targets) {
+    const int n = remove_stale_temporaries((dir / t).string());
+    if (n > 0)
+      out << "  removed " << n << " temporary file" << (n == 1 ? "" : "s") << " of " << t
+          << " left by an interrupted write\n";
   }
 }
 
@@ -192,10 +254,8 @@ TrainOutcome run_training(const TrainConfig& config_in, std::ostream& out,
   serialize::Checkpoint resumed;
   if (!config.resume.empty()) {
     resumed = serialize::load_checkpoint(config.resume);
-    auto it = resumed.metadata.find(kConfigMeta);
-    QGRAD_CHECK(it != resumed.metadata.end(), IOError, "resume: checkpoint '", config.resume,
-                "' has no '", kConfigMeta, "' metadata (not written by qgrad train)");
-    check_resume_compatible(nlohmann::json::parse(it->second), to_json(config), config.resume);
+    check_resume_compatible(stored_config_json(resumed, "resume", config.resume), to_json(config),
+                            config.resume);
     if (config.output.dir.empty()) {
       const fs::path parent = fs::path(config.resume).parent_path();
       config.output.dir = parent.empty() ? "." : parent.string();
@@ -203,6 +263,10 @@ TrainOutcome run_training(const TrainConfig& config_in, std::ostream& out,
   }
   auto train_set = std::make_shared<data::MNIST>(config.data.dir, data::Split::Train);
   auto test_set = std::make_shared<data::MNIST>(config.data.dir, data::Split::Test);
+  // An empty split would train nothing (or divide by zero) and still exit 0.
+  for (const auto& [set, name] : {std::pair{train_set, "train"}, std::pair{test_set, "t10k"}})
+    QGRAD_CHECK(set->size() > 0, ValueError, "train: the ", name, " split in '", config.data.dir,
+                "' holds no images");
   const Shape image = train_set->images().shape();  // [N, H, W]
   data::DataLoader train_loader(train_set,
                                 data::DataLoaderOptions()
@@ -243,6 +307,8 @@ TrainOutcome run_training(const TrainConfig& config_in, std::ostream& out,
   if (config.output.dir.empty()) config.output.dir = default_output_dir(config.model);
   fs::create_directories(config.output.dir);
   const fs::path dir(config.output.dir);
+  std::ostringstream notes;  // printed with the run's header below
+  remove_orphaned_temporaries(dir, notes);
   std::unique_ptr<optim::Optimizer> optimizer = build_optimizer(config, model->parameters());
   std::unique_ptr<optim::LRScheduler> scheduler =
       build_scheduler(config, *optimizer, train_loader.batches_per_epoch());
@@ -282,6 +348,11 @@ TrainOutcome run_training(const TrainConfig& config_in, std::ostream& out,
     if (!fs::exists(to) && fs::exists(from)) fs::copy_file(from, to, ec);
   }
   MetricsLog metrics((dir / "metrics.jsonl").string(), done_epochs);
+  if (!metrics.warning().empty()) notes << "  warning: " << metrics.warning() << "\n";
+  if (config.batch_size > static_cast<std::int64_t>(train_set->size()))
+    notes << "  warning: batch_size " << config.batch_size << " is larger than the "
+          << train_set->size() << " training images: every step trains on all of them at once "
+          << "(one batch per epoch, memory for " << train_set->size() << " images' activations)\n";
 
   const std::int64_t batches = train_loader.batches_per_epoch();
   out << "qgrad train: " << config.model << " (" << model->num_parameters(true)
@@ -293,6 +364,7 @@ TrainOutcome run_training(const TrainConfig& config_in, std::ostream& out,
       << device.str() << "\n"
       << "  output " << config.output.dir << "\n";
   for (const std::string& line : model_lines) out << "  " << line << "\n";
+  out << notes.str();
   if (!config.resume.empty()) {
     out << "  resumed from " << config.resume << " at epoch " << train_loader.state().epoch + 1
         << ", batch " << train_loader.state().batch << "\n";
@@ -322,6 +394,7 @@ TrainOutcome run_training(const TrainConfig& config_in, std::ostream& out,
       CrossEntropyOptions().label_smoothing(config.label_smoothing);
 
   bool stopping = false;
+  std::int64_t nonfinite_steps = 0;
   for (std::int64_t epoch = train_loader.epoch(); epoch < config.epochs; ++epoch) {
     model->train();
     const std::int64_t first = train_loader.state().batch;
@@ -344,9 +417,25 @@ TrainOutcome run_training(const TrainConfig& config_in, std::ostream& out,
       if (scheduler) scheduler->step();
       ++step;
       const std::int64_t n = t.shape()[0];
+      // The host reads the loss for the running mean anyway: checking it costs nothing more.
+      const double loss_value = loss.item<double>();
+      if (!std::isfinite(loss_value)) {
+        ++nonfinite_steps;
+        if (config.nonfinite_loss == "stop") {
+          bar.end_epoch();
+          throw TrainingDiverged(
+              "train: the training loss is " + nonfinite_text(loss_value) + " at epoch " +
+              std::to_string(epoch + 1) + ", batch " + std::to_string(done + 1) + "/" +
+              std::to_string(batches) + " (step " + std::to_string(step) +
+              "): training diverged. Lower optimizer.lr (now " + general(config.optimizer.lr) +
+              "), set grad_clip, or set \"nonfinite_loss\": \"continue\" to train on. The "
+              "checkpoints in " +
+              config.output.dir + " hold the last finite epoch, if any");
+        }
+      }
       {
         NoGradGuard no_grad;
-        progress.loss_sum += loss.item<double>() * static_cast<double>(n);
+        progress.loss_sum += loss_value * static_cast<double>(n);
         progress.correct += count_correct(logits.detach(), t);
       }
       progress.seen += n;
@@ -381,6 +470,11 @@ TrainOutcome run_training(const TrainConfig& config_in, std::ostream& out,
     m.lr = progress.lr;
     m.eval_time_s = test.time_s;
     metrics.append(m);
+    if (nonfinite_steps > 0)
+      out << "warning: " << nonfinite_steps << " training step" << (nonfinite_steps == 1 ? "" : "s")
+          << " of epoch " << m.epoch << " had a non-finite loss (\"nonfinite_loss\": "
+          << "\"continue\"); this epoch cannot become best.safetensors\n";
+    nonfinite_steps = 0;
     out << "epoch " << m.epoch << "/" << config.epochs << ": train loss " << fixed(m.train_loss, 4)
         << " acc " << percent(m.train_acc) << " | test loss " << fixed(m.test_loss, 4) << " acc "
         << percent(m.test_acc) << " | " << fixed(m.images_per_s, 0) << " img/s | "
@@ -388,7 +482,15 @@ TrainOutcome run_training(const TrainConfig& config_in, std::ostream& out,
         << std::flush;
 
     progress = EpochProgress{};
-    const bool best = m.test_acc > best_acc;
+    const bool finite = std::isfinite(m.train_loss) && std::isfinite(m.test_loss);
+    if (!finite && config.nonfinite_loss == "stop")
+      throw TrainingDiverged("train: the test loss is " + nonfinite_text(m.test_loss) +
+                             " after epoch " + std::to_string(m.epoch) +
+                             ": the weights are no longer finite (training diverged). Lower "
+                             "optimizer.lr, set grad_clip, or set \"nonfinite_loss\": "
+                             "\"continue\" to train on");
+    // A diverged model is never "best", whatever its accuracy (argmax of nan picks class 0).
+    const bool best = finite && m.test_acc > best_acc;
     if (best) best_acc = m.test_acc;
     save(dir / "last.safetensors", epoch + 1);
     if (best) save(dir / "best.safetensors", epoch + 1);
@@ -426,7 +528,12 @@ std::string train_usage() {
          "config keys (JSON, nested objects by dots):\n" +
          train_config_help() +
          "\n"
-         "exit status: 0 done, 1 error, 2 bad usage or config, 130 interrupted\n";
+         "A nan or inf training loss stops the run with exit status 1, naming the epoch and\n"
+         "step (\"nonfinite_loss\": \"continue\" trains on instead); a model with a\n"
+         "non-finite loss never becomes best.safetensors.\n"
+         "\n"
+         "exit status: 0 done, 1 error (also a diverged run), 2 bad usage or config,\n"
+         "130 interrupted\n";
 }
 
 int train_command(const std::vector<std::string>& args, std::ostream& out) {

@@ -6,6 +6,12 @@
 // resolved config, so `"resume": "<checkpoint>"` continues bit-exactly: the same weights as a
 // run that was never interrupted. Ctrl-C (or SIGTERM) stops after the current batch and writes
 // last.safetensors at that point; a second Ctrl-C ends at once.
+//
+// A nan/inf training loss (or test loss) stops the run with TrainingDiverged (exit status 1)
+// naming the epoch and step, unless the config says "nonfinite_loss": "continue"; either way a
+// non-finite epoch never becomes best.safetensors. On start the temporaries that a killed write
+// left next to the run's files are removed, and a batch_size larger than the training set is
+// reported (the run goes on with one batch per epoch).
 #pragma once
 
 #include <cstdint>
@@ -16,8 +22,15 @@
 
 #include "cli/metrics_log.h"
 #include "cli/train_config.h"
+#include "core/error.h"
 
 namespace qgrad::cli {
+
+// The training loss or test loss became nan or inf with "nonfinite_loss": "stop".
+class TrainingDiverged : public ValueError {
+ public:
+  using ValueError::ValueError;
+};
 
 struct TrainOutcome {
   std::string output_dir;

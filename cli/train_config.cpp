@@ -5,12 +5,15 @@
 #include "cli/train_config.h"
 
 #include <algorithm>
+#include <filesystem>
 #include <fstream>
 #include <sstream>
 
 #include "cli/config_reader.h"
 #include "cli/usage_error.h"
 #include "core/error.h"
+#include "core/file_io.h"
+#include "core/json_parse.h"
 #include "nn/models/zoo.h"
 #include "quant/modules/quant_recipe.h"
 
@@ -28,8 +31,8 @@ NormalizeConfig parse_normalize(ConfigReader& data) {
     return n;
   }
   if (!raw->is_object())
-    data.fail("normalize",
-              "must be an object {\"mean\": ..., \"std\": ...} or false, got " + raw->dump());
+    data.fail("normalize", "must be an object {\"mean\": ..., \"std\": ...} or false, got " +
+                               ConfigReader::shown(*raw));
   ConfigReader r(*raw, data.key_path("normalize"));
   n.mean = r.numbers("mean", n.mean, NumberRule::any(), 16);
   n.std = r.numbers("std", n.std, NumberRule::positive(), 16);
@@ -48,7 +51,7 @@ DataConfig parse_data(ConfigReader& root) {
   r.raw("prefetch");  // null reads as unset (automatic)
   d.normalize = parse_normalize(r);
   ConfigReader a = r.object("augment");
-  d.augment.random_crop_padding = a.integer("random_crop_padding", 0, 0);
+  d.augment.random_crop_padding = a.integer("random_crop_padding", 0, 0, kMaxCropPadding);
   d.augment.hflip = a.boolean("hflip", false);
   a.finish();
   r.finish();
@@ -90,8 +93,8 @@ ScheduleConfig parse_schedule(ConfigReader& root, std::int64_t epochs) {
   ScheduleConfig s;
   ConfigReader r = root.object("schedule");
   s.name = r.choice("name", s.name, {"constant", "step", "multistep", "cosine"});
-  s.warmup_epochs = r.integer("warmup_epochs", 0, 0);
-  s.warmup_steps = r.integer("warmup_steps", 0, 0);
+  s.warmup_epochs = r.integer("warmup_epochs", 0, 0, kMaxEpochs);
+  s.warmup_steps = r.integer("warmup_steps", 0, 0, kMaxWarmupSteps);
   if (s.warmup_epochs > 0 && s.warmup_steps > 0)
     r.fail("warmup_steps", "and schedule.warmup_epochs cannot both be set");
   s.warmup_start_factor =
@@ -105,11 +108,13 @@ ScheduleConfig parse_schedule(ConfigReader& root, std::int64_t epochs) {
     if (r.has(o.key) && std::find(o.names.begin(), o.names.end(), s.name) == o.names.end())
       r.fail(o.key, "does not apply to schedule.name \"" + s.name + "\"");
   }
-  s.step_size = r.integer("step_size", s.step_size, 1);
-  std::vector<std::int64_t> fallback_milestones{std::max<std::int64_t>(1, (epochs + 1) / 2)};
-  if ((3 * epochs + 3) / 4 > fallback_milestones[0])
-    fallback_milestones.push_back((3 * epochs + 3) / 4);
-  s.milestones = r.increasing_integers("milestones", fallback_milestones, 1);
+  s.step_size = r.integer("step_size", s.step_size, 1, kMaxEpochs);
+  // ceil(epochs / 2) and floor((3 * epochs + 3) / 4), written so that no product can overflow.
+  const std::int64_t half = epochs / 2 + epochs % 2;
+  const std::int64_t three_quarters = epochs - epochs / 4;
+  std::vector<std::int64_t> fallback_milestones{std::max<std::int64_t>(1, half)};
+  if (three_quarters > fallback_milestones[0]) fallback_milestones.push_back(three_quarters);
+  s.milestones = r.increasing_integers("milestones", fallback_milestones, 1, kMaxEpochs);
   if (s.name != "multistep") s.milestones.clear();
   s.gamma = r.number("gamma", s.gamma, NumberRule::positive());
   s.eta_min = r.number("eta_min", s.eta_min, NumberRule::non_negative());
@@ -126,7 +131,7 @@ OutputConfig parse_output(ConfigReader& root) {
   OutputConfig o;
   ConfigReader r = root.object("output");
   o.dir = r.string("dir", "");
-  o.checkpoint_every = r.integer("checkpoint_every", 0, 0);
+  o.checkpoint_every = r.integer("checkpoint_every", 0, 0, kMaxEpochs);
   o.progress = r.choice("progress", o.progress, {"auto", "bar", "lines", "off"});
   o.log_interval_s = r.number("log_interval_s", o.log_interval_s, NumberRule::non_negative());
   r.finish();
@@ -139,8 +144,8 @@ nlohmann::json parse_quant(ConfigReader& root) {
   std::optional<nlohmann::json> raw = root.raw("quant");
   if (!raw) return nullptr;
   if (!raw->is_object())
-    root.fail("quant",
-              "must be a quantization recipe object {\"family\": ...} or null, got " + raw->dump());
+    root.fail("quant", "must be a quantization recipe object {\"family\": ...} or null, got " +
+                           ConfigReader::shown(*raw));
   try {
     return quant::QuantRecipe::from_json(*raw).to_json();
   } catch (const Error& e) {
@@ -165,19 +170,20 @@ TrainConfig parse_train_config(const nlohmann::json& json) {
   ConfigReader r(json, "");
   TrainConfig c;
   c.model = r.choice("model", c.model, model_names());
-  c.epochs = r.integer("epochs", c.epochs, 1);
-  c.batch_size = r.integer("batch_size", c.batch_size, 1);
-  c.eval_batch_size = r.integer("eval_batch_size", c.eval_batch_size, 1);
+  c.epochs = r.integer("epochs", c.epochs, 1, kMaxEpochs);
+  c.batch_size = r.integer("batch_size", c.batch_size, 1, kMaxBatchSize);
+  c.eval_batch_size = r.integer("eval_batch_size", c.eval_batch_size, 1, kMaxBatchSize);
   c.seed = r.integer("seed", c.seed, 0);
   c.device = r.string("device", c.device);
   if (c.device != "cpu" && c.device != "cuda" && c.device.rfind("cuda:", 0) != 0)
     r.fail("device", "must be \"cpu\", \"cuda\" or \"cuda:<index>\", got \"" + c.device + "\"");
-  c.threads = r.integer("threads", 0, 1);
+  c.threads = r.integer("threads", 0, 1, kMaxThreads);
   c.data = parse_data(r);
   c.optimizer = parse_optimizer(r);
   c.schedule = parse_schedule(r, c.epochs);
   c.grad_clip = r.number("grad_clip", 0.0, NumberRule::positive());
   c.label_smoothing = r.number("label_smoothing", 0.0, NumberRule::in_half_open(0, 1));
+  c.nonfinite_loss = r.choice("nonfinite_loss", c.nonfinite_loss, {"stop", "continue"});
   c.output = parse_output(r);
   c.resume = r.string("resume", "");
   c.pretrained = r.string("pretrained", "");
@@ -186,18 +192,51 @@ TrainConfig parse_train_config(const nlohmann::json& json) {
   return c;
 }
 
-TrainConfig load_train_config(const std::string& path) {
-  std::ifstream in(path);
-  QGRAD_CHECK(in.good(), IOError, "qgrad train: cannot read config file '", path, "'");
-  std::stringstream ss;
-  ss << in.rdbuf();
+TrainConfig parse_train_config_text(const std::string& text, const std::string& source) {
   nlohmann::json json;
   try {
-    json = nlohmann::json::parse(ss.str());
-  } catch (const nlohmann::json::parse_error& e) {
-    throw UsageError("config file '" + path + "' is not valid JSON: " + e.what());
+    json = parse_json(text, source);
+  } catch (const IOError& e) {
+    throw UsageError(e.what());  // a bad config is the user's to fix: exit status 2
   }
-  return parse_train_config(json);
+  try {
+    return parse_train_config(json);
+  } catch (const UsageError& e) {
+    throw UsageError(source + ": " + e.what());
+  }
+}
+
+namespace {
+
+// The text of a config file. A regular file goes through read_file (directories, missing files
+// and oversize files refused with the file named); a pipe such as `--config <(echo '{...}')` is
+// read as a stream, up to the same bound.
+std::string read_config_text(const std::string& path) {
+  // A config is a few kilobytes; the bound keeps a wrong path (a dataset file) from being read.
+  constexpr std::uint64_t kMaxConfigBytes = 16u << 20;
+  const std::string op = "qgrad train: config file";
+  std::error_code ec;
+  const std::filesystem::file_status st = std::filesystem::status(path, ec);
+  if (ec || !std::filesystem::exists(st) || std::filesystem::is_regular_file(st) ||
+      std::filesystem::is_directory(st))
+    return read_file(path, op, kMaxConfigBytes);
+  std::ifstream in(path, std::ios::binary);
+  QGRAD_CHECK(in.good(), IOError, op, ": cannot open '", path, "'");
+  std::string text;
+  char buf[65536];
+  while (in.read(buf, sizeof buf) || in.gcount() > 0) {
+    text.append(buf, static_cast<std::size_t>(in.gcount()));
+    QGRAD_CHECK(text.size() <= kMaxConfigBytes, IOError, op, ": '", path, "' holds more than ",
+                kMaxConfigBytes, " bytes");
+  }
+  QGRAD_CHECK(!in.bad(), IOError, op, ": error reading '", path, "'");
+  return text;
+}
+
+}  // namespace
+
+TrainConfig load_train_config(const std::string& path) {
+  return parse_train_config_text(read_config_text(path), "config file '" + path + "'");
 }
 
 nlohmann::json to_json(const TrainConfig& c) {
@@ -243,6 +282,7 @@ nlohmann::json to_json(const TrainConfig& c) {
       {"schedule", schedule},
       {"grad_clip", null_if(c.grad_clip == 0, c.grad_clip)},
       {"label_smoothing", c.label_smoothing},
+      {"nonfinite_loss", c.nonfinite_loss},
       {"output",
        {{"dir", null_if(c.output.dir.empty(), c.output.dir)},
         {"checkpoint_every", c.output.checkpoint_every},
@@ -257,12 +297,14 @@ nlohmann::json to_json(const TrainConfig& c) {
 const std::vector<ConfigKeyDoc>& train_config_keys() {
   static const std::vector<ConfigKeyDoc> keys{
       {"model", "\"lenet5bn\"", "\"lenet5bn\", \"vggfm\" or \"resnet20\""},
-      {"epochs", "3", "training epochs (integer >= 1)"},
-      {"batch_size", "128", "training batch size"},
-      {"eval_batch_size", "1000", "batch size of the test-set evaluation"},
-      {"seed", "0", "seeds the weights, the data order and the augmentation"},
+      {"epochs", "3", "training epochs (integer in [1, 100000])"},
+      {"batch_size", "128",
+       "training batch size (integer in [1, 1e9]; a warning when larger than the training set, "
+       "whose images then all go into one batch)"},
+      {"eval_batch_size", "1000", "batch size of the test-set evaluation (integer in [1, 1e9])"},
+      {"seed", "0", "seeds the weights, the data order and the augmentation (integer >= 0)"},
       {"device", "\"cpu\"", "\"cpu\" or \"cuda\" (\"cuda\" needs a CUDA build)"},
-      {"threads", "all cores", "CPU threads (OpenMP)"},
+      {"threads", "all cores", "CPU threads (OpenMP; integer in [1, 4096])"},
       {"data.dir", "\"/usr/share/datasets/fashion-mnist\"",
        "folder with the four MNIST-format IDX files ({train,t10k}-{images-idx3,labels-idx1}-ubyte"
        "[.gz])"},
@@ -272,7 +314,8 @@ const std::vector<ConfigKeyDoc>& train_config_keys() {
       {"data.normalize.mean", "0.2860",
        "per-channel mean (number or list), after scaling to [0,1]"},
       {"data.normalize.std", "0.3530", "per-channel std; \"normalize\": false turns it off"},
-      {"data.augment.random_crop_padding", "0", "zero-pad then randomly crop back; 0 = off"},
+      {"data.augment.random_crop_padding", "0",
+       "zero-pad then randomly crop back; 0 = off (at most 1024)"},
       {"data.augment.hflip", "false", "random horizontal flips"},
       {"optimizer.name", "\"sgd\"", "\"sgd\", \"adam\" or \"adamw\""},
       {"optimizer.lr", "0.05 (sgd), 0.001 (adam, adamw)", "learning rate"},
@@ -283,20 +326,26 @@ const std::vector<ConfigKeyDoc>& train_config_keys() {
       {"optimizer.eps", "1e-8", "adam, adamw only"},
       {"schedule.name", "\"constant\"",
        "\"constant\", \"step\", \"multistep\" or \"cosine\" (stepped every batch)"},
-      {"schedule.warmup_epochs", "0", "linear warm-up length in epochs"},
-      {"schedule.warmup_steps", "0", "linear warm-up length in batches (not with warmup_epochs)"},
+      {"schedule.warmup_epochs", "0", "linear warm-up length in epochs (at most 100000)"},
+      {"schedule.warmup_steps", "0",
+       "linear warm-up length in batches (not with warmup_epochs; at most 1e9)"},
       {"schedule.warmup_start_factor", "0.1", "warm-up starts at lr * this factor"},
-      {"schedule.step_size", "1", "step: epochs between decays by gamma (after the warm-up)"},
+      {"schedule.step_size", "1",
+       "step: epochs between decays by gamma (after the warm-up; at most 100000)"},
       {"schedule.milestones", "[epochs/2, 3*epochs/4]",
-       "multistep: epochs (counted from the start) at which lr *= gamma"},
+       "multistep: epochs (counted from the start, each at most 100000) at which lr *= gamma"},
       {"schedule.gamma", "0.1", "step, multistep: decay factor"},
       {"schedule.eta_min", "0", "cosine: final lr (the cosine spans the epochs after the warm-up)"},
       {"grad_clip", "off", "clip the total gradient norm to this value"},
       {"label_smoothing", "0", "cross-entropy label smoothing in [0, 1)"},
+      {"nonfinite_loss", "\"stop\"",
+       "a nan/inf training loss: \"stop\" ends the run with an error (exit status 1) naming "
+       "the epoch and step; \"continue\" trains on (a non-finite epoch never becomes best)"},
       {"output.dir", "runs/<model>-<timestamp>",
        "where metrics.jsonl, config.json and checkpoints go (resume: the checkpoint's folder)"},
       {"output.checkpoint_every", "0",
-       "also keep epoch_<N>.safetensors every N epochs (last and best are always written)"},
+       "also keep epoch_<N>.safetensors every N epochs (last and best are always written; at most "
+       "100000)"},
       {"output.progress", "\"auto\"",
        "\"bar\" (terminal), \"lines\" (periodic lines), \"off\"; auto = bar on a terminal"},
       {"output.log_interval_s", "10", "seconds between progress lines"},
@@ -320,8 +369,8 @@ const std::vector<ConfigKeyDoc>& train_config_keys() {
        "(torch.ao ConvBn2d)"},
       {"quant.exclude", "[]", "module names kept float, e.g. [\"0\", \"13\"]"},
       {"quant.calibration.batches", "8 (nvidia, horizon, aimet), 0 (torch_ao, lsq)",
-       "training batches (normalised, no augmentation) run to calibrate before training; not when "
-       "resuming"},
+       "training batches (normalised, no augmentation, at most 1000000) run to calibrate before "
+       "training; not when resuming"},
       {"quant.calibration.method", "\"entropy\"",
        "nvidia histogram calibrators: \"entropy\", \"mse\" or \"percentile\""},
       {"quant.calibration.percentile", "99.99", "percentile method: the percentile in (0, 100]"},

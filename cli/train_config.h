@@ -1,7 +1,10 @@
 // TrainConfig: everything `qgrad train` does, as read from a JSON config file. Every key is
 // optional; the defaults train LeNet-5 with batch norm on Fashion-MNIST with SGD. Parsing
 // validates types, ranges and names and rejects unknown keys, throwing UsageError naming the key
-// path ("optimizer.lr must be a positive number, got -1"). to_json() writes the resolved config
+// path ("optimizer.lr must be a positive number, got -1"); integer keys have upper bounds (the
+// kMax* constants, stated in --help) so that every length computed from them fits in int64, and
+// a config file's text goes through parse_json (nesting depth, duplicate keys, 1e400), every
+// problem a UsageError naming the file (exit status 2). to_json() writes the resolved config
 // (every key, defaults filled in), which parses back to the same TrainConfig; a run stores it in
 // its output directory and in its checkpoints so `qgrad eval` and `resume` can rebuild the run.
 //
@@ -72,6 +75,14 @@ struct OutputConfig {
   double log_interval_s = 10.0;       // seconds between progress lines when not a terminal
 };
 
+// Upper bounds of the integer keys (stated in --help): far beyond any real run, and small enough
+// that epochs x batches and every schedule length computed from them fit in int64.
+constexpr std::int64_t kMaxEpochs = 100000;
+constexpr std::int64_t kMaxBatchSize = 1000000000;
+constexpr std::int64_t kMaxWarmupSteps = 1000000000;
+constexpr std::int64_t kMaxThreads = 4096;
+constexpr std::int64_t kMaxCropPadding = 1024;
+
 struct TrainConfig {
   std::string model = "lenet5bn";
   std::int64_t epochs = 3;
@@ -85,6 +96,9 @@ struct TrainConfig {
   ScheduleConfig schedule;
   double grad_clip = 0.0;  // max total gradient norm; 0 = off
   double label_smoothing = 0.0;
+  // What a non-finite (nan/inf) training loss does: "stop" (an error naming the epoch and step,
+  // exit status 1) or "continue" (train on; such epochs never become best.safetensors).
+  std::string nonfinite_loss = "stop";
   OutputConfig output;
   std::string resume;  // checkpoint to continue from; empty = start fresh
   // Safetensors file (a qgrad checkpoint or a plain state dict) whose weights initialise the
@@ -99,7 +113,12 @@ std::vector<std::string> model_names();
 
 // Parses and validates a config object; throws UsageError naming the offending key.
 TrainConfig parse_train_config(const nlohmann::json& json);
-// Reads a JSON file (IOError when unreadable, UsageError when not valid JSON) and parses it.
+// Parses the JSON text of a config file; `source` names it in errors ("config 'a.json'"). Any
+// problem with the text (invalid JSON, nesting deeper than 64, a duplicate key, a number beyond
+// double's range) or a value is a UsageError starting with `source`.
+TrainConfig parse_train_config_text(const std::string& text, const std::string& source);
+// Reads a JSON file (IOError when unreadable or over 16 MiB, UsageError when not valid JSON or a
+// value is bad, naming the file) and parses it.
 TrainConfig load_train_config(const std::string& path);
 // The resolved config, every key present (threads, output.dir, resume, pretrained, quant and
 // grad_clip as null when unset).

@@ -11,6 +11,20 @@
 
 namespace qgrad::cli {
 
+namespace {
+
+// a * b for schedule lengths in batches; a UsageError naming `key` instead of overflow (the
+// config bounds keep real runs far from it, but a dataset can be of any size).
+std::int64_t checked_product(std::int64_t a, std::int64_t b, const std::string& key) {
+  std::int64_t p = 0;
+  if (__builtin_mul_overflow(a, b, &p))
+    throw UsageError(key + " (" + std::to_string(a) + ") x " + std::to_string(b) +
+                     " batches per epoch does not fit in a 64-bit step count");
+  return p;
+}
+
+}  // namespace
+
 int compute_threads(const TrainConfig& config) {
   return static_cast<int>(config.threads > 0 ? config.threads : omp_get_num_procs());
 }
@@ -67,19 +81,23 @@ std::unique_ptr<optim::LRScheduler> build_scheduler(const TrainConfig& config,
                                                     optim::Optimizer& optimizer,
                                                     std::int64_t batches_per_epoch) {
   const ScheduleConfig& s = config.schedule;
-  const std::int64_t total = config.epochs * batches_per_epoch;
+  const std::int64_t total = checked_product(config.epochs, batches_per_epoch, "epochs");
   const std::int64_t warmup =
-      s.warmup_steps > 0 ? s.warmup_steps : s.warmup_epochs * batches_per_epoch;
+      s.warmup_steps > 0
+          ? s.warmup_steps
+          : checked_product(s.warmup_epochs, batches_per_epoch, "schedule.warmup_epochs");
   std::unique_ptr<optim::LRScheduler> main;
   if (s.name == "step") {
-    main = std::make_unique<optim::StepLR>(optimizer, s.step_size * batches_per_epoch, s.gamma);
+    main = std::make_unique<optim::StepLR>(
+        optimizer, checked_product(s.step_size, batches_per_epoch, "schedule.step_size"), s.gamma);
   } else if (s.name == "multistep") {
     std::vector<std::int64_t> at;
     for (std::int64_t m : s.milestones) {
-      if (m * batches_per_epoch <= warmup)
+      const std::int64_t batch = checked_product(m, batches_per_epoch, "schedule.milestones");
+      if (batch <= warmup)
         throw UsageError("schedule.milestones: epoch " + std::to_string(m) +
                          " is not after the warm-up (" + std::to_string(warmup) + " batches)");
-      at.push_back(m * batches_per_epoch - warmup);
+      at.push_back(batch - warmup);
     }
     main = std::make_unique<optim::MultiStepLR>(optimizer, at, s.gamma);
   } else if (s.name == "cosine") {

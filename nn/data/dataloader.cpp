@@ -65,7 +65,8 @@ DataLoader::DataLoader(std::shared_ptr<const Dataset> dataset, DataLoaderOptions
     QGRAD_CHECK(transforms_[i] != nullptr, ValueError, "DataLoader: transform ", i, " is null");
   const auto n = static_cast<std::int64_t>(dataset_->size());
   const std::int64_t b = options_.batch_size_;
-  batches_per_epoch_ = options_.drop_last_ ? n / b : (n + b - 1) / b;
+  // Not (n + b - 1) / b: with b near INT64_MAX that sum overflows and an epoch had 0 batches.
+  batches_per_epoch_ = n / b + (!options_.drop_last_ && n % b != 0 ? 1 : 0);
   if (options_.prefetch_ && batches_per_epoch_ > 0)
     worker_ = std::thread([this] { worker_loop(); });
 }
@@ -101,8 +102,9 @@ Batch DataLoader::make_batch(const LoaderState& at) const {
               "DataLoader::make_batch: batch ", at.batch, " of epoch ", at.epoch,
               " does not exist (", batches_per_epoch_, " batches per epoch)");
   const auto n = static_cast<std::int64_t>(dataset_->size());
+  // batch < batches_per_epoch, so begin < n; end is clamped without forming begin + batch_size.
   const std::int64_t begin = at.batch * options_.batch_size_;
-  const std::int64_t end = std::min(n, begin + options_.batch_size_);
+  const std::int64_t end = begin + std::min(n - begin, options_.batch_size_);
   std::vector<std::int64_t> indices;
   {
     std::lock_guard<std::mutex> lk(order_mutex_);

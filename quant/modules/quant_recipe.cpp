@@ -3,7 +3,10 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <set>
+
+#include "core/json_parse.h"
 
 #include "quant/modules/aimet_quantizer.h"
 #include "quant/modules/fake_quantize.h"
@@ -22,6 +25,15 @@ namespace {
   throw ValueError("quant recipe: " + msg);
 }
 
+// A value in an error message: scalars as JSON text (cut short), arrays and objects by type and
+// size, never dump()ed whole.
+std::string shown(const json& v) {
+  if (v.is_structured()) return describe_json(v);
+  std::string text = v.dump(-1, ' ', false, json::error_handler_t::replace);
+  if (text.size() > 64) text = text.substr(0, 64) + "...";
+  return text;
+}
+
 std::string joined(const std::vector<std::string>& v) {
   std::string s;
   for (std::size_t i = 0; i < v.size(); ++i) s += (i ? ", " : "") + ("\"" + v[i] + "\"");
@@ -34,7 +46,7 @@ class Fields {
  public:
   Fields(const json& obj, std::string path, const std::vector<std::string>& allowed)
       : obj_(obj), path_(std::move(path)) {
-    if (!obj.is_object()) fail(quoted_path() + " must be a JSON object, got " + obj.dump());
+    if (!obj.is_object()) fail(quoted_path() + " must be a JSON object, got " + shown(obj));
     const std::set<std::string> ok(allowed.begin(), allowed.end());
     for (auto it = obj.begin(); it != obj.end(); ++it)
       if (!ok.count(it.key()))
@@ -51,27 +63,32 @@ class Fields {
                        std::int64_t hi) const {
     if (!has(key)) return def;
     const json& v = at(key);
-    if (!v.is_number_integer()) fail(where(key) + " must be an integer, got " + v.dump());
+    const std::string range = "[" + std::to_string(lo) + ", " + std::to_string(hi) + "]";
+    if (!v.is_number_integer())
+      fail(where(key) + " must be an integer in " + range + ", got " + shown(v));
+    // nlohmann keeps 2^63..2^64-1 unsigned; get<int64_t>() would wrap them to negatives.
+    if (v.is_number_unsigned() &&
+        v.get<std::uint64_t>() >
+            static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max()))
+      fail(where(key) + " must lie in " + range + ", got " + shown(v));
     const auto x = v.get<std::int64_t>();
-    if (x < lo || x > hi)
-      fail(where(key) + " must lie in [" + std::to_string(lo) + ", " + std::to_string(hi) +
-           "], got " + std::to_string(x));
+    if (x < lo || x > hi) fail(where(key) + " must lie in " + range + ", got " + shown(v));
     return x;
   }
   double get_number(const std::string& key, double def, double lo, double hi) const {
     if (!has(key)) return def;
     const json& v = at(key);
-    if (!v.is_number()) fail(where(key) + " must be a number, got " + v.dump());
+    if (!v.is_number()) fail(where(key) + " must be a number, got " + shown(v));
     const double x = v.get<double>();
     if (!std::isfinite(x) || x < lo || x > hi)
       fail(where(key) + " must lie in [" + std::to_string(lo) + ", " + std::to_string(hi) +
-           "], got " + v.dump());
+           "], got " + shown(v));
     return x;
   }
   bool get_bool(const std::string& key, bool def) const {
     if (!has(key)) return def;
     const json& v = at(key);
-    if (!v.is_boolean()) fail(where(key) + " must be true or false, got " + v.dump());
+    if (!v.is_boolean()) fail(where(key) + " must be true or false, got " + shown(v));
     return v.get<bool>();
   }
   std::string get_choice(const std::string& key, const std::string& def,
@@ -80,7 +97,7 @@ class Fields {
     const json& v = at(key);
     if (!v.is_string() ||
         std::find(choices.begin(), choices.end(), v.get<std::string>()) == choices.end())
-      fail(where(key) + " must be one of " + joined(choices) + ", got " + v.dump());
+      fail(where(key) + " must be one of " + joined(choices) + ", got " + shown(v));
     return v.get<std::string>();
   }
 
@@ -103,6 +120,9 @@ struct Factories {
   QuantRecipe::WeightQuantizerFactory weight;
   QuantRecipe::InputQuantizerFactory input;
 };
+
+// A bound far beyond any use that keeps the images counted during calibration within int64.
+constexpr std::int64_t kMaxCalibrationBatches = 1000000;
 
 // ---- nvidia ----------------------------------------------------------------------------------
 
@@ -374,7 +394,7 @@ QuantRecipe QuantRecipe::from_json(const json& j) {
     if (!top.has(role)) return json::parse(def);
     const json& v = top.at(role);
     if (!v.is_null() && !v.is_object())
-      fail(top.where(role) + " must be an object or null, got " + v.dump());
+      fail(top.where(role) + " must be an object or null, got " + shown(v));
     return v;
   };
   r.weight_json_ = role_json("weight", info->weight_default);
@@ -386,9 +406,9 @@ QuantRecipe QuantRecipe::from_json(const json& j) {
 
   if (top.has("exclude")) {
     const json& e = top.at("exclude");
-    if (!e.is_array()) fail("\"exclude\" must be a list of module names, got " + e.dump());
+    if (!e.is_array()) fail("\"exclude\" must be a list of module names, got " + shown(e));
     for (const json& n : e) {
-      if (!n.is_string()) fail("\"exclude\" entries must be strings, got " + n.dump());
+      if (!n.is_string()) fail("\"exclude\" entries must be strings, got " + shown(n));
       r.exclude_.push_back(n.get<std::string>());
     }
   }
@@ -397,7 +417,7 @@ QuantRecipe QuantRecipe::from_json(const json& j) {
   Fields c(cal, "calibration",
            {"batches", "method", "percentile", "start_bin", "stride", "strict"});
   r.calibration_batches_ =
-      c.get_int("batches", info->calibration_batches, 0, std::int64_t{1} << 40);
+      c.get_int("batches", info->calibration_batches, 0, kMaxCalibrationBatches);
   r.calibration_.method = c.get_choice("method", "entropy", {"entropy", "mse", "percentile"});
   r.calibration_.histogram.percentile = c.get_number("percentile", 99.99, 0.0, 100.0);
   if (r.calibration_.histogram.percentile <= 0) fail(c.where("percentile") + " must be > 0");
@@ -432,9 +452,10 @@ QuantRecipe QuantRecipe::from_json(const json& j) {
 QuantRecipe QuantRecipe::parse(const std::string& text) {
   json j;
   try {
-    j = json::parse(text);
-  } catch (const json::parse_error& e) {
-    fail(std::string("invalid JSON: ") + e.what());
+    // Depth-bounded, duplicate keys and numbers beyond double's range rejected.
+    j = parse_json(text, "recipe text");
+  } catch (const IOError& e) {
+    fail(std::string("invalid JSON in ") + e.what());
   }
   return from_json(j);
 }

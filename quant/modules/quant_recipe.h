@@ -1,6 +1,8 @@
 // QuantRecipe: how to quantize a model for quantization-aware training, described by JSON (the
 // "quant" key of `qgrad train`'s configuration). from_json() validates everything up front and
 // reports problems as ValueError naming the key ("quant recipe: \"weight.num_bits\" ...");
+// integers are never truncated (a value beyond the key's range is an error, not wrapped), and
+// parse() reads text through parse_json (depth-bounded, no duplicate keys, no 1e400).
 // to_json() writes the normalised recipe (every default filled in), which from_json() reads back
 // to an equal recipe. quantize_model() (quantize_model.h) applies it; calibrate_model()
 // (calibrate.h) runs the calibration it asks for.
@@ -26,7 +28,7 @@
 //                                    "0", "layer1.0.conv1", "fc") kept in float with everything
 //                                    below them; a name matching no module is an error.
 //   "calibration": {
-//     "batches":    int >= 0,        batches to run before training (default: nvidia 8,
+//     "batches":    int 0..1e6,      batches to run before training (default: nvidia 8,
 //                                    torch_ao 0, lsq 0, horizon 8, aimet 8; aimet needs >= 1);
 //     "method":     "entropy" | "mse" | "percentile"   (NVIDIA histogram calibrators; default
 //                                    "entropy"; max calibrators always use the max),

@@ -2,9 +2,11 @@
 #include "quant/nvidia/quant_descriptor.h"
 
 #include <cmath>
+#include <limits>
 #include <set>
 
 #include "core/error.h"
+#include "core/json_parse.h"
 #include "quant/nvidia/tensor_quant.h"
 
 namespace qgrad::nvidia {
@@ -52,22 +54,34 @@ json amax_json(const AmaxValue& a, std::size_t dim, std::size_t& pos) {
   throw ValueError(std::string(kOp) + ".from_json: '" + field + "' " + what);
 }
 
+// An integer that fits int64 (nlohmann keeps 2^63..2^64-1 unsigned; get<int64_t>() would wrap).
 std::int64_t get_int(const json& j, const std::string& field) {
-  if (!j.is_number_integer()) bad(field, "must be an integer, got " + j.dump());
+  const bool fits = j.is_number_integer() &&
+                    !(j.is_number_unsigned() &&
+                      j.get<std::uint64_t>() >
+                          static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max()));
+  if (!fits) bad(field, "must be an integer in int64's range, got " + describe_json(j));
   return j.get<std::int64_t>();
 }
 
 bool get_bool(const json& j, const std::string& field) {
-  if (!j.is_boolean()) bad(field, "must be true or false, got " + j.dump());
+  if (!j.is_boolean()) bad(field, "must be true or false, got " + describe_json(j));
   return j.get<bool>();
 }
 
+// A bit count: checked against [0, 64] before the narrowing to int, so 4294967304 is an error and
+// not 8; NumBits and the descriptor's validation then check the exact ranges.
+int get_bits(const json& j, const std::string& field) {
+  const std::int64_t v = get_int(j, field);
+  if (v < 0 || v > 64) bad(field, "must be a bit count in [0, 64], got " + describe_json(j));
+  return static_cast<int>(v);
+}
+
 NumBits get_num_bits(const json& j, const std::string& field) {
-  if (j.is_number_integer()) return NumBits(static_cast<int>(j.get<std::int64_t>()));
+  if (j.is_number_integer()) return NumBits(get_bits(j, field));
   if (j.is_array() && j.size() == 2 && j[0].is_number_integer() && j[1].is_number_integer())
-    return NumBits(static_cast<int>(j[0].get<std::int64_t>()),
-                   static_cast<int>(j[1].get<std::int64_t>()));
-  bad(field, "must be an integer or a pair [E, M], got " + j.dump());
+    return NumBits(get_bits(j[0], field + "[0]"), get_bits(j[1], field + "[1]"));
+  bad(field, "must be an integer or a pair [E, M], got " + describe_json(j));
 }
 
 std::int64_t parse_axis_key(const std::string& key, const std::string& field) {
@@ -83,7 +97,7 @@ std::int64_t parse_axis_key(const std::string& key, const std::string& field) {
 }
 
 AxisSizes get_axis_sizes(const json& j, const std::string& field) {
-  if (!j.is_object()) bad(field, "must be an object {axis: size}, got " + j.dump());
+  if (!j.is_object()) bad(field, "must be an object {axis: size}, got " + describe_json(j));
   AxisSizes v;
   for (auto it = j.begin(); it != j.end(); ++it)
     v.emplace_back(parse_axis_key(it.key(), field), get_int(it.value(), field + "." + it.key()));
@@ -92,7 +106,7 @@ AxisSizes get_axis_sizes(const json& j, const std::string& field) {
 
 BlockSizes get_block_sizes(const json& j) {
   const std::string field = "block_sizes";
-  if (!j.is_object()) bad(field, "must be an object, got " + j.dump());
+  if (!j.is_object()) bad(field, "must be an object, got " + describe_json(j));
   BlockSizes b;
   for (auto it = j.begin(); it != j.end(); ++it) {
     const std::string& k = it.key();
@@ -103,7 +117,7 @@ BlockSizes get_block_sizes(const json& j) {
       else if (t == "dynamic")
         b.type = BlockQuantType::Dynamic;
       else
-        bad(field + ".type", "must be \"static\" or \"dynamic\", got " + t.dump());
+        bad(field + ".type", "must be \"static\" or \"dynamic\", got " + describe_json(t));
     } else if (k == "scale_bits") {
       b.scale_bits = get_num_bits(it.value(), field + ".scale_bits");
     } else if (k == "scale_block_sizes") {
@@ -121,7 +135,8 @@ void read_amax(const json& j, std::size_t dim, AmaxValue& a) {
     a.values.push_back(j.get<double>());
     return;
   }
-  if (!j.is_array()) bad("amax", "must be a number or an array of numbers, got " + j.dump());
+  if (!j.is_array())
+    bad("amax", "must be a number or an array of numbers, got " + describe_json(j));
   if (dim == a.shape.size()) {
     if (!a.values.empty()) bad("amax", "is not a rectangular array");
     a.shape.push_back(static_cast<std::int64_t>(j.size()));
@@ -214,7 +229,8 @@ json QuantDescriptor::to_json() const {
 }
 
 QuantDescriptor QuantDescriptor::from_json(const json& j) {
-  QGRAD_CHECK(j.is_object(), ValueError, kOp, ".from_json: expected a JSON object, got ", j.dump());
+  QGRAD_CHECK(j.is_object(), ValueError, kOp, ".from_json: expected a JSON object, got ",
+              describe_json(j));
   QuantDescriptorOptions o;
   for (auto it = j.begin(); it != j.end(); ++it) {
     const std::string& k = it.key();
@@ -222,19 +238,19 @@ QuantDescriptor QuantDescriptor::from_json(const json& j) {
     if (k == "num_bits") {
       o.num_bits(get_num_bits(v, k));
     } else if (k == "name") {
-      if (!v.is_string()) bad(k, "must be a string, got " + v.dump());
+      if (!v.is_string()) bad(k, "must be a string, got " + describe_json(v));
       o.name(v.get<std::string>());
     } else if (k == "fake_quant") {
       o.fake_quant(get_bool(v, k));
     } else if (k == "axis") {
       if (v.is_number_integer()) {
-        o.axis(v.get<std::int64_t>());
+        o.axis(get_int(v, k));
       } else if (v.is_array()) {
         std::vector<std::int64_t> axes;
         for (const json& e : v) axes.push_back(get_int(e, k));
         o.axis(QuantAxis::tuple(axes));
       } else {
-        bad(k, "must be an integer or a list of integers, got " + v.dump());
+        bad(k, "must be an integer or a list of integers, got " + describe_json(v));
       }
     } else if (k == "block_sizes") {
       o.block_sizes(get_block_sizes(v));
@@ -245,10 +261,10 @@ QuantDescriptor QuantDescriptor::from_json(const json& j) {
     } else if (k == "learn_amax") {
       o.learn_amax(get_bool(v, k));
     } else if (k == "scale_amax") {
-      if (!v.is_number()) bad(k, "must be a number, got " + v.dump());
+      if (!v.is_number()) bad(k, "must be a number, got " + describe_json(v));
       o.scale_amax(v.get<double>());
     } else if (k == "calib_method") {
-      if (!v.is_string()) bad(k, "must be a string, got " + v.dump());
+      if (!v.is_string()) bad(k, "must be a string, got " + describe_json(v));
       o.calib_method(v.get<std::string>());
     } else if (k == "unsigned") {
       o.is_unsigned(get_bool(v, k));
@@ -261,6 +277,16 @@ QuantDescriptor QuantDescriptor::from_json(const json& j) {
     }
   }
   return QuantDescriptor(o);
+}
+
+QuantDescriptor QuantDescriptor::parse(const std::string& text) {
+  json j;
+  try {
+    j = parse_json(text, std::string(kOp) + ".parse");
+  } catch (const IOError& e) {
+    throw ValueError(e.what());
+  }
+  return from_json(j);
 }
 
 bool QuantDescriptor::operator==(const QuantDescriptor& d) const {

@@ -16,7 +16,8 @@
 //
 // JSON (nlohmann): to_json() writes only non-default fields, under the reference's names
 // ("unsigned", not is_unsigned); from_json() rejects unknown keys and wrong types and restores an
-// equal descriptor. Unlike the reference (whose dict() drops narrow_range and calib_method and
+// equal descriptor; integers never wrap or truncate (num_bits 4294967304 is an error, not 8).
+// Unlike the reference (whose dict() drops narrow_range and calib_method and
 // whose YAML writer crashes on an int axis), every field round-trips; axis keeps the difference
 // between 0 and (0,), amax keeps its shape.
 #pragma once
@@ -125,6 +126,9 @@ class QuantDescriptor {
 
   nlohmann::json to_json() const;
   static QuantDescriptor from_json(const nlohmann::json& j);
+  // JSON text through parse_json (depth-bounded, no duplicate keys, no 1e400), then from_json;
+  // every problem is a ValueError.
+  static QuantDescriptor parse(const std::string& text);
 
   bool operator==(const QuantDescriptor& o) const;
   bool operator!=(const QuantDescriptor& o) const { return !(*this == o); }

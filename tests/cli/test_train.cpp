@@ -143,7 +143,9 @@ TEST_CASE("train: resuming gives bit-identical results to an uninterrupted run",
                         Catch::Contains("'batch_size' is 32 in the checkpoint"));
     changed.batch_size = 32;
     changed.optimizer.lr = 0.1;
-    REQUIRE_THROWS_WITH(run_training(changed, out), Catch::Contains("'optimizer'"));
+    REQUIRE_THROWS_WITH(run_training(changed, out),
+                        Catch::Contains("'optimizer.lr' is 0.05 in the checkpoint") &&
+                            Catch::Contains("but 0.1 in this config"));
     // Another thread count is allowed, with a note that the last bits will differ.
     changed.optimizer.lr = 0.05;
     changed.threads = 1;
@@ -178,12 +180,22 @@ TEST_CASE("train: usage and config errors through the command line", "[cli]") {
   CHECK_THAT(err.str(), Catch::Contains("--checkpoint FILE is required"));
   err.str("");
   CHECK(run_command_line({"eval", "--checkpoint", "x", "--batch-size", "0"}, out, err) == 2);
-  CHECK_THAT(err.str(), Catch::Contains("--batch-size must be an integer >= 1, got '0'"));
+  CHECK_THAT(err.str(),
+             Catch::Contains("--batch-size must be an integer in [1, 1000000000], got '0'"));
+  // Beyond int (compute_threads narrows to int) or int64: usage errors, never truncated.
+  err.str("");
+  CHECK(run_command_line({"eval", "--checkpoint", "x", "--threads", "4294967297"}, out, err) == 2);
+  CHECK_THAT(err.str(), Catch::Contains("--threads must be an integer in [1, 4096]"));
+  err.str("");
+  CHECK(run_command_line({"eval", "--checkpoint", "x", "--batch-size=99999999999999999999"}, out,
+                         err) == 2);
+  CHECK_THAT(err.str(), Catch::Contains("--batch-size must be an integer in [1, 1000000000]"));
 
   qgrad_cli_test::write_text(tmp.file("bad.json"), R"({"optimizer": {"lr": -1}})");
   err.str("");
   CHECK(run_command_line({"train", "--config", tmp.file("bad.json")}, out, err) == 2);
-  CHECK(err.str() == "qgrad train: error: optimizer.lr must be a positive number, got -1\n");
+  CHECK(err.str() == "qgrad train: error: config file '" + tmp.file("bad.json") +
+                         "': optimizer.lr must be a positive number, got -1\n");
 
   // A missing dataset is not a usage error (exit 1), and the message names the folder.
   qgrad_cli_test::write_text(
