@@ -26,6 +26,7 @@
 #include "core/autograd/grad_mode.h"
 #include "core/factory.h"
 #include "core/file_io.h"
+#include "core/version.h"
 #include "nn/data/mnist.h"
 #include "nn/modules/dropout.h"
 #include "nn/serialize/checkpoint.h"
@@ -41,6 +42,7 @@ namespace {
 
 constexpr const char* kConfigMeta = kStoredConfigKey;
 constexpr const char* kThreadsMeta = "cli.threads";  // threads the checkpoint was trained with
+constexpr const char* kVersionMeta = "cli.qgrad_version";  // the qgrad build that wrote it
 
 double seconds_since(std::chrono::steady_clock::time_point t) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - t).count();
@@ -263,10 +265,6 @@ TrainOutcome run_training(const TrainConfig& config_in, std::ostream& out,
   }
   auto train_set = std::make_shared<data::MNIST>(config.data.dir, data::Split::Train);
   auto test_set = std::make_shared<data::MNIST>(config.data.dir, data::Split::Test);
-  // An empty split would train nothing (or divide by zero) and still exit 0.
-  for (const auto& [set, name] : {std::pair{train_set, "train"}, std::pair{test_set, "t10k"}})
-    QGRAD_CHECK(set->size() > 0, ValueError, "train: the ", name, " split in '", config.data.dir,
-                "' holds no images");
   const Shape image = train_set->images().shape();  // [N, H, W]
   data::DataLoader train_loader(train_set,
                                 data::DataLoaderOptions()
@@ -339,7 +337,13 @@ TrainOutcome run_training(const TrainConfig& config_in, std::ostream& out,
   }
 
   nlohmann::json resolved = to_json(config);
-  write_file_atomic((dir / "config.json").string(), resolved.dump(2) + "\n");
+  {
+    // config.json also says which qgrad ran (parse_train_config ignores this key on input, so
+    // the file still works as a --config).
+    nlohmann::json written = resolved;
+    written["qgrad"] = {{"version", version()}, {"commit", git_commit()}};
+    write_file_atomic((dir / "config.json").string(), written.dump(2) + "\n");
+  }
   if (!config.resume.empty()) {
     // Resuming into a new folder: carry over the metrics of the epochs the checkpoint covers.
     const fs::path from = fs::path(config.resume).parent_path() / "metrics.jsonl";
@@ -380,9 +384,12 @@ TrainOutcome run_training(const TrainConfig& config_in, std::ostream& out,
     TensorDict extra = progress_tensors(progress, best_acc);
     for (const auto& it : train_loader.state_dict()) extra.insert("loader." + it.key, it.value);
     save_dropout_streams(*model, extra);
-    serialize::save_checkpoint(
-        path.string(), *model, optimizer.get(), scheduler.get(), completed, step,
-        {{kConfigMeta, resolved.dump()}, {kThreadsMeta, std::to_string(threads)}}, extra);
+    serialize::save_checkpoint(path.string(), *model, optimizer.get(), scheduler.get(), completed,
+                               step,
+                               {{kConfigMeta, resolved.dump()},
+                                {kThreadsMeta, std::to_string(threads)},
+                                {kVersionMeta, version_string()}},
+                               extra);
   };
 
   ProgressBar bar(out, resolve_progress_mode(config.output.progress, stdout_is_terminal()),

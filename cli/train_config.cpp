@@ -188,6 +188,9 @@ TrainConfig parse_train_config(const nlohmann::json& json) {
   c.resume = r.string("resume", "");
   c.pretrained = r.string("pretrained", "");
   c.quant = parse_quant(r);
+  // The version and commit that `qgrad train` writes into a run's config.json: informational,
+  // so a run's config.json can be passed back as --config.
+  (void)r.raw("qgrad");
   r.finish();
   return c;
 }
@@ -377,6 +380,8 @@ const std::vector<ConfigKeyDoc>& train_config_keys() {
       {"quant.calibration.start_bin", "128", "entropy and mse methods: first candidate bin"},
       {"quant.calibration.stride", "1", "entropy and mse methods: step between candidate bins"},
       {"quant.calibration.strict", "true", "a quantizer that saw no calibration data is an error"},
+      {"qgrad", "(written)",
+       "{\"version\", \"commit\"} of the qgrad that wrote a run's config.json; ignored on input"},
   };
   return keys;
 }

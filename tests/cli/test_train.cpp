@@ -20,6 +20,7 @@
 #include "cli_test_helpers.h"
 #include "core/device.h"
 #include "core/error.h"
+#include "core/version.h"
 #include "nn/serialize/checkpoint.h"
 
 using namespace qgrad;
@@ -70,6 +71,12 @@ TEST_CASE("train: a short run writes metrics and config and checkpoints and eval
   const json saved = json::parse(slurp(tmp.file("run/config.json")));
   CHECK(saved["output"]["dir"] == tmp.file("run"));
   CHECK(saved["optimizer"]["lr"] == 0.05);
+  // Which qgrad ran, and the file still parses as a config (the key is informational).
+  CHECK(saved["qgrad"]["version"] == qgrad::version());
+  CHECK(saved["qgrad"]["commit"] == qgrad::git_commit());
+  CHECK(parse_train_config(saved).optimizer.lr == 0.05);
+  CHECK(serialize::load_checkpoint(tmp.file("run/last.safetensors"))
+            .metadata.at("cli.qgrad_version") == qgrad::version_string());
   const std::vector<EpochMetrics> logged = MetricsLog::read(tmp.file("run/metrics.jsonl"));
   REQUIRE(logged.size() == 1);
   CHECK(logged[0].test_acc == m.test_acc);
