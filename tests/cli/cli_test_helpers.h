@@ -24,6 +24,9 @@ namespace qgrad_cli_test {
 
 using qgrad_test::TempDir;
 
+// 100 000 nested arrays: nlohmann's recursive copy and dump() overflowed the stack on it.
+inline const std::string kDeepJson = std::string(100000, '[') + std::string(100000, ']');
+
 inline void write_text(const std::string& path, const std::string& text) {
   std::ofstream(path) << text;
 }

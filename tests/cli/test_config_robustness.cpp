@@ -32,8 +32,6 @@ using qgrad_cli_test::write_text;
 
 namespace {
 
-const std::string kDeep = std::string(100000, '[') + std::string(100000, ']');
-
 int run_binary(const std::string& args, const std::string& log) {
   const std::string bin = std::string(QGRAD_BINARY_DIR) + "/cli/qgrad";
   const int rc = std::system((bin + " " + args + " > " + log + " 2>&1").c_str());
@@ -46,7 +44,7 @@ int run_binary(const std::string& args, const std::string& log) {
 TEST_CASE("config robustness: 100 000 nested brackets in a config are a usage error, not a crash",
           "[cli]") {
   TempDir tmp;
-  write_text(tmp.file("deep.json"), kDeep);
+  write_text(tmp.file("deep.json"), qgrad_cli_test::kDeepJson);
   REQUIRE_THROWS_AS(load_train_config(tmp.file("deep.json")), UsageError);
   REQUIRE_THROWS_WITH(load_train_config(tmp.file("deep.json")),
                       Catch::Contains("deep.json") && Catch::Contains("nesting deeper than 64"));

@@ -32,8 +32,6 @@ namespace fs = std::filesystem;
 
 namespace {
 
-const std::string kDeep = std::string(100000, '[') + std::string(100000, ']');
-
 // 64 training and 32 test images: two batches of 32 per epoch, a fraction of a second each.
 json small_run(const std::string& data_dir, const std::string& out_dir) {
   return json{{"epochs", 1},
@@ -65,7 +63,7 @@ TEST_CASE("train robustness: a damaged config stored in a checkpoint is an IOErr
   for (const Case& c : std::vector<Case>{
            {"flipped", flipped, "not valid JSON"},
            {"array", "[1, 2]", "must be a JSON object, got array of 2 elements"},
-           {"deep", kDeep, "nesting deeper than 64"},
+           {"deep", qgrad_cli_test::kDeepJson, "nesting deeper than 64"},
            {"huge", R"({"epochs": 1e400})", "out of range"},
            {"badvalue", R"({"epochs": 0})", "is invalid: epochs must be an integer >= 1, got 0"},
        }) {
@@ -219,7 +217,7 @@ TEST_CASE("train robustness: metrics lines: null is NaN, a torn last line is dro
   REQUIRE_THROWS_AS(MetricsLog::read(tmp.file("bad.jsonl")), IOError);
   REQUIRE_THROWS_WITH(MetricsLog::read(tmp.file("bad.jsonl")),
                       Catch::Contains("bad.jsonl' line 1"));
-  write_text(tmp.file("deep.jsonl"), kDeep + "\n");
+  write_text(tmp.file("deep.jsonl"), qgrad_cli_test::kDeepJson + "\n");
   REQUIRE_THROWS_WITH(MetricsLog::read(tmp.file("deep.jsonl")), Catch::Contains("nesting deeper"));
   write_text(tmp.file("epoch.jsonl"), R"({"epoch": 1.5})"
                                       "\n");

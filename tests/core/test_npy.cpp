@@ -70,6 +70,18 @@ std::string make_npy(const std::string& dict, const std::string& data, char majo
   return out + header + data;
 }
 
+// Writes `bytes` as `name` and checks that load_npy throws an IOError naming the file and
+// `detail`, and that parse_npy on the same bytes throws one too.
+void expect_npy_error(const TempDir& dir, const std::string& name, const std::string& bytes,
+                      const std::string& detail) {
+  INFO(name);
+  const std::string path = dir.file(name);
+  write_bytes(path, bytes);
+  CHECK_THROWS_AS(load_npy(path), IOError);
+  CHECK_THROWS_WITH(load_npy(path), Catch::Contains(name) && Catch::Contains(detail));
+  CHECK_THROWS_AS(parse_npy(bytes, name), IOError);
+}
+
 }  // namespace
 
 TEST_CASE("npy round trip for every dtype and for 0-d, empty and non-contiguous tensors",
@@ -188,11 +200,7 @@ TEST_CASE("broken or unsupported npy files throw IOError naming the file", "[cor
 
   auto expect_io_error = [&](const std::string& name, const std::string& bytes,
                              const std::string& detail) {
-    INFO(name);
-    const std::string path = dir.file(name);
-    write_bytes(path, bytes);
-    CHECK_THROWS_AS(load_npy(path), IOError);
-    CHECK_THROWS_WITH(load_npy(path), Catch::Contains(name) && Catch::Contains(detail));
+    expect_npy_error(dir, name, bytes, detail);
   };
   expect_io_error("truncated_data.npy", good.substr(0, good.size() - 3), "truncated");
   expect_io_error("truncated_header.npy", good.substr(0, 40), "truncated");
@@ -294,13 +302,7 @@ TEST_CASE(
   TempDir dir;
   auto expect_io_error = [&](const std::string& name, const std::string& bytes,
                              const std::string& detail) {
-    INFO(name);
-    const std::string path = dir.file(name);
-    write_bytes(path, bytes);
-    CHECK_THROWS_AS(load_npy(path), IOError);
-    CHECK_THROWS_WITH(load_npy(path), Catch::Contains(name) && Catch::Contains(detail));
-    // The in-memory parser gives the same error.
-    CHECK_THROWS_AS(parse_npy(bytes, name), IOError);
+    expect_npy_error(dir, name, bytes, detail);
   };
   const std::string f4 = "{'descr': '<f4', 'fortran_order': False, ";
   // Used to load as a 0-d tensor.
