@@ -60,8 +60,12 @@ EpochMetrics epoch_metrics_from_json(const nlohmann::json& j) {
 }
 
 std::vector<EpochMetrics> MetricsLog::read(const std::string& path, std::string* warning) {
+  return parse(read_file(path, "metrics log", kMaxMetricsBytes), path, warning);
+}
+
+std::vector<EpochMetrics> MetricsLog::parse(const std::string& text, const std::string& path,
+                                            std::string* warning) {
   if (warning) warning->clear();
-  const std::string text = read_file(path, "metrics log", kMaxMetricsBytes);
   std::vector<EpochMetrics> out;
   std::size_t pos = 0;
   for (int n = 1; pos < text.size(); ++n) {

@@ -53,6 +53,9 @@ class MetricsLog {
   // final line that lacks its newline and does not parse is dropped: `warning` (when given)
   // then says so, else it is left empty.
   static std::vector<EpochMetrics> read(const std::string& path, std::string* warning = nullptr);
+  // The same from the text of a metrics file; `source` names it in errors and the warning.
+  static std::vector<EpochMetrics> parse(const std::string& text, const std::string& source,
+                                         std::string* warning = nullptr);
 
  private:
   void rewrite() const;
