@@ -80,12 +80,7 @@ ConfigReader::ConfigReader(nlohmann::json value, std::string path)
 }
 
 std::string ConfigReader::shown(const nlohmann::json& value) {
-  if (value.is_structured()) return describe_json(value);
-  // Strings parsed from a file are valid UTF-8; replace keeps dump() from throwing on others.
-  std::string text = value.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
-  constexpr std::size_t kMax = 64;
-  if (text.size() > kMax) text = text.substr(0, kMax) + "...";
-  return text;
+  return value.is_structured() ? describe_json(value) : json_scalar_text(value);
 }
 
 std::string ConfigReader::key_path(const std::string& key) const {

@@ -64,10 +64,14 @@ std::string describe_json(const nlohmann::json& value) {
     return std::string(value.type_name()) + " of " + std::to_string(value.size()) +
            (value.size() == 1 ? " element" : " elements");
   }
-  std::string text = value.dump();
+  return std::string(value.type_name()) + " " + json_scalar_text(value);
+}
+
+std::string json_scalar_text(const nlohmann::json& value) {
+  std::string text = value.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
   constexpr std::size_t kMax = 64;
   if (text.size() > kMax) text = text.substr(0, kMax) + "...";
-  return std::string(value.type_name()) + " " + text;
+  return text;
 }
 
 }  // namespace qgrad

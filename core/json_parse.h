@@ -26,4 +26,8 @@ nlohmann::json parse_json(std::string_view text, const std::string& what, JsonLi
 // values, its text; never recurses into deep structure (unlike dump()).
 std::string describe_json(const nlohmann::json& value);
 
+// The JSON text of a scalar for error messages, cut at 64 characters; invalid UTF-8 in a string
+// is replaced rather than thrown on (dump() would throw).
+std::string json_scalar_text(const nlohmann::json& value);
+
 }  // namespace qgrad

@@ -99,4 +99,7 @@ TEST_CASE("describe_json summarises structures and truncates long scalars") {
   const std::string s = describe_json(nlohmann::json(std::string(200, 'x')));
   CHECK(s.size() < 90);
   CHECK_THAT(s, Catch::EndsWith("..."));
+  // Invalid UTF-8 (a value built in code, not parsed) is replaced, not thrown on.
+  CHECK_NOTHROW(describe_json(nlohmann::json(std::string("a\xff"))));
+  CHECK(json_scalar_text(nlohmann::json(2.5)) == "2.5");
 }
