@@ -1,5 +1,6 @@
-// CPU allocator (aligned operator new, large blocks cached for reuse) with byte counters; CUDA
-// allocations are forwarded to core/allocator_cuda.cu when built with CUDA.
+// The CPU allocator (aligned operator new, large blocks cached for reuse) with byte counters, its
+// registration in the "allocator" table, and the device-neutral allocate/stats functions that
+// reach each device's allocator through that table.
 #include "core/allocator.h"
 
 #include <atomic>
@@ -8,6 +9,8 @@
 #include <unordered_map>
 #include <vector>
 
+#include "core/core_kernels.h"
+#include "core/dispatch.h"
 #include "core/error.h"
 
 namespace qgrad {
@@ -137,44 +140,54 @@ void set_cpu_cache_limit(std::size_t bytes) {
   c.limit_bytes = bytes;
 }
 
-#ifdef QGRAD_WITH_CUDA
-DataPtr cuda_allocate(std::size_t nbytes, int device_index);  // core/allocator_cuda.cu
-AllocatorStats cuda_allocator_stats(int device_index);
-void cuda_reset_peak_bytes(int device_index);
-#endif
-
-DataPtr allocate(std::size_t nbytes, Device device) {
-  if (device.is_cpu()) {
+namespace {
+class CpuAllocator final : public DeviceAllocator {
+ public:
+  DataPtr allocate(std::size_t nbytes) override {
     if (nbytes == 0) return DataPtr(nullptr, noop_free);
     void* raw = cpu_allocate(nbytes);
     cpu_counters().add(nbytes);
     return DataPtr(static_cast<unsigned char*>(raw) + kCpuAlignment, cpu_free);
   }
-#ifdef QGRAD_WITH_CUDA
-  return cuda_allocate(nbytes, device.index);
-#else
-  throw DeviceError("allocate: device " + device.str() +
-                    " requested but this build of qgrad has no CUDA support (QGRAD_CUDA=OFF)");
-#endif
+  AllocatorStats stats() const override {
+    const std::size_t current = cpu_counters().current.load();
+    return {current, cpu_counters().peak.load(), current + cpu_cached_bytes()};
+  }
+  void reset_peak() override { cpu_counters().peak.store(cpu_counters().current.load()); }
+  void empty_cache() override { empty_cpu_cache(); }
+};
+
+DeviceAllocator& cpu_allocator(int) {
+  static CpuAllocator& a = *new CpuAllocator;  // immortal, as the block cache
+  return a;
+}
+
+DeviceAllocator& allocator_for(const char* op, Device device) {
+  static const KernelTable<AllocatorKernel>& table = kernel_table<AllocatorKernel>("allocator");
+  // Without a kernel (a CPU-only build) the device check gives the clearer error.
+  if (table.find(device.type) == nullptr) check_device_available(op, device);
+  return table.at(op, device)(device.index);
+}
+}  // namespace
+
+void register_allocator_cpu_kernels(KernelRegistry& r) {
+  r.table<AllocatorKernel>("allocator").define(DeviceType::CPU, &cpu_allocator, kAllDTypes);
+}
+
+DataPtr allocate(std::size_t nbytes, Device device) {
+  return allocator_for("allocate", device).allocate(nbytes);
 }
 
 AllocatorStats allocator_stats(Device device) {
-  if (device.is_cpu()) return {cpu_counters().current.load(), cpu_counters().peak.load()};
-#ifdef QGRAD_WITH_CUDA
-  return cuda_allocator_stats(device.index);
-#else
-  return {};
-#endif
+  return allocator_for("allocator_stats", device).stats();
 }
 
 void reset_peak_bytes(Device device) {
-  if (device.is_cpu()) {
-    cpu_counters().peak.store(cpu_counters().current.load());
-    return;
-  }
-#ifdef QGRAD_WITH_CUDA
-  cuda_reset_peak_bytes(device.index);
-#endif
+  allocator_for("reset_peak_bytes", device).reset_peak();
+}
+
+void empty_cache(Device device) {
+  allocator_for("empty_cache", device).empty_cache();
 }
 
 }  // namespace qgrad

@@ -1,5 +1,6 @@
-// Allocators: aligned CPU memory (with a reuse cache for large blocks; CUDA device memory in CUDA
-// builds) handed out as a move-only DataPtr, with per-device byte counters (current and peak).
+// Allocators: one DeviceAllocator per device (aligned CPU memory with a reuse cache for large
+// blocks; in CUDA builds a caching device allocator), reached through the "allocator" kernel
+// table, handing out memory as a move-only DataPtr and keeping byte statistics.
 #pragma once
 
 #include <cstddef>
@@ -14,15 +15,29 @@ using DataPtr = std::unique_ptr<void, void (*)(void*)>;
 // 64-byte aligned so that vector loads and oneDNN never see a misaligned base.
 inline constexpr std::size_t kCpuAlignment = 64;
 
-DataPtr allocate(std::size_t nbytes, Device device);
-
 struct AllocatorStats {
-  std::size_t current_bytes = 0;
-  std::size_t peak_bytes = 0;
+  std::size_t current_bytes = 0;   // held by live tensors ("allocated")
+  std::size_t peak_bytes = 0;      // the most current_bytes has been since the last reset
+  std::size_t reserved_bytes = 0;  // held from the system: live plus cached for reuse
 };
-// current_bytes/peak_bytes count bytes held by live tensors (not the reuse cache below).
+
+// What each device's allocator provides. Implementations are immortal singletons.
+class DeviceAllocator {
+ public:
+  virtual ~DeviceAllocator() = default;
+  virtual DataPtr allocate(std::size_t nbytes) = 0;
+  virtual AllocatorStats stats() const = 0;
+  virtual void reset_peak() = 0;
+  // Gives cached (free) blocks back to the system.
+  virtual void empty_cache() = 0;
+};
+// The "allocator" kernel: the allocator of device `index` of its device type.
+using AllocatorKernel = DeviceAllocator&(int device_index);
+
+DataPtr allocate(std::size_t nbytes, Device device);
 AllocatorStats allocator_stats(Device device);
 void reset_peak_bytes(Device device);
+void empty_cache(Device device);
 
 // The CPU allocator keeps freed blocks of 256 KiB and more for reuse (fresh large blocks cost a
 // page fault per page on first touch). These release the cached blocks, report their size and

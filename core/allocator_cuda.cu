@@ -7,6 +7,7 @@
 #include <unordered_map>
 
 #include "core/allocator.h"
+#include "core/core_kernels.h"
 #include "core/error.h"
 
 namespace qgrad {
@@ -35,42 +36,63 @@ void cuda_free(void* p) {
   cudaFree(p);
 }
 void noop_free(void*) {}
-}  // namespace
 
-DataPtr cuda_allocate(std::size_t nbytes, int device_index) {
-  if (nbytes == 0) return DataPtr(nullptr, noop_free);
-  int count = 0;
-  if (cudaGetDeviceCount(&count) != cudaSuccess || device_index >= count) {
+class CudaAllocator final : public DeviceAllocator {
+ public:
+  explicit CudaAllocator(int index) : index_(index) {}
+  DataPtr allocate(std::size_t nbytes) override {
+    if (nbytes == 0) return DataPtr(nullptr, noop_free);
+    cudaSetDevice(index_);
+    void* p = nullptr;
+    cudaError_t e = cudaMalloc(&p, nbytes);
+    if (e != cudaSuccess) {
+      cudaGetLastError();
+      throw Error("allocate: cudaMalloc of " + std::to_string(nbytes) +
+                  " bytes failed: " + cudaGetErrorString(e));
+    }
+    auto& c = counters();
+    std::lock_guard<std::mutex> lock(c.mu);
+    c.sizes[p] = nbytes;
+    c.current += nbytes;
+    c.peak = std::max(c.peak, c.current);
+    return DataPtr(p, cuda_free);
+  }
+  AllocatorStats stats() const override {
+    auto& c = counters();
+    std::lock_guard<std::mutex> lock(c.mu);
+    return {c.current, c.peak, c.current};
+  }
+  void reset_peak() override {
+    auto& c = counters();
+    std::lock_guard<std::mutex> lock(c.mu);
+    c.peak = c.current;
+  }
+  void empty_cache() override {}
+
+ private:
+  int index_;
+};
+
+DeviceAllocator& cuda_allocator(int device_index) {
+  static int count = -1;
+  static std::mutex mu;
+  std::lock_guard<std::mutex> lock(mu);
+  if (count < 0 && cudaGetDeviceCount(&count) != cudaSuccess) {
     cudaGetLastError();
+    count = 0;
+  }
+  if (device_index < 0 || device_index >= count)
     throw DeviceError("allocate: CUDA device " + std::to_string(device_index) +
                       " is not available (" + std::to_string(count) + " visible)");
-  }
-  cudaSetDevice(device_index);
-  void* p = nullptr;
-  cudaError_t e = cudaMalloc(&p, nbytes);
-  if (e != cudaSuccess) {
-    cudaGetLastError();
-    throw Error("allocate: cudaMalloc of " + std::to_string(nbytes) +
-                " bytes failed: " + cudaGetErrorString(e));
-  }
-  auto& c = counters();
-  std::lock_guard<std::mutex> lock(c.mu);
-  c.sizes[p] = nbytes;
-  c.current += nbytes;
-  c.peak = std::max(c.peak, c.current);
-  return DataPtr(p, cuda_free);
+  static std::unordered_map<int, CudaAllocator*> allocators;  // immortal, one per device
+  auto& a = allocators[device_index];
+  if (!a) a = new CudaAllocator(device_index);
+  return *a;
 }
+}  // namespace
 
-AllocatorStats cuda_allocator_stats(int) {
-  auto& c = counters();
-  std::lock_guard<std::mutex> lock(c.mu);
-  return {c.current, c.peak};
-}
-
-void cuda_reset_peak_bytes(int) {
-  auto& c = counters();
-  std::lock_guard<std::mutex> lock(c.mu);
-  c.peak = c.current;
+void register_allocator_cuda_kernels(KernelRegistry& r) {
+  r.table<AllocatorKernel>("allocator").define(DeviceType::CUDA, &cuda_allocator, kAllDTypes);
 }
 
 }  // namespace qgrad

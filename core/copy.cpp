@@ -1,6 +1,6 @@
-// CPU strided copy/convert and fill on the StridedLoop (with a cache-blocked walk for transposed
-// layouts); CUDA transfers forwarded to core/copy_cuda.cu. Elements convert with
-// convert_element (core/convert.h).
+// The device-neutral copy, fill and transfer fronts (through the "copy", "fill" and "transfer"
+// kernel tables) and their CPU kernels: strided copy/convert and fill on the StridedLoop, with a
+// cache-blocked walk for transposed layouts. Elements convert with convert_element.
 #include "core/copy.h"
 
 #include <algorithm>
@@ -8,15 +8,10 @@
 #include <type_traits>
 
 #include "core/convert.h"
+#include "core/core_kernels.h"
 #include "core/strided_loop.h"
 
 namespace qgrad {
-
-#ifdef QGRAD_WITH_CUDA
-void cuda_copy_into(const Tensor& src, const Tensor& dst);  // core/copy_cuda.cu
-void cuda_fill(const Tensor& dst, double value);            // core/copy_cuda.cu
-void cuda_copy_between_devices(const Tensor& src, const Tensor& dst);
-#endif
 
 namespace {
 
@@ -99,27 +94,14 @@ void copy_typed(const Tensor& src, const Tensor& dst) {
   });
 }
 
-}  // namespace
-
-void copy_into(const Tensor& src, const Tensor& dst) {
-  QGRAD_CHECK(src.shape() == dst.shape(), ShapeError, "copy: source shape ", src.shape(),
-              " differs from destination shape ", dst.shape());
-  check_same_device("copy", src, dst);
-  if (dst.numel() == 0) return;
-#ifdef QGRAD_WITH_CUDA
-  if (dst.device().is_cuda()) return cuda_copy_into(src, dst);
-#endif
+void copy_cpu(const Tensor& src, const Tensor& dst) {
   QGRAD_DISPATCH_ALL(dst.dtype(), "copy", [&] {
     using To = scalar_t;
     QGRAD_DISPATCH_ALL(src.dtype(), "copy", [&] { copy_typed<To, scalar_t>(src, dst); });
   });
 }
 
-void fill_tensor(const Tensor& dst, double value) {
-  if (dst.numel() == 0) return;
-#ifdef QGRAD_WITH_CUDA
-  if (dst.device().is_cuda()) return cuda_fill(dst, value);
-#endif
+void fill_cpu(const Tensor& dst, double value) {
   QGRAD_DISPATCH_ALL(dst.dtype(), "fill_", [&] {
     const scalar_t v = convert_element<scalar_t>(value);
     scalar_t* d = static_cast<scalar_t*>(dst.raw_data());
@@ -136,13 +118,34 @@ void fill_tensor(const Tensor& dst, double value) {
   });
 }
 
+}  // namespace
+
+void register_copy_cpu_kernels(KernelRegistry& r) {
+  r.table<CopyKernel>("copy").define(DeviceType::CPU, &copy_cpu, kAllDTypes);
+  r.table<FillKernel>("fill").define(DeviceType::CPU, &fill_cpu, kAllDTypes);
+  r.table<TransferKernel>("transfer");  // only other devices move data to and from the CPU
+}
+
+void copy_into(const Tensor& src, const Tensor& dst) {
+  QGRAD_CHECK(src.shape() == dst.shape(), ShapeError, "copy: source shape ", src.shape(),
+              " differs from destination shape ", dst.shape());
+  check_same_device("copy", src, dst);
+  if (dst.numel() == 0) return;
+  static const KernelTable<CopyKernel>& table = kernel_table<CopyKernel>("copy");
+  table("copy", dst)(src, dst);
+}
+
+void fill_tensor(const Tensor& dst, double value) {
+  if (dst.numel() == 0) return;
+  static const KernelTable<FillKernel>& table = kernel_table<FillKernel>("fill");
+  table("fill_", dst)(dst, value);
+}
+
 void copy_between_devices(const Tensor& src, const Tensor& dst) {
-#ifdef QGRAD_WITH_CUDA
-  cuda_copy_between_devices(src, dst);
-#else
-  throw DeviceError("to: cannot copy from " + src.device().str() + " to " + dst.device().str() +
-                    ": this build of qgrad has no CUDA support");
-#endif
+  static const KernelTable<TransferKernel>& table = kernel_table<TransferKernel>("transfer");
+  const Device other = src.device().is_cpu() ? dst.device() : src.device();
+  if (table.find(other.type) == nullptr) check_device_available("to", other);
+  table.at("to", other)(src, dst);
 }
 
 }  // namespace qgrad

@@ -5,6 +5,7 @@
 
 #include "core/convert.h"
 #include "core/copy.h"
+#include "core/core_kernels.h"
 
 namespace qgrad {
 
@@ -21,8 +22,6 @@ __global__ void fill_kernel(T* p, std::int64_t n, T v) {
        i += static_cast<std::int64_t>(blockDim.x) * gridDim.x)
     p[i] = v;
 }
-
-}  // namespace
 
 void cuda_copy_between_devices(const Tensor& src, const Tensor& dst) {
   const std::size_t n = static_cast<std::size_t>(src.numel()) * src.element_size();
@@ -55,6 +54,15 @@ void cuda_fill(const Tensor& dst, double value) {
                                                convert_element<scalar_t>(value));
   });
   check(cudaGetLastError(), "fill_");
+}
+
+}  // namespace
+
+void register_copy_cuda_kernels(KernelRegistry& r) {
+  r.table<CopyKernel>("copy").define(DeviceType::CUDA, &cuda_copy_into, kAllDTypes);
+  r.table<FillKernel>("fill").define(DeviceType::CUDA, &cuda_fill, kAllDTypes);
+  r.table<TransferKernel>("transfer")
+      .define(DeviceType::CUDA, &cuda_copy_between_devices, kAllDTypes);
 }
 
 }  // namespace qgrad

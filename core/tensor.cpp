@@ -7,9 +7,9 @@
 
 #include "core/autograd/engine.h"
 #include "core/autograd/function.h"
+#include "core/autograd/grad_arith.h"
 #include "core/copy.h"
 #include "core/factory.h"
-#include "ops/reduce/reduce.h"
 
 namespace qgrad {
 

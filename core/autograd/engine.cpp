@@ -7,8 +7,8 @@
 #include <unordered_set>
 
 #include "core/autograd/function.h"
+#include "core/autograd/grad_arith.h"
 #include "core/autograd/grad_mode.h"
-#include "ops/binary/binary.h"
 
 namespace qgrad {
 
@@ -52,7 +52,7 @@ void run_backward(const TensorList& roots, const TensorList& grad_roots, bool re
       buf.resize(std::max<std::size_t>(e.fn->outputs.size(), 1));
     Tensor g = validate_grad("backward", "gradient for output", r, e.fn->outputs.at(e.input_nr),
                              grad_roots[r]);
-    if (buf[e.input_nr].defined()) g = add(buf[e.input_nr], g);
+    if (buf[e.input_nr].defined()) g = add_grads(buf[e.input_nr], g);
     buf[e.input_nr] = g;
     root_nodes.push_back(e.fn);
   }
@@ -104,7 +104,7 @@ void run_backward(const TensorList& roots, const TensorList& grad_roots, bool re
         if (buf.size() < std::max<std::size_t>(e.fn->outputs.size(), 1))
           buf.resize(std::max<std::size_t>(e.fn->outputs.size(), 1));
         Tensor& slot = buf[e.input_nr];
-        slot = slot.defined() ? add(slot, g) : g;
+        slot = slot.defined() ? add_grads(slot, g) : g;
       }
       if (--deps[e.fn.get()] == 0) ready.push_back(e.fn);
     }

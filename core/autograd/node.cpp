@@ -1,8 +1,8 @@
 // FunctionNode and AccumulateGrad.
 #include "core/autograd/node.h"
 
+#include "core/autograd/grad_arith.h"
 #include "core/autograd/grad_mode.h"
-#include "ops/binary/binary.h"
 
 namespace qgrad {
 
@@ -58,7 +58,7 @@ TensorList AccumulateGrad::apply(TensorList&& grads) {
       meta.grad = g.is_same(in) ? g.clone() : g;
     }
   } else {
-    meta.grad = add(meta.grad, grads[0]);
+    meta.grad = add_grads(meta.grad, grads[0]);
   }
   return {};
 }

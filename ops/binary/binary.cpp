@@ -5,7 +5,7 @@
 
 #include "core/autograd/function.h"
 #include "core/factory.h"
-#include "ops/binary/binary_cpu.h"
+#include "ops/binary/binary_kernels.h"
 #include "ops/device_check.h"
 #include "ops/reduce/reduce.h"
 #include "ops/unary/unary.h"
@@ -89,8 +89,8 @@ Tensor compute(BinaryOp op, const Tensor& a, const Tensor& b) {
 
 void binary_kernel(BinaryOp op, const Tensor& a, const Tensor& b, const Tensor& out) {
   if (out.numel() == 0) return;
-  require_cpu(binary_op_name(op), out);
-  binary_cpu(op, a, b, out);
+  static const KernelTable<BinaryKernel>& table = kernel_table<BinaryKernel>("binary");
+  table(binary_op_name(op), a)(op, a, b, out);
 }
 
 Tensor scalar_like(double v, const Tensor& like) {

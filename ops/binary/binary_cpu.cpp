@@ -2,12 +2,13 @@
 // the compiler vectorises; the op is a template parameter so each loop body is branch-free.
 // Integer arithmetic wraps like PyTorch (computed in the unsigned type: no signed-overflow UB);
 // integer division never reaches a kernel (div is true division in float).
-#include "ops/binary/binary_cpu.h"
+#include "ops/binary/binary_kernels.h"
 
 #include <algorithm>
 #include <cmath>
 #include <type_traits>
 
+#include "core/core_kernels.h"
 #include "core/strided_loop.h"
 #include "ops/unary/vec_math.h"  // QGRAD_NOINLINE
 
@@ -220,10 +221,19 @@ void run_typed(BinaryOp op, const Tensor& a, const Tensor& b, const Tensor& out)
   }
 }
 
-}  // namespace
-
 void binary_cpu(BinaryOp op, const Tensor& a, const Tensor& b, const Tensor& out) {
   QGRAD_DISPATCH_ALL(a.dtype(), binary_op_name(op), [&] { run_typed<scalar_t>(op, a, b, out); });
+}
+
+void add_cpu(const Tensor& a, const Tensor& b, const Tensor& out) {
+  binary_cpu(BinaryOp::Add, a, b, out);
+}
+
+}  // namespace
+
+void register_binary_cpu_kernels(KernelRegistry& r) {
+  r.table<BinaryKernel>("binary").define(DeviceType::CPU, &binary_cpu, kAllDTypes);
+  r.table<AddKernel>("add").define(DeviceType::CPU, &add_cpu, kAllDTypes);
 }
 
 }  // namespace qgrad

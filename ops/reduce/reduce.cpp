@@ -7,12 +7,17 @@
 #include "core/factory.h"
 #include "ops/binary/binary.h"
 #include "ops/device_check.h"
-#include "ops/reduce/reduce_cpu.h"
+#include "ops/reduce/reduce_kernels.h"
 #include "ops/where/where.h"
 
 namespace qgrad {
 
 namespace {
+
+const KernelTable<ReduceKernel>& reduce_kernels() {
+  static const KernelTable<ReduceKernel>& table = kernel_table<ReduceKernel>("reduce");
+  return table;
+}
 
 struct Axes {
   std::vector<bool> reduced;
@@ -46,8 +51,7 @@ Axes make_axes(const Tensor& x, const Shape& dims, bool keepdim, const char* op)
 
 Tensor run(ReduceOp op, const Tensor& x, const Axes& axes, DType out_dtype, const char* name) {
   Tensor out = empty(axes.out_shape, TensorOptions().dtype(out_dtype).device(x.device()));
-  require_cpu(name, x);
-  reduce_cpu(op, x, axes.reduced, out);
+  reduce_kernels()(name, x)(op, x, axes.reduced, out, Tensor());
   return out;
 }
 
@@ -89,9 +93,9 @@ Tensor var(const Tensor& x, const Shape& dims, std::int64_t correction, bool kee
   require_floating("var", "input", x);
   QGRAD_CHECK(correction >= 0, ValueError, "var: correction must be >= 0, got ", correction);
   Axes axes = make_axes(x, dims, keepdim, "var");
-  require_cpu("var", x);
   Tensor out = empty(axes.out_shape, TensorOptions().dtype(x.dtype()).device(x.device()));
-  var_cpu(x, axes.reduced, correction, out);
+  static const KernelTable<VarKernel>& var_kernels = kernel_table<VarKernel>("var");
+  var_kernels("var", x)(x, axes.reduced, correction, out);
   if (!needs_grad({x})) return out;
   // d var / dx = 2 (x - mean) / max(0, N - correction).
   SavedTensor sx(x);
@@ -137,10 +141,10 @@ std::pair<Tensor, Tensor> extreme_dim(const Tensor& x, std::int64_t dim, bool ke
   Axes axes = make_axes(x, {d}, keepdim, name);
   QGRAD_CHECK(axes.count > 0, ValueError, name, ": cannot reduce over dimension ", d,
               " of size 0 (input shape ", x.shape(), ")");
-  require_cpu(name, x);
   Tensor values = empty(axes.out_shape, TensorOptions().dtype(x.dtype()).device(x.device()));
   Tensor idx = empty(axes.out_shape, TensorOptions().dtype(kInt64).device(x.device()));
-  reduce_cpu(is_max ? ReduceOp::ArgMax : ReduceOp::ArgMin, x, axes.reduced, idx, values);
+  reduce_kernels()(name, x)(is_max ? ReduceOp::ArgMax : ReduceOp::ArgMin, x, axes.reduced, idx,
+                            values);
   SavedTensor si(idx);
   Shape in_shape = x.shape(), kept = axes.kept_shape;
   const std::int64_t dd = x.dim() == 0 ? 0 : d;
@@ -195,26 +199,6 @@ Tensor argmax(const Tensor& x, std::optional<std::int64_t> dim, bool keepdim) {
 }
 Tensor argmin(const Tensor& x, std::optional<std::int64_t> dim, bool keepdim) {
   return arg(x, dim, keepdim, false);
-}
-
-Tensor sum_to_shape(const Tensor& grad, const Shape& shape) {
-  if (grad.shape() == shape) return grad;
-  const std::int64_t lead = grad.dim() - static_cast<std::int64_t>(shape.size());
-  QGRAD_CHECK(lead >= 0, ShapeError, "sum_to_shape: gradient shape ", grad.shape(),
-              " has fewer dims than the target shape ", shape);
-  Shape dims;
-  for (std::int64_t d = 0; d < grad.dim(); ++d) {
-    if (d < lead) {
-      dims.push_back(d);
-    } else if (shape[d - lead] == 1 && grad.shape()[d] != 1) {
-      dims.push_back(d);
-    } else {
-      QGRAD_CHECK(shape[d - lead] == grad.shape()[d], ShapeError, "sum_to_shape: gradient shape ",
-                  grad.shape(), " does not broadcast from ", shape);
-    }
-  }
-  Tensor s = dims.empty() ? grad : sum(grad, dims, /*keepdim=*/true);
-  return s.reshape(shape);
 }
 
 }  // namespace qgrad

@@ -1,11 +1,12 @@
 // Reductions over any set of axes with keepdim, all differentiable: sum, mean, var (with
 // Bessel's correction), max/min along a dim (values and indices), amax/amin (gradient shared
-// among ties, as PyTorch), argmax/argmin; and sum_to_shape for broadcast gradients.
+// among ties, as PyTorch), argmax/argmin.
 #pragma once
 
 #include <optional>
 #include <utility>
 
+#include "core/autograd/grad_arith.h"  // sum_to_shape, for the ops' backward rules
 #include "core/tensor.h"
 
 namespace qgrad {
@@ -26,8 +27,5 @@ Tensor argmax(const Tensor& x, std::optional<std::int64_t> dim = std::nullopt,
               bool keepdim = false);
 Tensor argmin(const Tensor& x, std::optional<std::int64_t> dim = std::nullopt,
               bool keepdim = false);
-
-// Sums `grad` over the dims that broadcasting added or expanded, giving `shape`.
-Tensor sum_to_shape(const Tensor& grad, const Shape& shape);
 
 }  // namespace qgrad

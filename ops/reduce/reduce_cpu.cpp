@@ -10,7 +10,7 @@
 // Work is split across threads by output when there are enough outputs, otherwise the reduced
 // range is split and the per-thread partial results are combined in order (so argmax keeps the
 // first index). Sums accumulate in double (floats) or wrapping uint64 (ints, as torch's int64).
-#include "ops/reduce/reduce_cpu.h"
+#include "ops/reduce/reduce_kernels.h"
 
 #include <omp.h>
 
@@ -21,6 +21,7 @@
 #include <numeric>
 #include <type_traits>
 
+#include "core/core_kernels.h"
 #include "core/strided_loop.h"
 
 namespace qgrad {
@@ -726,8 +727,6 @@ void var_typed(const Tensor& x, const ReducePlan& p, double denom, const Tensor&
                                       SqDevReducer<T>{centre.data(), denom});
 }
 
-}  // namespace
-
 void var_cpu(const Tensor& x, const std::vector<bool>& reduced, std::int64_t correction,
              const Tensor& out) {
   QGRAD_CHECK(static_cast<std::int64_t>(reduced.size()) == x.dim(), ValueError, "var: got ",
@@ -766,6 +765,18 @@ void reduce_cpu(ReduceOp op, const Tensor& x, const std::vector<bool>& reduced, 
     return;
   }
   QGRAD_DISPATCH_ALL(x.dtype(), "reduce", [&] { dispatch_op<scalar_t>(op, x, p, out, values); });
+}
+
+void sum_cpu(const Tensor& x, const std::vector<bool>& reduced, const Tensor& out) {
+  reduce_cpu(ReduceOp::Sum, x, reduced, out, Tensor());
+}
+
+}  // namespace
+
+void register_reduce_cpu_kernels(KernelRegistry& r) {
+  r.table<ReduceKernel>("reduce").define(DeviceType::CPU, &reduce_cpu, kAllDTypes);
+  r.table<VarKernel>("var").define(DeviceType::CPU, &var_cpu, kFloatingDTypes);
+  r.table<SumKernel>("sum").define(DeviceType::CPU, &sum_cpu, kAllDTypes);
 }
 
 }  // namespace qgrad

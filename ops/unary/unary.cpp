@@ -10,7 +10,7 @@
 #include "core/autograd/function.h"
 #include "core/factory.h"
 #include "ops/device_check.h"
-#include "ops/unary/unary_cpu.h"
+#include "ops/unary/unary_kernels.h"
 
 namespace qgrad {
 
@@ -50,15 +50,16 @@ const char* unary_op_name(UnaryOp op) {
 
 void unary_kernel(UnaryOp op, const Tensor& x, const Tensor& out, double p0, double p1) {
   if (out.numel() == 0) return;
-  require_cpu(unary_op_name(op), x);
-  unary_cpu(op, x, out, p0, p1);
+  static const KernelTable<UnaryKernel>& table = kernel_table<UnaryKernel>("unary");
+  table(unary_op_name(op), x)(op, x, out, p0, p1);
 }
 
 void unary_backward_kernel(UnaryOp op, const Tensor& g, const Tensor& x, const Tensor& y,
                            const Tensor& out, double p0, double p1) {
   if (out.numel() == 0) return;
-  require_cpu(unary_op_name(op), g);
-  unary_backward_cpu(op, g, x, y, out, p0, p1);
+  static const KernelTable<UnaryBackwardKernel>& table =
+      kernel_table<UnaryBackwardKernel>("unary_backward");
+  table(unary_op_name(op), g)(op, g, x, y, out, p0, p1);
 }
 
 namespace {

@@ -2,7 +2,7 @@
 // out, g, saved), so every op body is inlined and the contiguous case vectorises. float32
 // transcendentals use the branch-free approximations of vec_math.h (libm calls would keep the
 // loops scalar); float64 uses libm. Integer ops wrap like PyTorch (no signed-overflow UB).
-#include "ops/unary/unary_cpu.h"
+#include "ops/unary/unary_kernels.h"
 
 #include <algorithm>
 #include <cmath>
@@ -246,8 +246,6 @@ void forward_int(UnaryOp op, const Tensor& x, const Tensor& out, double p0, doub
   }
 }
 
-}  // namespace
-
 void unary_cpu(UnaryOp op, const Tensor& x, const Tensor& out, double p0, double p1) {
   if (!is_floating(x.dtype())) {
     QGRAD_DISPATCH_ALL(x.dtype(), unary_op_name(op), [&] {
@@ -267,6 +265,14 @@ void unary_backward_cpu(UnaryOp op, const Tensor& g, const Tensor& x, const Tens
   QGRAD_DISPATCH_FLOAT(g.dtype(), unary_op_name(op), [&] {
     backward<scalar_t>(op, g, x, y, out, static_cast<scalar_t>(p0), static_cast<scalar_t>(p1));
   });
+}
+
+}  // namespace
+
+void register_unary_cpu_kernels(KernelRegistry& r) {
+  r.table<UnaryKernel>("unary").define(DeviceType::CPU, &unary_cpu, kAllDTypes);
+  r.table<UnaryBackwardKernel>("unary_backward")
+      .define(DeviceType::CPU, &unary_backward_cpu, kFloatingDTypes);
 }
 
 }  // namespace qgrad

@@ -6,8 +6,7 @@
 #include "core/factory.h"
 #include "ops/binary/binary.h"
 #include "ops/device_check.h"
-#include "ops/reduce/reduce.h"
-#include "ops/where/where_cpu.h"
+#include "ops/where/where_kernels.h"
 
 namespace qgrad {
 
@@ -24,7 +23,6 @@ Tensor where(const Tensor& cond, const Tensor& a, const Tensor& b) {
   require_defined("where", "other", b);
   check_same_device("where", cond, a);
   check_same_device("where", a, b);
-  require_cpu("where", a);
   const Shape shape =
       broadcast_shapes(broadcast_shapes(cond.shape(), a.shape(), "where"), b.shape(), "where");
   const DType dt = result_type(a, b);
@@ -34,7 +32,8 @@ Tensor where(const Tensor& cond, const Tensor& a, const Tensor& b) {
     Tensor c = as_mask(cond).expand(shape);
     Tensor ca = (a.dtype() == dt ? a : a.to(dt)).expand(shape);
     Tensor cb = (b.dtype() == dt ? b : b.to(dt)).expand(shape);
-    if (out.numel() > 0) where_cpu(c, ca, cb, out);
+    static const KernelTable<WhereKernel>& table = kernel_table<WhereKernel>("where");
+    if (out.numel() > 0) table("where", out)(c, ca, cb, out);
   }
   if (needs_grad({a, b})) {
     SavedTensor sc(as_mask(cond));
@@ -58,28 +57,31 @@ Tensor where(const Tensor& cond, double a, const Tensor& b) {
 }
 
 namespace {
-Tensor logical(int op, const Tensor& a, const Tensor& b) {
-  const char* name = op == 0 ? "logical_and" : op == 1 ? "logical_or" : "logical_not";
+Tensor logical(LogicalOp op, const Tensor& a, const Tensor& b) {
+  const char* name = op == LogicalOp::And  ? "logical_and"
+                     : op == LogicalOp::Or ? "logical_or"
+                                           : "logical_not";
   require_defined(name, "input", a);
   require_defined(name, "other", b);
   check_same_device(name, a, b);
-  require_cpu(name, a);
   const Shape shape = broadcast_shapes(a.shape(), b.shape(), name);
   Tensor out = empty(shape, TensorOptions().dtype(kUInt8).device(a.device()));
   NoGradGuard ng;
-  if (out.numel() > 0) logical_cpu(op, as_mask(a).expand(shape), as_mask(b).expand(shape), out);
+  static const KernelTable<LogicalKernel>& table = kernel_table<LogicalKernel>("logical");
+  if (out.numel() > 0)
+    table(name, out)(op, as_mask(a).expand(shape), as_mask(b).expand(shape), out);
   return out;
 }
 }  // namespace
 
 Tensor logical_and(const Tensor& a, const Tensor& b) {
-  return logical(0, a, b);
+  return logical(LogicalOp::And, a, b);
 }
 Tensor logical_or(const Tensor& a, const Tensor& b) {
-  return logical(1, a, b);
+  return logical(LogicalOp::Or, a, b);
 }
 Tensor logical_not(const Tensor& a) {
-  return logical(2, a, a);
+  return logical(LogicalOp::Not, a, a);
 }
 
 }  // namespace qgrad

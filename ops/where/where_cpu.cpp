@@ -1,6 +1,6 @@
 // CPU where/logical kernels on the StridedLoop, with plain loops for the contiguous and
 // broadcast-scalar inner cases so they vectorise.
-#include "ops/where/where_cpu.h"
+#include "ops/where/where_kernels.h"
 
 #include "core/strided_loop.h"
 #include "ops/unary/vec_math.h"  // QGRAD_NOINLINE
@@ -63,14 +63,11 @@ void where_typed(const Tensor& cond, const Tensor& a, const Tensor& b, const Ten
   });
 }
 
-}  // namespace
-
 void where_cpu(const Tensor& cond, const Tensor& a, const Tensor& b, const Tensor& out) {
   QGRAD_DISPATCH_ALL(out.dtype(), "where", [&] { where_typed<scalar_t>(cond, a, b, out); });
 }
 
-namespace {
-template <int Op>
+template <LogicalOp Op>
 void logical_typed(const Tensor& a, const Tensor& b, const Tensor& out) {
   const auto* pa = static_cast<const std::uint8_t*>(a.raw_data());
   const auto* pb = static_cast<const std::uint8_t*>(b.raw_data());
@@ -80,16 +77,24 @@ void logical_typed(const Tensor& a, const Tensor& b, const Tensor& out) {
                const std::array<std::int64_t, 3>& st) {
     for (std::int64_t i = 0; i < n; ++i) {
       const bool x = pa[off[1] + i * st[1]] != 0, y = pb[off[2] + i * st[2]] != 0;
-      po[off[0] + i * st[0]] = Op == 0 ? (x && y) : Op == 1 ? (x || y) : !x;
+      po[off[0] + i * st[0]] = Op == LogicalOp::And  ? (x && y)
+                               : Op == LogicalOp::Or ? (x || y)
+                                                     : !x;
     }
   });
 }
+
+void logical_cpu(LogicalOp op, const Tensor& a, const Tensor& b, const Tensor& out) {
+  if (op == LogicalOp::And) return logical_typed<LogicalOp::And>(a, b, out);
+  if (op == LogicalOp::Or) return logical_typed<LogicalOp::Or>(a, b, out);
+  logical_typed<LogicalOp::Not>(a, b, out);
+}
+
 }  // namespace
 
-void logical_cpu(int op, const Tensor& a, const Tensor& b, const Tensor& out) {
-  if (op == 0) return logical_typed<0>(a, b, out);
-  if (op == 1) return logical_typed<1>(a, b, out);
-  logical_typed<2>(a, b, out);
+void register_where_cpu_kernels(KernelRegistry& r) {
+  r.table<WhereKernel>("where").define(DeviceType::CPU, &where_cpu, kAllDTypes);
+  r.table<LogicalKernel>("logical").define(DeviceType::CPU, &logical_cpu, DTypeSet{kUInt8});
 }
 
 }  // namespace qgrad

@@ -1,0 +1,106 @@
+// The kernel registry: built once, on first use, by the explicit registration functions of the
+// four layers; DTypeSet formatting and the errors for missing kernels.
+#include "core/dispatch.h"
+
+#include <memory>
+
+namespace qgrad {
+
+const char* device_type_name(DeviceType t) {
+  return t == DeviceType::CPU ? "cpu" : "cuda";
+}
+
+std::string DTypeSet::str() const {
+  std::string s = "{";
+  for (DType d : {kFloat32, kFloat64, kInt8, kUInt8, kInt16, kInt32, kInt64}) {
+    if (!contains(d)) continue;
+    if (s.size() > 1) s += ", ";
+    s += dtype_name(d);
+  }
+  return s + "}";
+}
+
+void KernelTableBase::mark(DeviceType device, DTypeSet dtypes) {
+  defined_[slot(device)] = true;
+  dtypes_[slot(device)] = dtypes;
+}
+
+void KernelTableBase::throw_unsupported(const char* op, const Tensor& t) const {
+  const DeviceType d = t.device().type;
+  if (!has_kernel(d))
+    throw DeviceError(detail::concat(op, ": no ", device_type_name(d), " kernel in this build (",
+                                     dtype_name(t.dtype()), " tensor of shape ", t.shape(), " on ",
+                                     t.device(), "); move the tensor to a device that has one"));
+  throw DTypeError(detail::concat(op, ": the ", device_type_name(d), " kernel takes ",
+                                  dtypes_[slot(d)].str(), ", got ", dtype_name(t.dtype()),
+                                  " (tensor of shape ", t.shape(), ")"));
+}
+
+void KernelTableBase::throw_no_device(const char* op, Device device) const {
+  throw DeviceError(detail::concat(op, ": no ", device_type_name(device.type),
+                                   " kernel in this build (device ", device, ")"));
+}
+
+void KernelRegistry::add_op(const std::string& op, std::initializer_list<const char*> tables) {
+  QGRAD_CHECK(!ops_.count(op), Error, "kernel registry: op '", op, "' declared twice");
+  std::vector<std::string> names;
+  for (const char* t : tables) {
+    find_table(t);  // every table an op names must exist (a registration bug otherwise)
+    names.emplace_back(t);
+  }
+  ops_.emplace(op, std::move(names));
+}
+
+const KernelTableBase& KernelRegistry::find_table(const std::string& name) const {
+  auto it = tables_.find(name);
+  QGRAD_CHECK(it != tables_.end(), Error, "kernel table '", name,
+              "' was never registered (its family's register function is missing)");
+  return *it->second;
+}
+
+bool KernelRegistry::supports(std::string_view op, Device device, DType dtype) const {
+  auto it = ops_.find(op);
+  if (it == ops_.end()) return false;
+  for (const std::string& t : it->second)
+    if (!find_table(t).supports(device.type, dtype)) return false;
+  return true;
+}
+
+std::vector<std::string> KernelRegistry::ops() const {
+  std::vector<std::string> out;
+  for (const auto& [name, tables] : ops_) out.push_back(name);
+  return out;
+}
+
+std::vector<std::string> KernelRegistry::tables(std::string_view op) const {
+  auto it = ops_.find(op);
+  return it == ops_.end() ? std::vector<std::string>{} : it->second;
+}
+
+std::vector<std::string> KernelRegistry::table_names() const {
+  std::vector<std::string> out;
+  for (const auto& [name, table] : tables_) out.push_back(name);
+  return out;
+}
+
+const KernelRegistry& kernel_registry() {
+  // Built on first use by explicit calls (thread-safe by the static's initialisation), then
+  // read-only: this is the "explicit cache" of the build's kernels, not mutable state.
+  // Immortal, like the CPU block cache: tensors owned by static objects may allocate or copy
+  // during static destruction.
+  static const KernelRegistry& registry = *[] {
+    auto r = std::make_unique<KernelRegistry>();
+    register_core_kernels(*r);
+    register_ops_kernels(*r);
+    register_nn_kernels(*r);
+    register_quant_kernels(*r);
+    return r.release();
+  }();
+  return registry;
+}
+
+bool supports(std::string_view op, Device device, DType dtype) {
+  return kernel_registry().supports(op, device, dtype);
+}
+
+}  // namespace qgrad

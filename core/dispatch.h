@@ -1,0 +1,166 @@
+// Per-device kernel dispatch: every op reaches its kernels through a KernelTable (one kernel per
+// device type, with the dtypes it takes), all held by one KernelRegistry. The registry is built
+// once, on first use, by explicit calls into each family's register_<family>_cpu_kernels /
+// register_<family>_cuda_kernels (see core/dispatch.cpp): no static self-registration, which
+// would vanish from a static library. An empty slot is a DeviceError naming the op and the
+// device, never a silent fallback; supports(op, device, dtype) answers without throwing (ggml's
+// supports_op). The registry also lists every user-facing op and the kernels it needs, which is
+// what the cross-device test iterates over.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <initializer_list>
+#include <map>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "core/dtype.h"
+#include "core/error.h"
+#include "core/tensor.h"
+
+namespace qgrad {
+
+inline constexpr std::size_t kDeviceTypeCount = 2;  // DeviceType::CPU, DeviceType::CUDA
+const char* device_type_name(DeviceType t);
+
+// A set of dtypes, as a bit mask over DType's values.
+class DTypeSet {
+ public:
+  constexpr DTypeSet() = default;
+  constexpr DTypeSet(std::initializer_list<DType> dtypes) {
+    for (DType d : dtypes) bits_ |= bit(d);
+  }
+  constexpr bool contains(DType d) const { return (bits_ & bit(d)) != 0; }
+  constexpr bool empty() const { return bits_ == 0; }
+  std::string str() const;  // "{float32, float64}"
+
+ private:
+  static constexpr std::uint32_t bit(DType d) { return 1u << static_cast<unsigned>(d); }
+  std::uint32_t bits_ = 0;
+};
+
+inline constexpr DTypeSet kFloatingDTypes{kFloat32, kFloat64};
+inline constexpr DTypeSet kAllDTypes{kFloat32, kFloat64, kInt8, kUInt8, kInt16, kInt32, kInt64};
+
+// The type-independent face of a KernelTable (what supports() and the error messages need).
+class KernelTableBase {
+ public:
+  explicit KernelTableBase(std::string name) : name_(std::move(name)) {}
+  virtual ~KernelTableBase() = default;
+  KernelTableBase(const KernelTableBase&) = delete;
+  KernelTableBase& operator=(const KernelTableBase&) = delete;
+
+  const std::string& name() const { return name_; }
+  bool supports(DeviceType device, DType dtype) const {
+    return has_kernel(device) && dtypes_[slot(device)].contains(dtype);
+  }
+  bool has_kernel(DeviceType device) const { return defined_[slot(device)]; }
+  DTypeSet dtypes(DeviceType device) const { return dtypes_[slot(device)]; }
+
+ protected:
+  static std::size_t slot(DeviceType d) { return static_cast<std::size_t>(d); }
+  // The error for a call with no kernel: names the op, the device, the dtype and the shape.
+  [[noreturn]] void throw_unsupported(const char* op, const Tensor& t) const;
+  [[noreturn]] void throw_no_device(const char* op, Device device) const;
+  void mark(DeviceType device, DTypeSet dtypes);
+
+ private:
+  std::string name_;
+  std::array<bool, kDeviceTypeCount> defined_{};
+  std::array<DTypeSet, kDeviceTypeCount> dtypes_{};
+};
+
+// One kernel signature `Fn` (a function type), one kernel per device type.
+template <typename Fn>
+class KernelTable final : public KernelTableBase {
+ public:
+  using KernelTableBase::KernelTableBase;
+
+  // Called by the register functions only, while the registry is being built.
+  void define(DeviceType device, Fn* kernel, DTypeSet dtypes) {
+    QGRAD_CHECK(kernel != nullptr && !has_kernel(device), Error, "kernel table '", name(),
+                "': ", kernel ? "a second kernel" : "a null kernel", " registered for ",
+                device_type_name(device));
+    kernels_[slot(device)] = kernel;
+    mark(device, dtypes);
+  }
+  // The kernel for `t`'s device (and dtype); throws DeviceError naming `op` when there is none.
+  Fn& operator()(const char* op, const Tensor& t) const {
+    const DeviceType d = t.device().type;
+    if (!supports(d, t.dtype())) throw_unsupported(op, t);
+    return *kernels_[slot(d)];
+  }
+  // The kernel for `device`, whatever the dtype (allocators, transfers); DeviceError when none.
+  Fn& at(const char* op, Device device) const {
+    if (!has_kernel(device.type)) throw_no_device(op, device);
+    return *kernels_[slot(device.type)];
+  }
+  Fn* find(DeviceType device) const { return kernels_[slot(device)]; }
+
+ private:
+  std::array<Fn*, kDeviceTypeCount> kernels_{};
+};
+
+// Every kernel table, by name, and every user-facing op with the tables it needs. Built once by
+// register_all_kernels and read-only afterwards.
+class KernelRegistry {
+ public:
+  // The table `name`, created on first use (registration only). Throws when `name` exists with
+  // another signature.
+  template <typename Fn>
+  KernelTable<Fn>& table(const std::string& name) {
+    auto it = tables_.find(name);
+    if (it == tables_.end())
+      it = tables_.emplace(name, std::make_unique<KernelTable<Fn>>(name)).first;
+    auto* t = dynamic_cast<KernelTable<Fn>*>(it->second.get());
+    QGRAD_CHECK(t != nullptr, Error, "kernel table '", name,
+                "' is registered with another signature");
+    return *t;
+  }
+  // The table `name` for dispatch; throws Error when it was never registered (a build problem).
+  template <typename Fn>
+  const KernelTable<Fn>& get(const std::string& name) const {
+    auto* t = dynamic_cast<const KernelTable<Fn>*>(&find_table(name));
+    QGRAD_CHECK(t != nullptr, Error, "kernel table '", name, "' has another signature");
+    return *t;
+  }
+  // Declares a user-facing op and the kernel tables it runs on (all must support a device and
+  // dtype for the op to).
+  void add_op(const std::string& op, std::initializer_list<const char*> tables);
+
+  bool supports(std::string_view op, Device device, DType dtype) const;
+  std::vector<std::string> ops() const;
+  std::vector<std::string> tables(std::string_view op) const;
+  std::vector<std::string> table_names() const;
+  const KernelTableBase& find_table(const std::string& name) const;
+
+ private:
+  std::map<std::string, std::unique_ptr<KernelTableBase>, std::less<>> tables_;
+  std::map<std::string, std::vector<std::string>, std::less<>> ops_;
+};
+
+// The registry of every kernel in this build, built on first use (thread-safe).
+const KernelRegistry& kernel_registry();
+
+// The table `name` with signature Fn. Fronts keep the reference in a function-local static.
+template <typename Fn>
+const KernelTable<Fn>& kernel_table(const std::string& name) {
+  return kernel_registry().get<Fn>(name);
+}
+
+// Whether `op` (a name from kernel_registry().ops(), e.g. "conv2d") has kernels for `device` and
+// `dtype` in this build. Unknown op names give false.
+bool supports(std::string_view op, Device device, DType dtype);
+
+// The registration entry points of the four layers, called in this order by kernel_registry()
+// (defined in core/register_kernels.cpp, ops/register_kernels.cpp, nn/register_kernels.cpp and
+// quant/register_kernels.cpp).
+void register_core_kernels(KernelRegistry& registry);
+void register_ops_kernels(KernelRegistry& registry);
+void register_nn_kernels(KernelRegistry& registry);
+void register_quant_kernels(KernelRegistry& registry);
+
+}  // namespace qgrad

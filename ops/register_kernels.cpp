@@ -1,0 +1,32 @@
+// The ops layer's kernels for each device this build has, and the catalogue of user-facing ops
+// with the kernel tables each runs on (what supports() answers for and what the cross-device
+// test iterates over).
+#include "ops/binary/binary_kernels.h"
+#include "ops/reduce/reduce_kernels.h"
+#include "ops/unary/unary_kernels.h"
+#include "ops/where/where_kernels.h"
+
+namespace qgrad {
+
+void register_ops_kernels(KernelRegistry& r) {
+  register_binary_cpu_kernels(r);
+  register_reduce_cpu_kernels(r);
+  register_unary_cpu_kernels(r);
+  register_where_cpu_kernels(r);
+#ifdef QGRAD_WITH_CUDA
+#endif
+
+  for (const char* op : {"add", "sub", "mul", "div", "pow", "maximum", "minimum", "eq", "ne", "lt",
+                         "le", "gt", "ge"})
+    r.add_op(op, {"binary"});
+  for (const char* op : {"sum", "mean", "amax", "amin", "max", "min", "argmax", "argmin"})
+    r.add_op(op, {"reduce"});
+  r.add_op("var", {"var"});
+  for (const char* op : {"neg", "abs", "sign", "exp", "log", "sqrt", "relu", "relu6", "leaky_relu",
+                         "hardtanh", "sigmoid", "tanh", "gelu", "clamp"})
+    r.add_op(op, {"unary", "unary_backward"});
+  r.add_op("where", {"where"});
+  for (const char* op : {"logical_and", "logical_or", "logical_not"}) r.add_op(op, {"logical"});
+}
+
+}  // namespace qgrad
