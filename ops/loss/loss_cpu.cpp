@@ -1,6 +1,6 @@
 // CPU loss kernels. Cross entropy makes short passes over each position's C logits: max, then
 // sum(exp(x - max)) (and, with label smoothing, sum(weight * (x - max))), vectorised with the
-// softmax family's exp and blocked sums (ops/softmax/vec_math.h). They give the loss and the
+// softmax family's exp and blocked sums (core/vec_math.h). They give the loss and the
 // position's log-sum-exp, which the backward pass reuses to recompute the softmax without
 // storing it. [N, C] inputs run position by position along their class rows; spatial inputs
 // [N, C, d1, ...] run a tile of neighbouring positions at once, so each pass over the classes
@@ -14,8 +14,8 @@
 #include <vector>
 
 #include "core/strided_loop.h"
+#include "core/vec_math.h"
 #include "ops/softmax/dim_view.h"
-#include "ops/softmax/vec_math.h"
 
 namespace qgrad {
 
@@ -41,13 +41,13 @@ void log_sum_exp(const T* x, std::int64_t C, std::int64_t st, const T* w, bool s
 #pragma omp simd reduction(max : m)
   for (std::int64_t c = 1; c < C; ++c) m = x[c * s1] > m ? x[c * s1] : m;
   max_out = static_cast<double>(m);
-  log_s = std::log(blocked_sum<T>(
-      C, [&](std::int64_t c) { return exp_nonpositive(static_cast<T>(x[c * s1] - m)); }));
+  log_s = std::log(vec_math::blocked_sum<T>(
+      C, [&](std::int64_t c) { return vec_math::exp_nonpositive(static_cast<T>(x[c * s1] - m)); }));
   if (!smooth) return;
   if (w)
-    sw = blocked_sum<T>(C, [&](std::int64_t c) { return w[c] * (x[c * s1] - m); });
+    sw = vec_math::blocked_sum<T>(C, [&](std::int64_t c) { return w[c] * (x[c * s1] - m); });
   else
-    sw = blocked_sum<T>(C, [&](std::int64_t c) { return x[c * s1] - m; });
+    sw = vec_math::blocked_sum<T>(C, [&](std::int64_t c) { return x[c * s1] - m; });
 }
 
 // gr[c] = coef_p * exp(x_c - lse) - coef_w * w_c over one position (gr at pitch `pitch`).
@@ -58,13 +58,15 @@ void softmax_grad_row(const T* x, std::int64_t C, std::int64_t st, std::int64_t 
   if (w) {
 #pragma omp simd
     for (std::int64_t c = 0; c < C; ++c)
-      gr[c * p1] = coef_p * exp_nonpositive(static_cast<T>(static_cast<double>(x[c * s1]) - lse)) -
-                   coef_w * w[c];
+      gr[c * p1] =
+          coef_p * vec_math::exp_nonpositive(static_cast<T>(static_cast<double>(x[c * s1]) - lse)) -
+          coef_w * w[c];
   } else {
 #pragma omp simd
     for (std::int64_t c = 0; c < C; ++c)
       gr[c * p1] =
-          coef_p * exp_nonpositive(static_cast<T>(static_cast<double>(x[c * s1]) - lse)) - coef_w;
+          coef_p * vec_math::exp_nonpositive(static_cast<T>(static_cast<double>(x[c * s1]) - lse)) -
+          coef_w;
   }
 }
 
@@ -124,13 +126,13 @@ void ce_forward_tile(const ClassLossCtx<T>& k, std::int64_t n, std::int64_t s0, 
     const T* xc = xb + c * k.cs;
 #pragma omp simd
     for (std::int64_t i = 0; i < cnt; ++i)
-      part[i] += exp_nonpositive(static_cast<T>(xc[i * is] - mx[i]));
+      part[i] += vec_math::exp_nonpositive(static_cast<T>(xc[i * is] - mx[i]));
     if (smooth) {
       const T wc = k.class_weight(c);
 #pragma omp simd
       for (std::int64_t i = 0; i < cnt; ++i) partw[i] += wc * (xc[i * is] - mx[i]);
     }
-    if ((c + 1) % kSumBlock == 0 || c + 1 == k.C) {
+    if ((c + 1) % vec_math::kSumBlock == 0 || c + 1 == k.C) {
       for (std::int64_t i = 0; i < cnt; ++i) {
         sm[i] += static_cast<double>(part[i]);
         sw[i] += static_cast<double>(partw[i]);
@@ -178,7 +180,8 @@ void ce_backward_tile(const ClassLossCtx<T>& k, std::int64_t n, std::int64_t s0,
     const T wc = k.class_weight(c);
 #pragma omp simd
     for (std::int64_t i = 0; i < cnt; ++i) {
-      const T prob = exp_nonpositive(static_cast<T>(static_cast<double>(xc[i * is]) - l[i]));
+      const T prob =
+          vec_math::exp_nonpositive(static_cast<T>(static_cast<double>(xc[i * is]) - l[i]));
       gc[i] = coef_p[i] * prob - coef_w[i] * wc;
     }
   }

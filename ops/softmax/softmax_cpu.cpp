@@ -13,8 +13,8 @@
 #include <cmath>
 
 #include "core/strided_loop.h"
+#include "core/vec_math.h"
 #include "ops/softmax/dim_view.h"
-#include "ops/softmax/vec_math.h"
 
 namespace qgrad {
 
@@ -41,8 +41,8 @@ void forward_row(const T* x, std::int64_t n, std::int64_t st, T* y, bool log) {
   T m = x[0];
 #pragma omp simd reduction(max : m)
   for (std::int64_t c = 1; c < n; ++c) m = x[c * s1] > m ? x[c * s1] : m;
-  const double s = blocked_sum<T>(n, [&](std::int64_t c) {
-    const T e = exp_nonpositive(static_cast<T>(x[c * s1] - m));
+  const double s = vec_math::blocked_sum<T>(n, [&](std::int64_t c) {
+    const T e = vec_math::exp_nonpositive(static_cast<T>(x[c * s1] - m));
     y[c] = e;
     return e;
   });
@@ -79,11 +79,11 @@ void forward_tile(const T* xb, const DimView& v, std::int64_t cnt, T* y, bool lo
     T* yc = y + c * pitch;
 #pragma omp simd
     for (std::int64_t i = 0; i < cnt; ++i) {
-      const T e = exp_nonpositive(static_cast<T>(xc[i * is] - mx[i]));
+      const T e = vec_math::exp_nonpositive(static_cast<T>(xc[i * is] - mx[i]));
       yc[i] = e;
       part[i] += e;
     }
-    if ((c + 1) % kSumBlock == 0 || c + 1 == C) flush(part, sm, cnt);
+    if ((c + 1) % vec_math::kSumBlock == 0 || c + 1 == C) flush(part, sm, cnt);
   }
   T f[kTile];  // log(sum) for log_softmax, 1 / sum for softmax
   for (std::int64_t i = 0; i < cnt; ++i) f[i] = static_cast<T>(log ? std::log(sm[i]) : 1.0 / sm[i]);
@@ -106,12 +106,13 @@ template <bool kUnit, typename T>
 void backward_row(const T* g, std::int64_t n, std::int64_t st, const T* y, T* gx, bool log) {
   const std::int64_t s1 = kUnit ? 1 : st;
   if (log) {
-    const T sum = static_cast<T>(blocked_sum<T>(n, [&](std::int64_t c) { return g[c * s1]; }));
+    const T sum =
+        static_cast<T>(vec_math::blocked_sum<T>(n, [&](std::int64_t c) { return g[c * s1]; }));
 #pragma omp simd
-    for (std::int64_t c = 0; c < n; ++c) gx[c] = g[c * s1] - exp_nonpositive(y[c]) * sum;
+    for (std::int64_t c = 0; c < n; ++c) gx[c] = g[c * s1] - vec_math::exp_nonpositive(y[c]) * sum;
   } else {
-    const T dot =
-        static_cast<T>(blocked_sum<T>(n, [&](std::int64_t c) { return g[c * s1] * y[c]; }));
+    const T dot = static_cast<T>(
+        vec_math::blocked_sum<T>(n, [&](std::int64_t c) { return g[c * s1] * y[c]; }));
 #pragma omp simd
     for (std::int64_t c = 0; c < n; ++c) gx[c] = y[c] * (g[c * s1] - dot);
   }
@@ -137,7 +138,7 @@ void backward_tile(const T* gb, const DimView& v, std::int64_t cnt, const T* y, 
 #pragma omp simd
       for (std::int64_t i = 0; i < cnt; ++i) part[i] += gc[i * is] * yc[i];
     }
-    if ((c + 1) % kSumBlock == 0 || c + 1 == C) flush(part, acc, cnt);
+    if ((c + 1) % vec_math::kSumBlock == 0 || c + 1 == C) flush(part, acc, cnt);
   }
   T s[kTile];
   for (std::int64_t i = 0; i < cnt; ++i) s[i] = static_cast<T>(acc[i]);
@@ -147,7 +148,8 @@ void backward_tile(const T* gb, const DimView& v, std::int64_t cnt, const T* y, 
     T* oc = gx + c * pitch;
     if (log) {
 #pragma omp simd
-      for (std::int64_t i = 0; i < cnt; ++i) oc[i] = gc[i * is] - exp_nonpositive(yc[i]) * s[i];
+      for (std::int64_t i = 0; i < cnt; ++i)
+        oc[i] = gc[i * is] - vec_math::exp_nonpositive(yc[i]) * s[i];
     } else {
 #pragma omp simd
       for (std::int64_t i = 0; i < cnt; ++i) oc[i] = yc[i] * (gc[i * is] - s[i]);

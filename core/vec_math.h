@@ -1,45 +1,33 @@
 // Branch-free float32 approximations of exp, log, tanh and erfc (Cephes / Numerical Recipes
-// polynomials, a few ulp) written so that GCC and Clang auto-vectorise the loops calling them:
-// std::exp & co. are opaque libm calls that keep a loop scalar. Special values follow libm:
-// NaN propagates, exp(-inf) = 0, exp(inf) = inf, log(0) = -inf, log(x < 0) = NaN. float64 keeps
-// using libm (it is the gradcheck path, where accuracy matters more than speed).
+// polynomials, a few ulp), written so that GCC and Clang auto-vectorise the CPU loops calling
+// them (std::exp & co. are opaque libm calls that keep a loop scalar; the -ffast-math vector
+// variants are off limits here) and marked QGRAD_HD so that the CUDA kernels compute the same
+// bits. Special values follow libm: NaN propagates, exp(-inf) = 0, exp(inf) = inf, log(0) = -inf,
+// log(x < 0) = NaN. float64 keeps libm (the gradcheck path, where accuracy matters more than
+// speed). Also exp_nonpositive, the softmax family's exp for x <= 0 (Cephes' expf scheme with the
+// clamp those kernels need), and blocked_sum, their CPU summation: an `omp simd` reduction in the
+// element type over blocks of kSumBlock terms, the block sums added in double (a double reduction
+// of float terms does not vectorise, a float one over a long row would lose accuracy).
 #pragma once
 
+#include <cmath>
 #include <cstdint>
-#include <cstring>
 
-// QGRAD_VEC_INLINE forces inlining: a call left in a loop body (GCC gives up inlining large
-// bodies into big callers) would stop the loop from vectorising. QGRAD_NOINLINE keeps the
-// kernels' small vectorisable loops out of line, for the same reason (see unary_cpu.cpp).
-#if defined(__GNUC__)
-#define QGRAD_VEC_INLINE inline __attribute__((always_inline))
-#define QGRAD_NOINLINE __attribute__((noinline))
-#else
-#define QGRAD_VEC_INLINE inline
-#define QGRAD_NOINLINE
-#endif
+#include "core/host_device.h"
 
 namespace qgrad::vec_math {
 
-QGRAD_VEC_INLINE std::uint32_t bits_of(float x) {
-  std::uint32_t u;
-  std::memcpy(&u, &x, sizeof u);
-  return u;
-}
-QGRAD_VEC_INLINE float float_of(std::uint32_t u) {
-  float x;
-  std::memcpy(&x, &u, sizeof x);
-  return x;
-}
+using hd::bits_of;
+using hd::float_of;
 
 // cond ? a : b on bit patterns, without a branch.
-QGRAD_VEC_INLINE std::uint32_t select_bits(bool cond, std::uint32_t a, std::uint32_t b) {
+QGRAD_HD_INLINE std::uint32_t select_bits(bool cond, std::uint32_t a, std::uint32_t b) {
   return b ^ ((a ^ b) & (0u - static_cast<std::uint32_t>(cond)));
 }
 
 // exp(x): x = n ln2 + r with |r| <= ln2/2, a degree-6 polynomial for exp(r), and 2^n applied
 // as two factors so results in the subnormal range round gradually instead of flushing.
-QGRAD_VEC_INLINE float exp(float x) {
+QGRAD_HD_INLINE float exp(float x) {
   // Clamp keeps n small enough for the exponent arithmetic (NaN fails both tests and stays NaN).
   x = x > 89.0f ? 89.0f : x;
   x = x < -104.0f ? -104.0f : x;
@@ -65,7 +53,7 @@ QGRAD_VEC_INLINE float exp(float x) {
 }
 
 // log(x): x = m 2^e with m in [sqrt(1/2), sqrt(2)), log(m) from a degree-9 polynomial in m - 1.
-QGRAD_VEC_INLINE float log(float x) {
+QGRAD_HD_INLINE float log(float x) {
   // Mask arithmetic instead of ?: before the int -> float conversion: GCC turns those selects
   // into branches and then will not move the conversion (which "may trap") out of them, which
   // would keep the loop scalar.
@@ -105,7 +93,7 @@ QGRAD_VEC_INLINE float log(float x) {
 }
 
 // tanh(x): an odd polynomial near 0 (no cancellation), 1 - 2 / (exp(2|x|) + 1) elsewhere.
-QGRAD_VEC_INLINE float tanh(float x) {
+QGRAD_HD_INLINE float tanh(float x) {
   const float ax = x < 0.0f ? -x : x;
   const float z = x * x;
   float p = -5.70498872745e-3f;
@@ -123,7 +111,7 @@ QGRAD_VEC_INLINE float tanh(float x) {
 
 // erfc(x) for x >= 0 with relative error below ~2e-7 (Numerical Recipes' Chebyshev fit), the
 // form gelu needs: 0.5 * erfc(|x| / sqrt 2) is the Gaussian tail without cancellation.
-QGRAD_VEC_INLINE float erfc_nonneg(float z) {
+QGRAD_HD_INLINE float erfc_nonneg(float z) {
   const float t = 1.0f / (1.0f + 0.5f * z);
   float p = 0.17087277f;
   p = p * t - 0.82215223f;
@@ -139,10 +127,52 @@ QGRAD_VEC_INLINE float erfc_nonneg(float z) {
 }
 
 // The standard normal CDF Phi(x) = 0.5 * erfc(-x / sqrt 2).
-QGRAD_VEC_INLINE float normal_cdf(float x) {
+QGRAD_HD_INLINE float normal_cdf(float x) {
   const float z = (x < 0.0f ? -x : x) * 0.70710678118654752f;
   const float half_tail = 0.5f * erfc_nonneg(z);
   return x < 0.0f ? half_tail : 1.0f - half_tail;
+}
+
+// exp(x) for x <= 0 — every caller exponentiates x - max(x) or a log-probability. Positive
+// inputs (only rounding noise reaches here) are treated as 0; x below ln(FLT_MIN) (including
+// -inf) gives exactly 0; NaN gives NaN.
+QGRAD_HD_INLINE float exp_nonpositive(float x) {
+  constexpr float kLo = -87.33654475f;  // ln(FLT_MIN): below it the result would be subnormal
+  // Clamp into [kLo, 0]; NaN maps to kLo so that the integer conversion below is defined.
+  const float xc = x > kLo ? (x > 0.0f ? 0.0f : x) : kLo;
+  // n = round(x / ln 2) by the 1.5 * 2^23 trick (exact here: |x / ln 2| < 2^22).
+  const float n = (xc * 1.44269504088896341f + 12582912.0f) - 12582912.0f;
+  const float r = (xc - n * 0.693359375f) - n * -2.12194440e-4f;  // n * C1 is exact
+  float p = 1.9875691500e-4f;
+  p = p * r + 1.3981999507e-3f;
+  p = p * r + 8.3334519073e-3f;
+  p = p * r + 4.1665795894e-2f;
+  p = p * r + 1.6666665459e-1f;
+  p = p * r + 5.0000001201e-1f;
+  p = (p * (r * r) + r) + 1.0f;
+  const float scale = float_of(
+      static_cast<std::uint32_t>((static_cast<std::int32_t>(n) + 127) * (1 << 23)));  // 2^n
+  return x != x ? x : (x < kLo ? 0.0f : p * scale);
+}
+
+QGRAD_HD_INLINE double exp_nonpositive(double x) {
+  return std::exp(x);
+}
+
+inline constexpr std::int64_t kSumBlock = 512;
+
+// sum of term(i) for i in [0, n): T-precision SIMD partial sums per block, combined in double.
+template <typename T, typename F>
+double blocked_sum(std::int64_t n, F&& term) {
+  double total = 0;
+  for (std::int64_t b = 0; b < n; b += kSumBlock) {
+    const std::int64_t e = n - b < kSumBlock ? n : b + kSumBlock;
+    T partial = 0;
+#pragma omp simd reduction(+ : partial)
+    for (std::int64_t i = b; i < e; ++i) partial += term(i);
+    total += static_cast<double>(partial);
+  }
+  return total;
 }
 
 }  // namespace qgrad::vec_math

@@ -1,0 +1,109 @@
+// cpu::map, the one element-wise driver of the CPU kernels: out[i] = f(in_0[i], ..., in_k[i]) over
+// out's shape on the StridedLoop (dimensions coalesced, rows split across threads), with the
+// inner rows that occur in practice as plain loops the compiler vectorises: every operand
+// contiguous, or one input broadcast along the row (stride 0: a scalar operand, a bias, a
+// broadcast upstream gradient). `f` is a QGRAD_HD functor from a <family>_elem.h header, the
+// same object the CUDA twin (core/cuda_map.cuh) runs, so both devices compute the same bits.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <tuple>
+#include <utility>
+
+#include "core/host_device.h"
+#include "core/strided_loop.h"
+#include "core/tensor.h"
+
+namespace qgrad::cpu {
+
+namespace detail {
+
+template <typename R, typename F, typename... Ts>
+QGRAD_NOINLINE void row_contiguous(const F& f, R* o, std::int64_t n, const Ts*... in) {
+  for (std::int64_t i = 0; i < n; ++i) o[i] = f(in[i]...);
+}
+
+// Input J is constant along the row: its value is loaded once, before the loop (a load inside
+// the loop could alias `o` and keep the loop scalar).
+template <bool Scalar, typename T>
+QGRAD_HD_INLINE T pick(const T* p, T value, std::int64_t i) {
+  if constexpr (Scalar) {
+    (void)p;
+    (void)i;
+    return value;
+  } else {
+    (void)value;
+    return p[i];
+  }
+}
+template <std::size_t J, typename R, typename F, std::size_t... I, typename... Ts>
+QGRAD_NOINLINE void row_one_scalar(const F& f, R* o, std::int64_t n, std::index_sequence<I...>,
+                                   const Ts*... in) {
+  const std::tuple<Ts...> first{in[0]...};
+  for (std::int64_t i = 0; i < n; ++i) o[i] = f(pick<I == J>(in, std::get<I>(first), i)...);
+}
+
+// Tries each "input J broadcast, everything else contiguous" row; false when none matches.
+template <std::size_t J, typename R, typename F, typename... Ts>
+bool try_one_scalar(const F& f, R* o, std::int64_t n,
+                    const std::array<std::int64_t, sizeof...(Ts)>& st, const Ts*... in) {
+  if constexpr (J == sizeof...(Ts)) {
+    return false;
+  } else {
+    bool match = st[J] == 0;
+    for (std::size_t k = 0; k < sizeof...(Ts); ++k)
+      if (k != J && st[k] != 1) match = false;
+    if (match) {
+      row_one_scalar<J>(f, o, n, std::index_sequence_for<Ts...>{}, in...);
+      return true;
+    }
+    return try_one_scalar<J + 1>(f, o, n, st, in...);
+  }
+}
+
+template <typename R, typename... Ts, typename F, std::size_t... I, typename... Tensors>
+void map_impl(const F& f, const Tensor& out, std::index_sequence<I...>, const Tensors&... in) {
+  constexpr std::size_t N = 1 + sizeof...(Ts);
+  using InStrides = std::array<std::int64_t, sizeof...(Ts)>;  // named here: GCC 12 has an ICE
+  R* po = static_cast<R*>(out.raw_data());
+  const std::tuple<const Ts*...> pin{static_cast<const Ts*>(in.raw_data())...};
+  StridedLoop<N> loop(out.shape(), {out.strides(), in.strides()...}, {});
+  loop.run([&](const std::array<std::int64_t, N>& off, std::int64_t n,
+               const std::array<std::int64_t, N>& st) {
+    R* o = po + off[0];
+    const InStrides ist{st[I + 1]...};
+    if (st[0] == 1) {
+      bool contiguous = true;
+      for (std::int64_t s : ist) contiguous = contiguous && s == 1;
+      if (contiguous) return row_contiguous(f, o, n, (std::get<I>(pin) + off[I + 1])...);
+      if (try_one_scalar<0>(f, o, n, ist, (std::get<I>(pin) + off[I + 1])...)) return;
+    }
+    for (std::int64_t i = 0; i < n; ++i)
+      o[i * st[0]] = f(std::get<I>(pin)[off[I + 1] + i * ist[I]]...);
+  });
+}
+
+}  // namespace detail
+
+// out[i] = f(in[i]...) for every element of out. R is out's element type, Ts... the inputs'
+// (given explicitly: cpu::map<float, float, float>(f, out, a, b)); the inputs are views of out's
+// shape (stride 0 on broadcast dims) and never alias out unless element-for-element.
+template <typename R, typename... Ts, typename F, typename... Tensors>
+void map(const F& f, const Tensor& out, const Tensors&... in) {
+  static_assert(sizeof...(Ts) == sizeof...(Tensors), "one element type per input tensor");
+  if (out.numel() == 0) return;
+  detail::map_impl<R, Ts...>(f, out, std::index_sequence_for<Ts...>{}, in...);
+}
+
+// The CPU driver as a type, for the <family>_elem.h kernels written once for every device:
+// Map::run<R, Ts...>(op, f, out, in...) is map<R, Ts...>(f, out, in...).
+struct Map {
+  static constexpr bool kHostMemory = true;  // the host may read the tensors' bytes
+  template <typename R, typename... Ts, typename F, typename... Tensors>
+  static void run(const char* /*op*/, const F& f, const Tensor& out, const Tensors&... in) {
+    map<R, Ts...>(f, out, in...);
+  }
+};
+
+}  // namespace qgrad::cpu
