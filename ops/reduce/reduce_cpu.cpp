@@ -23,6 +23,7 @@
 
 #include "core/core_kernels.h"
 #include "core/strided_loop.h"
+#include "ops/reduce/reduce_elem.h"
 
 namespace qgrad {
 
@@ -192,24 +193,12 @@ class Counter {
 constexpr std::int64_t kOuterBlock = 512;  // neighbouring outputs accumulated together
 constexpr int kLanes = 16;                 // independent accumulators in a contiguous run
 
-// NaN test as a compare (std::isnan is a call, which keeps loops scalar).
-template <typename T>
-inline bool nan_test(T v) {
-  if constexpr (std::is_floating_point_v<T>) {
-    return !(v == v);
-  } else {
-    (void)v;
-    return false;
-  }
-}
-
 template <typename Acc>
 struct ScalarBlock {
   Acc v[kOuterBlock];
 };
 
-template <typename T>
-using sum_acc_t = std::conditional_t<std::is_floating_point_v<T>, double, std::uint64_t>;
+using reduce_elem::sum_acc_t;
 
 template <typename T>
 struct SumReducer {
@@ -256,16 +245,8 @@ template <typename T, bool IsMax>
 struct ExtremeReducer {
   using Acc = T;
   using Block = ScalarBlock<Acc>;
-  static Acc identity() {
-    if constexpr (std::is_floating_point_v<T>) {
-      return IsMax ? -std::numeric_limits<T>::infinity() : std::numeric_limits<T>::infinity();
-    } else {
-      return IsMax ? std::numeric_limits<T>::lowest() : std::numeric_limits<T>::max();
-    }
-  }
-  // v replaces best: it is larger (smaller), or NaN.
-  // (| rather than ||: no short-circuit branch, so the loops stay vectorisable.)
-  static bool takes(T v, T best) { return (IsMax ? v > best : v < best) | nan_test(v); }
+  static Acc identity() { return reduce_elem::Extreme<T, IsMax>::identity(); }
+  static bool takes(T v, T best) { return reduce_elem::Extreme<T, IsMax>::takes(v, best); }
   static Acc run(const T* p, std::int64_t n, std::int64_t stride, std::int64_t, std::int64_t) {
     if (stride == 1) {
       T m[kLanes];
@@ -329,17 +310,11 @@ struct ArgReducer {
   T* values = nullptr;  // where store() also writes the value, when set
 
   static Acc identity() { return {ExtremeReducer<T, IsMax>::identity(), -1}; }
-  // v at a later index replaces best: strictly better, or the first NaN. Bitwise on purpose (no
-  // branches, so the loop vectorises), on locals so no call is skipped that && would skip.
   static bool replaces(T v, T best) {
-    const bool best_nan = nan_test(best), v_nan = nan_test(v);
-    const bool better = IsMax ? v > best : v < best;
-    return (!best_nan) & (better | v_nan);
+    return reduce_elem::Extreme<T, IsMax>::replaces_later(v, best);
   }
-  // a (at index ia) beats b (at index ib) regardless of order: better, or equal and earlier.
   static bool beats(T a, std::int64_t ia, T b, std::int64_t ib) {
-    if (nan_test(a) || nan_test(b)) return nan_test(a) && (!nan_test(b) || ia < ib);
-    return (IsMax ? a > b : a < b) || (a == b && ia < ib);
+    return reduce_elem::Extreme<T, IsMax>::beats(a, ia, b, ib);
   }
   static Acc run(const T* p, std::int64_t n, std::int64_t stride, std::int64_t first,
                  std::int64_t) {
