@@ -1,7 +1,10 @@
 // The ops layer's kernels for each device this build has, and the catalogue of user-facing ops
 // with the kernel tables each runs on (what supports() answers for and what the cross-device
 // test iterates over).
+#include "ops/batch_norm/batch_norm_kernels.h"
 #include "ops/binary/binary_kernels.h"
+#include "ops/conv/conv_kernels.h"
+#include "ops/pool/pool_kernels.h"
 #include "ops/reduce/reduce_kernels.h"
 #include "ops/unary/unary_kernels.h"
 #include "ops/where/where_kernels.h"
@@ -13,6 +16,9 @@ void register_ops_kernels(KernelRegistry& r) {
   register_reduce_cpu_kernels(r);
   register_unary_cpu_kernels(r);
   register_where_cpu_kernels(r);
+  register_conv_cpu_kernels(r);
+  register_pool_cpu_kernels(r);
+  register_batch_norm_cpu_kernels(r);
 #ifdef QGRAD_WITH_CUDA
 #endif
 
@@ -27,6 +33,12 @@ void register_ops_kernels(KernelRegistry& r) {
     r.add_op(op, {"unary", "unary_backward"});
   r.add_op("where", {"where"});
   for (const char* op : {"logical_and", "logical_or", "logical_not"}) r.add_op(op, {"logical"});
+  r.add_op("conv2d", {"conv2d_forward", "conv2d_backward"});
+  r.add_op("max_pool2d", {"max_pool2d", "max_pool2d_backward"});
+  r.add_op("avg_pool2d", {"avg_pool2d", "avg_pool2d_backward"});
+  r.add_op("adaptive_avg_pool2d", {"adaptive_avg_pool2d", "adaptive_avg_pool2d_backward"});
+  r.add_op("batch_norm", {"batch_norm_train", "batch_norm_eval", "batch_norm_update_running",
+                          "batch_norm_backward"});
 }
 
 }  // namespace qgrad
