@@ -4,8 +4,11 @@
 #include "ops/batch_norm/batch_norm_kernels.h"
 #include "ops/binary/binary_kernels.h"
 #include "ops/conv/conv_kernels.h"
+#include "ops/loss/loss_kernels.h"
+#include "ops/matmul/matmul_kernels.h"
 #include "ops/pool/pool_kernels.h"
 #include "ops/reduce/reduce_kernels.h"
+#include "ops/softmax/softmax_kernels.h"
 #include "ops/unary/unary_kernels.h"
 #include "ops/where/where_kernels.h"
 
@@ -19,6 +22,9 @@ void register_ops_kernels(KernelRegistry& r) {
   register_conv_cpu_kernels(r);
   register_pool_cpu_kernels(r);
   register_batch_norm_cpu_kernels(r);
+  register_loss_cpu_kernels(r);
+  register_softmax_cpu_kernels(r);
+  register_matmul_cpu_kernels(r);
 #ifdef QGRAD_WITH_CUDA
 #endif
 
@@ -39,6 +45,11 @@ void register_ops_kernels(KernelRegistry& r) {
   r.add_op("adaptive_avg_pool2d", {"adaptive_avg_pool2d", "adaptive_avg_pool2d_backward"});
   r.add_op("batch_norm", {"batch_norm_train", "batch_norm_eval", "batch_norm_update_running",
                           "batch_norm_backward"});
+  for (const char* op : {"cross_entropy", "nll_loss"})
+    r.add_op(op, {"class_loss", "class_loss_backward"});
+  r.add_op("mse_loss", {"mse_loss", "mse_loss_backward"});
+  for (const char* op : {"softmax", "log_softmax"}) r.add_op(op, {"softmax", "softmax_backward"});
+  for (const char* op : {"matmul", "linear"}) r.add_op(op, {"matmul"});
 }
 
 }  // namespace qgrad
