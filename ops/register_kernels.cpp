@@ -3,9 +3,12 @@
 // test iterates over).
 #include "ops/batch_norm/batch_norm_kernels.h"
 #include "ops/binary/binary_kernels.h"
+#include "ops/concat/concat_kernels.h"
 #include "ops/conv/conv_kernels.h"
+#include "ops/dropout/dropout_kernels.h"
 #include "ops/loss/loss_kernels.h"
 #include "ops/matmul/matmul_kernels.h"
+#include "ops/pad/pad_kernels.h"
 #include "ops/pool/pool_kernels.h"
 #include "ops/reduce/reduce_kernels.h"
 #include "ops/softmax/softmax_kernels.h"
@@ -25,6 +28,9 @@ void register_ops_kernels(KernelRegistry& r) {
   register_loss_cpu_kernels(r);
   register_softmax_cpu_kernels(r);
   register_matmul_cpu_kernels(r);
+  register_dropout_cpu_kernels(r);
+  register_concat_cpu_kernels(r);
+  register_pad_cpu_kernels(r);
 #ifdef QGRAD_WITH_CUDA
 #endif
 
@@ -50,6 +56,9 @@ void register_ops_kernels(KernelRegistry& r) {
   r.add_op("mse_loss", {"mse_loss", "mse_loss_backward"});
   for (const char* op : {"softmax", "log_softmax"}) r.add_op(op, {"softmax", "softmax_backward"});
   for (const char* op : {"matmul", "linear"}) r.add_op(op, {"matmul"});
+  r.add_op("dropout", {"dropout"});
+  for (const char* op : {"concat", "stack"}) r.add_op(op, {"concat"});
+  r.add_op("pad", {"pad", "pad_backward"});
 }
 
 }  // namespace qgrad
