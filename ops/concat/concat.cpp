@@ -6,7 +6,6 @@
 #include "core/autograd/function.h"
 #include "core/factory.h"
 #include "ops/concat/concat_kernels.h"
-#include "ops/device_check.h"
 
 namespace qgrad {
 
