@@ -7,7 +7,7 @@
 
 #include "core/autograd/function.h"
 #include "core/factory.h"
-#include "ops/batch_norm/batch_norm_cpu.h"
+#include "ops/batch_norm/batch_norm_kernels.h"
 #include "ops/device_check.h"
 
 namespace qgrad {
@@ -16,10 +16,10 @@ namespace {
 
 constexpr const char* kOp = "batch_norm";
 
-// A per-channel argument: undefined, or a 1-D [C] CPU tensor of the input's dtype.
+// A per-channel argument: undefined, or a 1-D [C] tensor of the input's dtype and device.
 void check_channel_arg(const char* name, const Tensor& t, const Tensor& x) {
   if (!t.defined()) return;
-  require_cpu(kOp, t);
+  check_same_device(kOp, x, t);
   QGRAD_CHECK(t.dtype() == x.dtype(), DTypeError, kOp, ": ", name, " must have the input's dtype ",
               dtype_name(x.dtype()), ", got ", dtype_name(t.dtype()));
   QGRAD_CHECK(t.dim() == 1 && t.size(0) == x.size(1), ShapeError, kOp, ": ", name,
@@ -38,7 +38,6 @@ Tensor batch_norm(const Tensor& x, const Tensor& running_mean, const Tensor& run
                   const Tensor& weight, const Tensor& bias, bool training, double momentum,
                   double eps) {
   require_floating(kOp, "input", x);
-  require_cpu(kOp, x);
   QGRAD_CHECK(x.dim() >= 2, ShapeError, kOp,
               ": expected an input of shape [N, C] or [N, C, *], got ", x.shape());
   check_channel_arg("running_mean", running_mean, x);
@@ -70,9 +69,13 @@ Tensor batch_norm(const Tensor& x, const Tensor& running_mean, const Tensor& run
   if (training) {
     mean = empty({c}, opts);
     var = empty({c}, opts);
-    batch_norm_train_cpu(xc, w, b, eps, y3, mean, var);
+    static const KernelTable<BatchNormTrainKernel>& train =
+        kernel_table<BatchNormTrainKernel>("batch_norm_train");
+    train(kOp, x)(xc, w, b, eps, y3, mean, var);
     if (running_mean.defined()) {
-      batch_norm_update_running_cpu(running_mean, running_var, mean, var, momentum, count);
+      static const KernelTable<BatchNormUpdateRunningKernel>& update =
+          kernel_table<BatchNormUpdateRunningKernel>("batch_norm_update_running");
+      update(kOp, running_mean)(running_mean, running_var, mean, var, momentum, count);
       running_mean.bump_version();
       running_var.bump_version();
     }
@@ -80,7 +83,9 @@ Tensor batch_norm(const Tensor& x, const Tensor& running_mean, const Tensor& run
     // Copies: a later training step updates the running buffers in place.
     mean = running_mean.detach().clone().contiguous();
     var = running_var.detach().clone().contiguous();
-    if (y3.numel() > 0) batch_norm_eval_cpu(xc, mean, var, w, b, eps, y3);
+    static const KernelTable<BatchNormEvalKernel>& eval =
+        kernel_table<BatchNormEvalKernel>("batch_norm_eval");
+    if (y3.numel() > 0) eval(kOp, x)(xc, mean, var, w, b, eps, y3);
   }
   Tensor y = y3.view(x.shape());
 
@@ -97,7 +102,10 @@ Tensor batch_norm(const Tensor& x, const Tensor& running_mean, const Tensor& run
              Tensor gx = want_x ? empty(xs.shape(), opts) : Tensor();
              Tensor gw = want_w ? empty({xs.size(1)}, opts) : Tensor();
              Tensor gb = want_b ? empty({xs.size(1)}, opts) : Tensor();
-             batch_norm_backward_cpu(gy, xs, mean, var, sw.get(), eps, training, gx, gw, gb);
+             static const KernelTable<BatchNormBackwardKernel>& backward =
+                 kernel_table<BatchNormBackwardKernel>("batch_norm_backward");
+             backward("batch_norm backward", gy)(gy, xs, mean, var, sw.get(), eps, training, gx, gw,
+                                                 gb);
              return TensorList{want_x ? gx.view(x_shape) : Tensor(), gw, gb};
            });
   }

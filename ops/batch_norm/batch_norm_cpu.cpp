@@ -6,7 +6,7 @@
 // x * a + (b - mean * a)) so data with a large mean keeps its precision in float32.
 // Not oneDNN: for plain NCHW data oneDNN 2.6 picks its non-JIT ncsp_bnorm, which measured
 // ~8x slower than this kernel on the forward of [128, 32, 28, 28] (single thread).
-#include "ops/batch_norm/batch_norm_cpu.h"
+#include "ops/batch_norm/batch_norm_kernels.h"
 
 #include <algorithm>
 #include <cmath>
@@ -201,8 +201,6 @@ void backward(const Tensor& gy, const Tensor& x, const Tensor& mean, const Tenso
   });
 }
 
-}  // namespace
-
 void batch_norm_train_cpu(const Tensor& x, const Tensor& weight, const Tensor& bias, double eps,
                           const Tensor& y, const Tensor& mean, const Tensor& var) {
   QGRAD_DISPATCH_FLOAT(x.dtype(), "batch_norm",
@@ -229,6 +227,19 @@ void batch_norm_backward_cpu(const Tensor& gy, const Tensor& x, const Tensor& me
   QGRAD_DISPATCH_FLOAT(x.dtype(), "batch_norm backward", [&] {
     backward<scalar_t>(gy, x, mean, var, weight, eps, training, gx, gw, gb);
   });
+}
+
+}  // namespace
+
+void register_batch_norm_cpu_kernels(KernelRegistry& r) {
+  r.table<BatchNormTrainKernel>("batch_norm_train")
+      .define(DeviceType::CPU, &batch_norm_train_cpu, kFloatingDTypes);
+  r.table<BatchNormEvalKernel>("batch_norm_eval")
+      .define(DeviceType::CPU, &batch_norm_eval_cpu, kFloatingDTypes);
+  r.table<BatchNormUpdateRunningKernel>("batch_norm_update_running")
+      .define(DeviceType::CPU, &batch_norm_update_running_cpu, kFloatingDTypes);
+  r.table<BatchNormBackwardKernel>("batch_norm_backward")
+      .define(DeviceType::CPU, &batch_norm_backward_cpu, kFloatingDTypes);
 }
 
 }  // namespace qgrad

@@ -5,8 +5,7 @@
 
 #include "core/autograd/function.h"
 #include "core/factory.h"
-#include "ops/concat/concat_cpu.h"
-#include "ops/device_check.h"
+#include "ops/concat/concat_kernels.h"
 
 namespace qgrad {
 
@@ -17,16 +16,16 @@ bool skipped(const Tensor& t) {
   return t.dim() == 1 && t.shape()[0] == 0;
 }
 
-}  // namespace
-
-Tensor concat(const std::vector<Tensor>& tensors, std::int64_t dim) {
+// The concatenation behind concat and stack; `op` (either) names the op in the error for a
+// device without a kernel.
+Tensor join(const std::vector<Tensor>& tensors, std::int64_t dim, const char* op) {
   QGRAD_CHECK(!tensors.empty(), ValueError, "concat: expected a non-empty list of tensors");
   std::int64_t ref = -1;  // index of the tensor giving the rank and the other sizes
   DType dt = DType::Float32;
   for (std::size_t k = 0; k < tensors.size(); ++k) {
     const Tensor& t = tensors[k];
     QGRAD_CHECK(t.defined(), ValueError, "concat: tensor ", k, " is undefined");
-    require_cpu("concat", t);
+    check_same_device("concat", tensors[0], t);
     QGRAD_CHECK(t.dim() > 0, ShapeError, "concat: tensor ", k,
                 " is 0-d and cannot be concatenated (use stack, or reshape it to [1])");
     dt = k == 0 ? t.dtype() : promote_types(dt, t.dtype());
@@ -58,7 +57,8 @@ Tensor concat(const std::vector<Tensor>& tensors, std::int64_t dim) {
   }
 
   Tensor out = empty(out_shape, TensorOptions().dtype(dt).device(r.device()));
-  concat_cpu(parts, part_offsets, d, out);
+  static const KernelTable<ConcatKernel>& table = kernel_table<ConcatKernel>("concat");
+  table(op, out)(parts, part_offsets, d, out);
 
   std::vector<Shape> shapes;
   std::vector<DType> dtypes;
@@ -84,11 +84,17 @@ Tensor concat(const std::vector<Tensor>& tensors, std::int64_t dim) {
   return out;
 }
 
+}  // namespace
+
+Tensor concat(const std::vector<Tensor>& tensors, std::int64_t dim) {
+  return join(tensors, dim, "concat");
+}
+
 Tensor stack(const std::vector<Tensor>& tensors, std::int64_t dim) {
   QGRAD_CHECK(!tensors.empty(), ValueError, "stack: expected a non-empty list of tensors");
   for (std::size_t k = 0; k < tensors.size(); ++k) {
     QGRAD_CHECK(tensors[k].defined(), ValueError, "stack: tensor ", k, " is undefined");
-    require_cpu("stack", tensors[k]);
+    check_same_device("stack", tensors[0], tensors[k]);
     QGRAD_CHECK(tensors[k].shape() == tensors[0].shape(), ShapeError,
                 "stack: expected all tensors to have the same shape, but tensor 0 has shape ",
                 tensors[0].shape(), " and tensor ", k, " has shape ", tensors[k].shape());
@@ -97,7 +103,7 @@ Tensor stack(const std::vector<Tensor>& tensors, std::int64_t dim) {
   std::vector<Tensor> views;
   views.reserve(tensors.size());
   for (const Tensor& t : tensors) views.push_back(t.unsqueeze(d));
-  return concat(views, d);
+  return join(views, d, "stack");
 }
 
 }  // namespace qgrad

@@ -2,7 +2,7 @@
 // size(dim) * inner elements, each landing contiguously in out: one memcpy per block, blocks
 // split across threads. Other inputs (strided views, other dtypes) go through the strided
 // converting copy into their slice of out.
-#include "ops/concat/concat_cpu.h"
+#include "ops/concat/concat_kernels.h"
 
 #include <cstring>
 
@@ -10,6 +10,8 @@
 #include "core/strided_loop.h"
 
 namespace qgrad {
+
+namespace {
 
 void concat_cpu(const std::vector<Tensor>& inputs, const std::vector<std::int64_t>& offsets,
                 std::int64_t dim, const Tensor& out) {
@@ -38,6 +40,12 @@ void concat_cpu(const std::vector<Tensor>& inputs, const std::vector<std::int64_
       copy_into(in, out.narrow(dim, offsets[k], len));
     }
   }
+}
+
+}  // namespace
+
+void register_concat_cpu_kernels(KernelRegistry& r) {
+  r.table<ConcatKernel>("concat").define(DeviceType::CPU, &concat_cpu, kAllDTypes);
 }
 
 }  // namespace qgrad

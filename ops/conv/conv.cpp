@@ -7,7 +7,7 @@
 
 #include "core/autograd/function.h"
 #include "core/factory.h"
-#include "ops/conv/conv_cpu.h"
+#include "ops/conv/conv_kernels.h"
 #include "ops/device_check.h"
 
 namespace qgrad {
@@ -79,7 +79,6 @@ void check_tensors(const Tensor& x, const Tensor& w, const Tensor& bias) {
               " but weight is ", dtype_name(w.dtype()), " (input ", x.shape(), ", weight ",
               w.shape(), ")");
   check_same_device("conv2d", x, w);
-  require_cpu("conv2d", x);
   if (bias.defined()) {
     QGRAD_CHECK(bias.dtype() == x.dtype(), DTypeError, "conv2d: bias is ", dtype_name(bias.dtype()),
                 " but input is ", dtype_name(x.dtype()), " (input ", x.shape(), ", weight ",
@@ -101,9 +100,11 @@ Tensor conv2d(const Tensor& x, const Tensor& weight, const Tensor& bias, const S
   const bool need_x = grad && x.requires_grad(), need_w = grad && weight.requires_grad();
   const bool need_b = grad && bias.defined() && bias.requires_grad();
   std::shared_ptr<Conv2dForwardState> state;
+  static const KernelTable<Conv2dForwardKernel>& forward =
+      kernel_table<Conv2dForwardKernel>("conv2d_forward");
   // The backward of the input needs the weights, those of weight and bias need the input.
-  conv2d_forward_cpu(g, x.detach(), weight.detach(), bias.defined() ? bias.detach() : Tensor(), y,
-                     grad ? &state : nullptr, need_w || need_b, need_x);
+  forward("conv2d", x)(g, x.detach(), weight.detach(), bias.defined() ? bias.detach() : Tensor(), y,
+                       grad ? &state : nullptr, need_w || need_b, need_x);
   if (!grad) return y;
 
   SavedTensor sx(need_w || need_b ? x : Tensor()), sw(need_x ? weight : Tensor());
@@ -115,7 +116,9 @@ Tensor conv2d(const Tensor& x, const Tensor& weight, const Tensor& bias, const S
     Tensor gb = need_b ? empty({g.o}, o) : Tensor();
     // Saved tensors are undefined where not needed; the kernel only reads what it uses.
     Tensor xs = sx.get(), ws = sw.get();
-    conv2d_backward_cpu(g, gy, xs, ws, state.get(), gx, gw, gb);
+    static const KernelTable<Conv2dBackwardKernel>& backward =
+        kernel_table<Conv2dBackwardKernel>("conv2d_backward");
+    backward("conv2d backward", gy)(g, gy, xs, ws, state.get(), gx, gw, gb);
     return TensorList{gx, gw, gb};
   });
   return y;

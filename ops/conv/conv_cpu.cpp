@@ -3,7 +3,7 @@
 // (format_tag::any) and tensors are reordered only where its choice differs from their layout.
 // The forward keeps its reordered input and weights for the backward of the same call.
 // float64: direct loops (reference quality; gradcheck only).
-#include "ops/conv/conv_cpu.h"
+#include "ops/conv/conv_kernels.h"
 
 #include <algorithm>
 
@@ -484,24 +484,6 @@ void backward_f64(const Conv2dGeometry& g, const Tensor& gy_in, const Tensor& x_
   }
 }
 
-}  // namespace
-
-Conv2dAlgorithms conv2d_cpu_algorithms(const Conv2dGeometry& g) {
-  // Measured (process CPU time, 2 threads, batch 128, AVX-512) with oneDNN 2.6: Winograd wins
-  // forward and backward data from 32->32 channels at 28x28 or 14x14 and 64->128 at 7x7, and
-  // loses below 32 channels (16->32 at 28x28: 9.0 vs 5.6 ms forward) or on 32->32 at 7x7;
-  // backward weights wins from 16 channels (16->16 at 28x28: 2.9 vs 4.0 ms).
-  Conv2dAlgorithms a;
-  const bool eligible = g.kh == 3 && g.kw == 3 && g.sh == 1 && g.sw == 1 && g.dh == 1 &&
-                        g.dw == 1 && g.groups == 1 && g.n >= 16;
-  if (!eligible) return a;
-  const std::int64_t narrow = std::min(g.c, g.o);
-  const bool enough_work = g.c * g.o >= 64 * 64 || g.oh * g.ow >= 14 * 14;
-  a.forward = a.backward_data = narrow >= 32 && enough_work;
-  a.backward_weights = narrow >= 16;
-  return a;
-}
-
 void conv2d_forward_cpu(const Conv2dGeometry& g, const Tensor& x, const Tensor& w,
                         const Tensor& bias, const Tensor& y,
                         std::shared_ptr<Conv2dForwardState>* state, bool keep_input,
@@ -531,6 +513,31 @@ void conv2d_backward_cpu(const Conv2dGeometry& g, const Tensor& gy, const Tensor
   QGRAD_CHECK(state != nullptr, AutogradError,
               "conv2d: backward called without the state of the float32 forward");
   backward_f32(g, gy, x, w, *state, gx, gw, gb);
+}
+
+}  // namespace
+
+Conv2dAlgorithms conv2d_cpu_algorithms(const Conv2dGeometry& g) {
+  // Measured (process CPU time, 2 threads, batch 128, AVX-512) with oneDNN 2.6: Winograd wins
+  // forward and backward data from 32->32 channels at 28x28 or 14x14 and 64->128 at 7x7, and
+  // loses below 32 channels (16->32 at 28x28: 9.0 vs 5.6 ms forward) or on 32->32 at 7x7;
+  // backward weights wins from 16 channels (16->16 at 28x28: 2.9 vs 4.0 ms).
+  Conv2dAlgorithms a;
+  const bool eligible = g.kh == 3 && g.kw == 3 && g.sh == 1 && g.sw == 1 && g.dh == 1 &&
+                        g.dw == 1 && g.groups == 1 && g.n >= 16;
+  if (!eligible) return a;
+  const std::int64_t narrow = std::min(g.c, g.o);
+  const bool enough_work = g.c * g.o >= 64 * 64 || g.oh * g.ow >= 14 * 14;
+  a.forward = a.backward_data = narrow >= 32 && enough_work;
+  a.backward_weights = narrow >= 16;
+  return a;
+}
+
+void register_conv_cpu_kernels(KernelRegistry& r) {
+  r.table<Conv2dForwardKernel>("conv2d_forward")
+      .define(DeviceType::CPU, &conv2d_forward_cpu, kFloatingDTypes);
+  r.table<Conv2dBackwardKernel>("conv2d_backward")
+      .define(DeviceType::CPU, &conv2d_backward_cpu, kFloatingDTypes);
 }
 
 }  // namespace qgrad

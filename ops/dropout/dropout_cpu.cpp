@@ -1,7 +1,7 @@
 // CPU dropout: one pass over the elements; each group of four consecutive elements shares one
 // Philox block, generated once. The keep test is an integer compare of the draw's top 24 bits
 // against ceil(p * 2^24), i.e. exactly u >= p for u = (draw >> 8) * 2^-24.
-#include "ops/dropout/dropout_cpu.h"
+#include "ops/dropout/dropout_kernels.h"
 
 #include <cmath>
 
@@ -36,11 +36,15 @@ void dropout_typed(const Tensor& in, const DropoutMask& mask, const Tensor& out)
   });
 }
 
-}  // namespace
-
 void dropout_cpu(const Tensor& in, const DropoutMask& mask, const Tensor& out) {
   if (out.numel() == 0) return;
   QGRAD_DISPATCH_FLOAT(in.dtype(), "dropout", [&] { dropout_typed<scalar_t>(in, mask, out); });
+}
+
+}  // namespace
+
+void register_dropout_cpu_kernels(KernelRegistry& r) {
+  r.table<DropoutKernel>("dropout").define(DeviceType::CPU, &dropout_cpu, kFloatingDTypes);
 }
 
 }  // namespace qgrad

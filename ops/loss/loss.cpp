@@ -6,7 +6,7 @@
 #include "core/autograd/function.h"
 #include "core/factory.h"
 #include "ops/device_check.h"
-#include "ops/loss/loss_cpu.h"
+#include "ops/loss/loss_kernels.h"
 
 namespace qgrad {
 
@@ -37,8 +37,7 @@ Tensor class_loss(const Tensor& input, const Tensor& target, const ClassLossArgs
   const char* name = a.name;
   require_floating(name, "input", input);
   require_defined(name, "target", target);
-  require_cpu(name, input);
-  require_cpu(name, target);
+  check_same_device(name, input, target);
   QGRAD_CHECK(target.dtype() == kInt64, DTypeError, name,
               ": argument 'target' must hold int64 class indices, got ", dtype_name(target.dtype()),
               " (shape ", target.shape(), ")");
@@ -61,7 +60,7 @@ Tensor class_loss(const Tensor& input, const Tensor& target, const ClassLossArgs
   Tensor weight;
   if (a.weight.defined()) {
     require_floating(name, "weight", a.weight);
-    require_cpu(name, a.weight);
+    check_same_device(name, input, a.weight);
     QGRAD_CHECK(a.weight.shape() == Shape{C}, ShapeError, name, ": weight must have shape [", C,
                 "] (one value per class), got ", a.weight.shape());
     QGRAD_CHECK(!needs_grad({a.weight}), ValueError, name,
@@ -70,6 +69,10 @@ Tensor class_loss(const Tensor& input, const Tensor& target, const ClassLossArgs
     weight = a.weight.detach().to(input.dtype()).contiguous();
   }
 
+  // The kernel lookup (a DeviceError for a device without one) comes before check_targets,
+  // which reads the targets on the host.
+  static const KernelTable<ClassLossKernel>& forward = kernel_table<ClassLossKernel>("class_loss");
+  ClassLossKernel& kernel = forward(name, input);
   const Tensor tgt = target.detach().contiguous();
   check_targets(name, tgt, C, a.ignore_index);
 
@@ -77,11 +80,11 @@ Tensor class_loss(const Tensor& input, const Tensor& target, const ClassLossArgs
   p.ignore_index = a.ignore_index;
   p.label_smoothing = a.label_smoothing;
   p.from_logits = a.from_logits;
-  const TensorOptions f64 = TensorOptions().dtype(kFloat64);
+  const TensorOptions f64 = TensorOptions().dtype(kFloat64).device(input.device());
   const std::int64_t P = tgt.numel();
   Tensor losses = empty({P}, f64);
   Tensor lse = a.from_logits ? empty({P}, f64) : Tensor();
-  const ClassLossTotals tot = class_loss_cpu(x, tgt, weight, p, losses, lse);
+  const ClassLossTotals tot = kernel(x, tgt, weight, p, losses, lse);
 
   const TensorOptions out_opts = TensorOptions().dtype(input.dtype()).device(input.device());
   Tensor out;
@@ -108,10 +111,11 @@ Tensor class_loss(const Tensor& input, const Tensor& target, const ClassLossArgs
     Tensor xs = sx.get();
     // nll writes only the target entries; cross entropy writes every entry.
     Tensor gx = from_logits ? empty(x_shape, out_opts) : zeros(x_shape, out_opts);
-    require_cpu(name, g[0]);
     // The kernel reads g as a contiguous array (one value per position, or one shared value).
     Tensor gc = g[0].to(xs.dtype()).contiguous();
-    class_loss_backward_cpu(xs, st.get(), sw.get(), lse, p, gc, factor, gx);
+    static const KernelTable<ClassLossBackwardKernel>& backward =
+        kernel_table<ClassLossBackwardKernel>("class_loss_backward");
+    backward(name, gc)(xs, st.get(), sw.get(), lse, p, gc, factor, gx);
     return TensorList{gx.view(in_shape)};
   });
   return out;
@@ -134,8 +138,7 @@ Tensor mse_loss(const Tensor& input, const Tensor& target, const std::string& re
   const char* name = "mse_loss";
   require_floating(name, "input", input);
   require_floating(name, "target", target);
-  require_cpu(name, input);
-  require_cpu(name, target);
+  check_same_device(name, input, target);
   const Reduction red = parse_reduction(reduction, name);
   QGRAD_CHECK(input.shape() == target.shape(), ShapeError, name, ": input shape ", input.shape(),
               " and target shape ", target.shape(),
@@ -146,13 +149,14 @@ Tensor mse_loss(const Tensor& input, const Tensor& target, const std::string& re
   const Tensor b = target.dtype() == dt ? target : target.to(dt);
   const TensorOptions opts = TensorOptions().dtype(dt).device(a.device());
 
+  static const KernelTable<MseLossKernel>& forward = kernel_table<MseLossKernel>("mse_loss");
   Tensor out;
   double factor = 2.0;
   if (red == Reduction::None) {
     out = empty(a.shape(), opts);
-    mse_cpu(a.detach(), b.detach(), out);
+    forward(name, a)(a.detach(), b.detach(), out);
   } else {
-    const double s = mse_cpu(a.detach(), b.detach(), Tensor());
+    const double s = forward(name, a)(a.detach(), b.detach(), Tensor());
     const double n = static_cast<double>(a.numel());
     out = scalar_tensor(red == Reduction::Mean ? s / n : s, opts);  // mean of nothing is NaN
     if (red == Reduction::Mean) factor = 2.0 / n;
@@ -161,17 +165,19 @@ Tensor mse_loss(const Tensor& input, const Tensor& target, const std::string& re
   const bool need_a = needs_grad({a}), need_b = needs_grad({b});
   record("MseLossBackward", {a, b}, {&out}, [=](const TensorList& g) {
     Tensor av = sa.get(), bv = sb.get();
-    require_cpu(name, g[0]);
+    static const KernelTable<MseLossBackwardKernel>& backward =
+        kernel_table<MseLossBackwardKernel>("mse_loss_backward");
+    MseLossBackwardKernel& kernel = backward(name, g[0]);
     const Tensor gfull = g[0].expand(av.shape());
     const TensorOptions o = TensorOptions().dtype(av.dtype()).device(av.device());
     Tensor ga, gb;
     if (need_a) {
       ga = empty(av.shape(), o);
-      mse_backward_cpu(av, bv, gfull, factor, ga);
+      kernel(av, bv, gfull, factor, ga);
     }
     if (need_b) {
       gb = empty(av.shape(), o);
-      mse_backward_cpu(bv, av, gfull, factor, gb);  // d/db (a - b)^2 = 2 (b - a)
+      kernel(bv, av, gfull, factor, gb);  // d/db (a - b)^2 = 2 (b - a)
     }
     return TensorList{ga, gb};
   });

@@ -6,7 +6,7 @@
 // [N, C, d1, ...] run a tile of neighbouring positions at once, so each pass over the classes
 // walks contiguous memory. Work is split across threads; the totals are summed afterwards in
 // position order, independent of the thread count.
-#include "ops/loss/loss_cpu.h"
+#include "ops/loss/loss_kernels.h"
 
 #include <algorithm>
 #include <cmath>
@@ -417,8 +417,6 @@ void mse_backward_typed(const Tensor& a, const Tensor& b, const Tensor& g, doubl
   });
 }
 
-}  // namespace
-
 ClassLossTotals class_loss_cpu(const Tensor& input, const Tensor& target, const Tensor& weight,
                                const ClassLossParams& p, const Tensor& losses, const Tensor& lse) {
   return QGRAD_DISPATCH_FLOAT(input.dtype(), p.from_logits ? "cross_entropy" : "nll_loss", [&] {
@@ -450,6 +448,17 @@ void mse_backward_cpu(const Tensor& a, const Tensor& b, const Tensor& g, double 
   if (grad_a.numel() == 0) return;
   QGRAD_DISPATCH_FLOAT(a.dtype(), "mse_loss backward",
                        [&] { mse_backward_typed<scalar_t>(a, b, g, factor, grad_a); });
+}
+
+}  // namespace
+
+void register_loss_cpu_kernels(KernelRegistry& r) {
+  r.table<ClassLossKernel>("class_loss").define(DeviceType::CPU, &class_loss_cpu, kFloatingDTypes);
+  r.table<ClassLossBackwardKernel>("class_loss_backward")
+      .define(DeviceType::CPU, &class_loss_backward_cpu, kFloatingDTypes);
+  r.table<MseLossKernel>("mse_loss").define(DeviceType::CPU, &mse_cpu, kFloatingDTypes);
+  r.table<MseLossBackwardKernel>("mse_loss_backward")
+      .define(DeviceType::CPU, &mse_backward_cpu, kFloatingDTypes);
 }
 
 }  // namespace qgrad

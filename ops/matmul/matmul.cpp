@@ -5,12 +5,17 @@
 #include "core/autograd/function.h"
 #include "core/factory.h"
 #include "ops/device_check.h"
-#include "ops/matmul/matmul_cpu.h"
+#include "ops/matmul/matmul_kernels.h"
 #include "ops/reduce/reduce.h"
 
 namespace qgrad {
 
 namespace {
+
+const KernelTable<MatmulKernel>& matmul_kernels() {
+  static const KernelTable<MatmulKernel>& table = kernel_table<MatmulKernel>("matmul");
+  return table;
+}
 
 // Prepends size-1 dims to a detached `t` until it has `rank` dims.
 Tensor to_rank(const Tensor& t, std::size_t rank) {
@@ -29,7 +34,7 @@ Tensor product(const Tensor& a, const Tensor& b, const Tensor& bias = Tensor()) 
   shape.push_back(a.shape()[a.dim() - 2]);
   shape.push_back(b.shape()[b.dim() - 1]);
   Tensor out = empty(shape, TensorOptions().dtype(a.dtype()).device(a.device()));
-  matmul_cpu(to_rank(a, shape.size()), to_rank(b, shape.size()), bias, out);
+  matmul_kernels()("matmul", a)(to_rank(a, shape.size()), to_rank(b, shape.size()), bias, out);
   return out;
 }
 
@@ -41,7 +46,6 @@ void check_operands(const char* op, const char* an, const Tensor& a, const char*
               " but '", bn, "' is ", dtype_name(b.dtype()), " (shapes ", a.shape(), " and ",
               b.shape(), ")");
   check_same_device(op, a, b);
-  require_cpu(op, a);
 }
 
 // The differentiable product of operands with at least 2 dims each.
@@ -120,8 +124,8 @@ Tensor linear(const Tensor& x, const Tensor& weight, const Tensor& bias) {
   Tensor out = empty(out_shape, TensorOptions().dtype(x.dtype()).device(x.device()));
   const std::int64_t rows = numel_of(Shape(x.shape().begin(), x.shape().end() - 1));
   const Tensor x2 = x.detach().reshape({rows, in});
-  matmul_cpu(x2, weight.detach().t(), bias.defined() ? bias.detach() : Tensor(),
-             out.view({rows, out_f}));
+  matmul_kernels()("linear", x)(x2, weight.detach().t(), bias.defined() ? bias.detach() : Tensor(),
+                                out.view({rows, out_f}));
   if (!needs_grad({x, weight, bias})) return out;
   const bool need_x = x.requires_grad(), need_w = weight.requires_grad();
   const bool need_b = bias.defined() && bias.requires_grad();

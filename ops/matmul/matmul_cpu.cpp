@@ -1,7 +1,7 @@
 // Batched matrix product kernels. float32: oneDNN matmul, one cached primitive per shape/stride
 // set, operands described with their own strides so transposed views and broadcast batch dims
 // need no copy. float64: a row-parallel triple loop (reference quality, used by gradcheck).
-#include "ops/matmul/matmul_cpu.h"
+#include "ops/matmul/matmul_kernels.h"
 
 #include <algorithm>
 
@@ -165,8 +165,6 @@ void matmul_f64(const Tensor& a, const Tensor& b, const Tensor& bias, const Tens
   });
 }
 
-}  // namespace
-
 void matmul_cpu(const Tensor& a, const Tensor& b, const Tensor& bias, const Tensor& out) {
   if (out.numel() == 0) return;
   const std::int64_t K = a.shape().back();
@@ -180,6 +178,12 @@ void matmul_cpu(const Tensor& a, const Tensor& b, const Tensor& bias, const Tens
   } else {
     matmul_f32(a, b, bias, out);
   }
+}
+
+}  // namespace
+
+void register_matmul_cpu_kernels(KernelRegistry& r) {
+  r.table<MatmulKernel>("matmul").define(DeviceType::CPU, &matmul_cpu, kFloatingDTypes);
 }
 
 }  // namespace qgrad

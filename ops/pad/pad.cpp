@@ -9,7 +9,7 @@
 #include "core/autograd/function.h"
 #include "core/factory.h"
 #include "ops/device_check.h"
-#include "ops/pad/pad_cpu.h"
+#include "ops/pad/pad_kernels.h"
 
 namespace qgrad {
 
@@ -47,7 +47,6 @@ void check_value(const Tensor& x, double value) {
 Tensor pad(const Tensor& x, const std::vector<std::int64_t>& pads, const std::string& mode,
            double value) {
   require_defined("pad", "input", x);
-  require_cpu("pad", x);
   const PadMode pm = parse_mode(mode);
   QGRAD_CHECK(pads.size() % 2 == 0, ValueError,
               "pad: the pads come in (left, right) pairs, got an odd number (", pads.size(), ")");
@@ -92,9 +91,9 @@ Tensor pad(const Tensor& x, const std::vector<std::int64_t>& pads, const std::st
   }
 
   Tensor out = empty(plan.out_shape, TensorOptions().dtype(x.dtype()).device(x.device()));
-  pad_cpu(x, plan, value, out);
+  static const KernelTable<PadKernel>& forward = kernel_table<PadKernel>("pad");
+  forward("pad", x)(x, plan, value, out);
   record("PadBackward", {x}, {&out}, [plan](const TensorList& g) {
-    require_cpu("pad backward", g[0]);
     const TensorOptions o = TensorOptions().dtype(g[0].dtype()).device(g[0].device());
     if (plan.mode == PadMode::Constant) {
       PadPlan back;
@@ -105,11 +104,13 @@ Tensor pad(const Tensor& x, const std::vector<std::int64_t>& pads, const std::st
         back.right.push_back(-plan.right[d]);
       }
       Tensor gx = empty(plan.in_shape, o);
-      pad_cpu(g[0], back, 0.0, gx);
+      forward("pad backward", g[0])(g[0], back, 0.0, gx);
       return TensorList{gx};
     }
     Tensor gx = zeros(plan.in_shape, o);
-    pad_backward_cpu(g[0], plan, gx);
+    static const KernelTable<PadBackwardKernel>& backward =
+        kernel_table<PadBackwardKernel>("pad_backward");
+    backward("pad backward", g[0])(g[0], plan, gx);
     return TensorList{gx};
   });
   return out;

@@ -4,7 +4,7 @@
 // backward of the mapping modes adds each gradient row into its source row; rows are split
 // across threads by their leading unpadded dims (batch, channels), so no two threads ever add
 // into the same input element.
-#include "ops/pad/pad_cpu.h"
+#include "ops/pad/pad_kernels.h"
 
 #include <algorithm>
 #include <vector>
@@ -146,8 +146,6 @@ void pad_backward_typed(const Tensor& g, const PadPlan& p, const Tensor& grad_in
   });
 }
 
-}  // namespace
-
 void pad_cpu(const Tensor& x, const PadPlan& plan, double value, const Tensor& out) {
   if (out.numel() == 0) return;
   QGRAD_DISPATCH_ALL(x.dtype(), "pad", [&] {
@@ -159,6 +157,14 @@ void pad_backward_cpu(const Tensor& g, const PadPlan& plan, const Tensor& grad_i
   if (g.numel() == 0) return;
   QGRAD_DISPATCH_FLOAT(g.dtype(), "pad backward",
                        [&] { pad_backward_typed<scalar_t>(g, plan, grad_in); });
+}
+
+}  // namespace
+
+void register_pad_cpu_kernels(KernelRegistry& r) {
+  r.table<PadKernel>("pad").define(DeviceType::CPU, &pad_cpu, kAllDTypes);
+  r.table<PadBackwardKernel>("pad_backward")
+      .define(DeviceType::CPU, &pad_backward_cpu, kFloatingDTypes);
 }
 
 }  // namespace qgrad

@@ -6,8 +6,8 @@
 #include "core/autograd/function.h"
 #include "core/factory.h"
 #include "ops/device_check.h"
-#include "ops/pool/pool_cpu.h"
 #include "ops/pool/pool_geometry.h"
+#include "ops/pool/pool_kernels.h"
 
 namespace qgrad {
 
@@ -15,7 +15,6 @@ namespace {
 
 void check_input(const char* op, const Tensor& x) {
   require_floating(op, "input", x);
-  require_cpu(op, x);
   QGRAD_CHECK(x.dim() == 3 || x.dim() == 4, ShapeError, op,
               ": expected a 3-D [C, H, W] or 4-D [N, C, H, W] input, got shape ", x.shape());
 }
@@ -41,12 +40,15 @@ Tensor max_pool2d(const Tensor& x, const Shape& kernel_size, const Shape& stride
       make_pool2d_geometry(op, x.shape(), kernel_size, stride, padding, dilation, ceil_mode);
   Tensor out = empty({g.n, g.c, g.oh, g.ow}, like(x));
   const bool grad = needs_grad({x});
-  Tensor workspace = max_pool2d_cpu(contiguous_data(x), out, g, grad);
+  static const KernelTable<MaxPool2dKernel>& forward = kernel_table<MaxPool2dKernel>("max_pool2d");
+  Tensor workspace = forward(op, x)(contiguous_data(x), out, g, grad);
   if (grad) {
     const TensorOptions opts = like(x);
     record("MaxPool2DBackward", {x}, {&out}, [g, workspace, opts](const TensorList& gr) {
       Tensor gx = empty({g.n, g.c, g.ih, g.iw}, opts);
-      max_pool2d_backward_cpu(gr[0].contiguous(), workspace, gx, g);
+      static const KernelTable<MaxPool2dBackwardKernel>& backward =
+          kernel_table<MaxPool2dBackwardKernel>("max_pool2d_backward");
+      backward("max_pool2d backward", gr[0])(gr[0].contiguous(), workspace, gx, g);
       return TensorList{gx};
     });
   }
@@ -68,13 +70,17 @@ Tensor avg_pool2d(const Tensor& x, const Shape& kernel_size, const Shape& stride
       make_pool2d_geometry(op, x.shape(), kernel_size, stride, padding, {1}, ceil_mode);
   const std::int64_t divisor = divisor_override.value_or(0);
   Tensor out = empty({g.n, g.c, g.oh, g.ow}, like(x));
-  avg_pool2d_cpu(contiguous_data(x), out, g, count_include_pad, divisor);
+  static const KernelTable<AvgPool2dKernel>& forward = kernel_table<AvgPool2dKernel>("avg_pool2d");
+  forward(op, x)(contiguous_data(x), out, g, count_include_pad, divisor);
   if (needs_grad({x})) {
     const TensorOptions opts = like(x);
     record("AvgPool2DBackward", {x}, {&out},
            [g, opts, count_include_pad, divisor](const TensorList& gr) {
              Tensor gx = empty({g.n, g.c, g.ih, g.iw}, opts);
-             avg_pool2d_backward_cpu(gr[0].contiguous(), gx, g, count_include_pad, divisor);
+             static const KernelTable<AvgPool2dBackwardKernel>& backward =
+                 kernel_table<AvgPool2dBackwardKernel>("avg_pool2d_backward");
+             backward("avg_pool2d backward", gr[0])(gr[0].contiguous(), gx, g, count_include_pad,
+                                                    divisor);
              return TensorList{gx};
            });
   }
@@ -93,13 +99,17 @@ Tensor adaptive_avg_pool2d(const Tensor& x, const Shape& output_size) {
   QGRAD_CHECK(x.size(1) > 0 && x.size(2) > 0 && x.size(3) > 0, ShapeError, op,
               ": channel and spatial sizes must be non-zero, got input shape ", x.shape());
   Tensor out = empty({x.size(0), x.size(1), oh, ow}, like(x));
-  adaptive_avg_pool2d_cpu(contiguous_data(x), out);
+  static const KernelTable<AdaptiveAvgPool2dKernel>& forward =
+      kernel_table<AdaptiveAvgPool2dKernel>("adaptive_avg_pool2d");
+  forward(op, x)(contiguous_data(x), out);
   if (needs_grad({x})) {
     const TensorOptions opts = like(x);
     const Shape in_shape = x.shape();
     record("AdaptiveAvgPool2DBackward", {x}, {&out}, [in_shape, opts](const TensorList& gr) {
       Tensor gx = empty(in_shape, opts);
-      adaptive_avg_pool2d_backward_cpu(gr[0].contiguous(), gx);
+      static const KernelTable<AdaptiveAvgPool2dBackwardKernel>& backward =
+          kernel_table<AdaptiveAvgPool2dBackwardKernel>("adaptive_avg_pool2d_backward");
+      backward("adaptive_avg_pool2d backward", gr[0])(gr[0].contiguous(), gx);
       return TensorList{gx};
     });
   }

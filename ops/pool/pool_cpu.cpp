@@ -5,7 +5,7 @@
 // past the right padding) or by divisor_override, so those outputs are rescaled. float64 runs
 // reference loops with PyTorch's exact semantics (first maximum wins, NaN propagates); so does
 // float32 max pooling of an input holding a NaN, which oneDNN would skip.
-#include "ops/pool/pool_cpu.h"
+#include "ops/pool/pool_kernels.h"
 
 #include <algorithm>
 #include <atomic>
@@ -357,8 +357,6 @@ void adaptive_avg_backward_ref(const Tensor& gy, const Tensor& gx) {
   });
 }
 
-}  // namespace
-
 Tensor max_pool2d_cpu(const Tensor& x, const Tensor& out, const Pool2dGeometry& g,
                       bool keep_workspace) {
   if (out.numel() == 0)
@@ -443,6 +441,21 @@ void adaptive_avg_pool2d_backward_cpu(const Tensor& gy, const Tensor& gx) {
   if (gx.numel() == 0) return;
   QGRAD_DISPATCH_FLOAT(gx.dtype(), "adaptive_avg_pool2d backward",
                        [&] { adaptive_avg_backward_ref<scalar_t>(gy, gx); });
+}
+
+}  // namespace
+
+void register_pool_cpu_kernels(KernelRegistry& r) {
+  r.table<MaxPool2dKernel>("max_pool2d").define(DeviceType::CPU, &max_pool2d_cpu, kFloatingDTypes);
+  r.table<MaxPool2dBackwardKernel>("max_pool2d_backward")
+      .define(DeviceType::CPU, &max_pool2d_backward_cpu, kFloatingDTypes);
+  r.table<AvgPool2dKernel>("avg_pool2d").define(DeviceType::CPU, &avg_pool2d_cpu, kFloatingDTypes);
+  r.table<AvgPool2dBackwardKernel>("avg_pool2d_backward")
+      .define(DeviceType::CPU, &avg_pool2d_backward_cpu, kFloatingDTypes);
+  r.table<AdaptiveAvgPool2dKernel>("adaptive_avg_pool2d")
+      .define(DeviceType::CPU, &adaptive_avg_pool2d_cpu, kFloatingDTypes);
+  r.table<AdaptiveAvgPool2dBackwardKernel>("adaptive_avg_pool2d_backward")
+      .define(DeviceType::CPU, &adaptive_avg_pool2d_backward_cpu, kFloatingDTypes);
 }
 
 }  // namespace qgrad

@@ -5,7 +5,7 @@
 #include "core/autograd/function.h"
 #include "core/factory.h"
 #include "ops/device_check.h"
-#include "ops/softmax/softmax_cpu.h"
+#include "ops/softmax/softmax_kernels.h"
 
 namespace qgrad {
 
@@ -14,17 +14,18 @@ namespace {
 Tensor softmax_impl(const Tensor& x, std::int64_t dim, bool log) {
   const char* name = log ? "log_softmax" : "softmax";
   require_floating(name, "input", x);
-  require_cpu(name, x);
   const std::int64_t d = wrap_dim(dim, x.dim(), name);  // a 0-d input accepts 0 and -1
   Tensor out = empty(x.shape(), TensorOptions().dtype(x.dtype()).device(x.device()));
-  softmax_cpu(x, d, log, out);
+  static const KernelTable<SoftmaxKernel>& forward = kernel_table<SoftmaxKernel>("softmax");
+  forward(name, x)(x, d, log, out);
   SavedTensor sy(out);
   record(log ? "LogSoftmaxBackward" : "SoftmaxBackward", {x}, {&out},
          [sy, d, log](const TensorList& g) {
            Tensor y = sy.get();
            Tensor gx = empty(y.shape(), TensorOptions().dtype(y.dtype()).device(y.device()));
-           require_cpu(log ? "log_softmax backward" : "softmax backward", g[0]);
-           softmax_backward_cpu(g[0], y, d, log, gx);
+           static const KernelTable<SoftmaxBackwardKernel>& backward =
+               kernel_table<SoftmaxBackwardKernel>("softmax_backward");
+           backward(log ? "log_softmax backward" : "softmax backward", g[0])(g[0], y, d, log, gx);
            return TensorList{gx};
          });
   return out;

@@ -7,7 +7,7 @@
 // blocks added in double. log_softmax writes
 // (x - max) - log(sum), which stays exact for huge logits where x - (max + log(sum)) would
 // round the log term away.
-#include "ops/softmax/softmax_cpu.h"
+#include "ops/softmax/softmax_kernels.h"
 
 #include <algorithm>
 #include <cmath>
@@ -173,8 +173,6 @@ void for_each_job(const DimView& v, F&& body) {
   });
 }
 
-}  // namespace
-
 void softmax_cpu(const Tensor& x, std::int64_t dim, bool log, const Tensor& out) {
   if (out.numel() == 0) return;
   Tensor xs;
@@ -233,6 +231,14 @@ void softmax_backward_cpu(const Tensor& g, const Tensor& y, std::int64_t dim, bo
       }
     });
   });
+}
+
+}  // namespace
+
+void register_softmax_cpu_kernels(KernelRegistry& r) {
+  r.table<SoftmaxKernel>("softmax").define(DeviceType::CPU, &softmax_cpu, kFloatingDTypes);
+  r.table<SoftmaxBackwardKernel>("softmax_backward")
+      .define(DeviceType::CPU, &softmax_backward_cpu, kFloatingDTypes);
 }
 
 }  // namespace qgrad

@@ -16,7 +16,7 @@
 #include "core/npy.h"
 #include "ops/binary/binary.h"
 #include "ops/conv/conv.h"
-#include "ops/conv/conv_cpu.h"
+#include "ops/conv/conv_kernels.h"
 #include "ops/dnnl/dnnl_context.h"
 #include "ops/reduce/reduce.h"
 #include "ops/unary/unary.h"

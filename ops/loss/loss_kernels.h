@@ -1,9 +1,12 @@
-// CPU kernels of the losses (no autograd, no argument checks: loss.cpp validates targets and
-// shapes before calling them).
+// The loss family's kernel signatures ("class_loss" and "class_loss_backward" for cross
+// entropy and nll, "mse_loss" and "mse_loss_backward") with the parameters they share, and its
+// per-device register functions. The kernels do no argument checks: loss.cpp validates
+// targets and shapes before calling them.
 #pragma once
 
 #include <cstdint>
 
+#include "core/dispatch.h"
 #include "core/tensor.h"
 
 namespace qgrad {
@@ -24,20 +27,25 @@ struct ClassLossTotals {
 // undefined. Writes every per-position loss to `losses` (contiguous float64, N * S; 0 where
 // ignored) and, for cross entropy, log-sum-exp of each position to `lse` (same layout).
 // The totals are summed in position order, so they do not depend on the thread count.
-ClassLossTotals class_loss_cpu(const Tensor& input, const Tensor& target, const Tensor& weight,
-                               const ClassLossParams& p, const Tensor& losses, const Tensor& lse);
+using ClassLossKernel = ClassLossTotals(const Tensor& input, const Tensor& target,
+                                        const Tensor& weight, const ClassLossParams& p,
+                                        const Tensor& losses, const Tensor& lse);
 // grad_in (contiguous, input's shape; zero-filled by the caller for nll) = d loss / d input,
 // where position i's loss gradient is factor * g[i] (g contiguous of input's dtype with N * S
 // values, or one value shared by all positions).
-void class_loss_backward_cpu(const Tensor& input, const Tensor& target, const Tensor& weight,
-                             const Tensor& lse, const ClassLossParams& p, const Tensor& g,
-                             double factor, const Tensor& grad_in);
+using ClassLossBackwardKernel = void(const Tensor& input, const Tensor& target,
+                                     const Tensor& weight, const Tensor& lse,
+                                     const ClassLossParams& p, const Tensor& g, double factor,
+                                     const Tensor& grad_in);
 
 // Squared error. When `out` is defined it receives (a - b)^2 elementwise (any strides);
 // otherwise returns sum((a - b)^2) accumulated in double in a fixed block order.
-double mse_cpu(const Tensor& a, const Tensor& b, const Tensor& out);
+using MseLossKernel = double(const Tensor& a, const Tensor& b, const Tensor& out);
 // grad_a = factor * (a - b) * g (g has a's shape, possibly a stride-0 broadcast view).
-void mse_backward_cpu(const Tensor& a, const Tensor& b, const Tensor& g, double factor,
-                      const Tensor& grad_a);
+using MseLossBackwardKernel = void(const Tensor& a, const Tensor& b, const Tensor& g, double factor,
+                                   const Tensor& grad_a);
+
+void register_loss_cpu_kernels(KernelRegistry& r);
+void register_loss_cuda_kernels(KernelRegistry& r);
 
 }  // namespace qgrad

@@ -1,9 +1,11 @@
-// CPU dropout kernel (no autograd). The same kernel applies the mask forward (to x) and
-// backward (to the output gradient).
+// The dropout family's kernel signature ("dropout" table: one kernel applies the mask forward,
+// to x, and backward, to the output gradient), the mask it draws, and its per-device register
+// functions.
 #pragma once
 
 #include <cstdint>
 
+#include "core/dispatch.h"
 #include "core/generator.h"
 #include "core/tensor.h"
 
@@ -18,6 +20,9 @@ struct DropoutMask {
 };
 
 // out (contiguous, in's shape and dtype) = kept ? in / (1 - p) : 0. `in` may have any strides.
-void dropout_cpu(const Tensor& in, const DropoutMask& mask, const Tensor& out);
+using DropoutKernel = void(const Tensor& in, const DropoutMask& mask, const Tensor& out);
+
+void register_dropout_cpu_kernels(KernelRegistry& r);
+void register_dropout_cuda_kernels(KernelRegistry& r);
 
 }  // namespace qgrad

@@ -1,10 +1,12 @@
-// CPU padding kernels (no autograd): the forward gather for every mode and the scatter-add
-// backward of the index-mapping modes (constant mode's backward is a constant pad of the
-// gradient with the pads negated).
+// The pad family's kernel signatures ("pad" table: the forward gather for every mode, also the
+// constant mode's backward, a constant pad of the gradient with the pads negated;
+// "pad_backward": the scatter-add backward of the index-mapping modes), the plan they share,
+// and its per-device register functions.
 #pragma once
 
 #include <cstdint>
 
+#include "core/dispatch.h"
 #include "core/tensor.h"
 
 namespace qgrad {
@@ -20,9 +22,12 @@ struct PadPlan {
 
 // out (contiguous, plan.out_shape) from x (plan.in_shape, any strides, any dtype); `value` fills
 // the constant mode's border.
-void pad_cpu(const Tensor& x, const PadPlan& plan, double value, const Tensor& out);
+using PadKernel = void(const Tensor& x, const PadPlan& plan, double value, const Tensor& out);
 // grad_in (contiguous, plan.in_shape, zero-filled by the caller) += the gradient `g` (any
 // strides) of every output element, at the input element it was copied from. Non-constant modes.
-void pad_backward_cpu(const Tensor& g, const PadPlan& plan, const Tensor& grad_in);
+using PadBackwardKernel = void(const Tensor& g, const PadPlan& plan, const Tensor& grad_in);
+
+void register_pad_cpu_kernels(KernelRegistry& r);
+void register_pad_cuda_kernels(KernelRegistry& r);
 
 }  // namespace qgrad
