@@ -96,6 +96,15 @@ void map(const F& f, const Tensor& out, const Tensors&... in) {
   detail::map_impl<R, Ts...>(f, out, std::index_sequence_for<Ts...>{}, in...);
 }
 
+// f(i) for i in [0, n), split across threads for large n: the driver of kernels that update
+// several contiguous arrays in place (the optimisers), whose functor holds the pointers.
+template <typename F>
+void for_each_index(std::int64_t n, const F& f) {
+  parallel_for(n, kParallelGrain, [&](std::int64_t b, std::int64_t e) {
+    for (std::int64_t i = b; i < e; ++i) f(i);
+  });
+}
+
 // The CPU driver as a type, for the <family>_elem.h kernels written once for every device:
 // Map::run<R, Ts...>(op, f, out, in...) is map<R, Ts...>(f, out, in...).
 struct Map {
@@ -103,6 +112,10 @@ struct Map {
   template <typename R, typename... Ts, typename F, typename... Tensors>
   static void run(const char* /*op*/, const F& f, const Tensor& out, const Tensors&... in) {
     map<R, Ts...>(f, out, in...);
+  }
+  template <typename F>
+  static void for_each(const char* /*op*/, Device /*device*/, std::int64_t n, const F& f) {
+    for_each_index(n, f);
   }
 };
 

@@ -1,8 +1,18 @@
 // The nn layer's kernels (optimiser updates, gradient clipping) for each device this build has.
-#include "core/dispatch.h"
+#include "nn/optim/optim_kernels.h"
+#include "nn/utils/clip_grad_kernels.h"
 
 namespace qgrad {
 
-void register_nn_kernels(KernelRegistry&) {}
+void register_nn_kernels(KernelRegistry& r) {
+  optim::register_optim_cpu_kernels(r);
+  nn::utils::register_clip_grad_cpu_kernels(r);
+#ifdef QGRAD_WITH_CUDA
+  optim::register_optim_cuda_kernels(r);
+#endif
+  r.add_op("sgd_step", {"sgd_update"});
+  r.add_op("adam_step", {"adam_update"});
+  r.add_op("clip_grad_norm_", {"grad_norm", "grad_scale"});
+}
 
 }  // namespace qgrad

@@ -1,6 +1,7 @@
 // The per-parameter Adam/AdamW update shared by optim::Adam and optim::AdamW: state
-// initialisation (step, exp_avg, exp_avg_sq, max_exp_avg_sq) and the fused element loop that
-// follows torch 1.13's _single_tensor_adam / _single_tensor_adamw op by op.
+// initialisation (step, exp_avg, exp_avg_sq, max_exp_avg_sq) and the fused update (the
+// "adam_update" kernel of the parameter's device, optim_elem.h), which follows torch 1.13's
+// _single_tensor_adam / _single_tensor_adamw op by op.
 #pragma once
 
 #include <string>
@@ -8,20 +9,10 @@
 #include <vector>
 
 #include "core/tensor.h"
+#include "nn/optim/optim_kernels.h"
 #include "nn/ordered_dict.h"
 
 namespace qgrad::optim {
-
-struct AdamStepConfig {
-  double lr = 1e-3;
-  double beta1 = 0.9;
-  double beta2 = 0.999;
-  double eps = 1e-8;
-  double weight_decay = 0;
-  bool amsgrad = false;
-  bool maximize = false;
-  bool decoupled_weight_decay = false;  // AdamW: p *= 1 - lr * weight_decay
-};
 
 // Hyper-parameter (de)serialisation and validation shared by AdamOptions and AdamWOptions.
 template <typename Options>
@@ -81,7 +72,7 @@ AdamStepConfig adam_config(const Options& o, bool decoupled) {
   return c;
 }
 
-// Updates contiguous CPU `p` in place from contiguous `g`, creating missing entries in `state`.
+// Updates contiguous `p` in place from contiguous `g`, creating missing entries in `state`.
 void adam_update(const Tensor& p, const Tensor& g, TensorDict& state, const AdamStepConfig& cfg);
 
 }  // namespace qgrad::optim

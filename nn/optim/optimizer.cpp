@@ -96,14 +96,13 @@ TensorDict& Optimizer::state_for(const Tensor& param) {
 void Optimizer::update_param(
     const Tensor& param, const std::function<void(const Tensor& p, const Tensor& g)>& fn) const {
   const std::string op = name() + "::step";
-  require_cpu(op.c_str(), param);
   const Tensor grad = param.grad();
   QGRAD_CHECK(grad.shape() == param.shape(), ShapeError, op, ": gradient shape ", grad.shape(),
               " does not match parameter shape ", param.shape());
   QGRAD_CHECK(grad.dtype() == param.dtype(), DTypeError, op, ": gradient dtype ",
               dtype_name(grad.dtype()), " does not match parameter dtype ",
               dtype_name(param.dtype()));
-  require_cpu(op.c_str(), grad);
+  check_same_device(op.c_str(), param, grad);
   NoGradGuard no_grad;
   const Tensor p = param.detach().contiguous();
   fn(p, grad.detach().contiguous());

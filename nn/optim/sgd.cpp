@@ -2,7 +2,7 @@
 #include "nn/optim/sgd.h"
 
 #include "core/factory.h"
-#include "core/strided_loop.h"
+#include "nn/optim/optim_kernels.h"
 
 namespace qgrad::optim {
 
@@ -61,42 +61,16 @@ void SGD::check_options(const OptimizerOptions& options) const {
               o->momentum(), " dampening=", o->dampening());
 }
 
-namespace {
-
-// Each line mirrors one tensor op of torch's _single_tensor_sgd, with the scalars cast to the
-// tensor's dtype as ATen does.
-template <typename T>
-void sgd_update(T* p, const T* g, T* buf, std::int64_t n, const SGDOptions& o, bool first) {
-  const bool use_wd = o.weight_decay() != 0, use_momentum = o.momentum() != 0;
-  const T wd = static_cast<T>(o.weight_decay()), mom = static_cast<T>(o.momentum());
-  const T one_minus_damp = static_cast<T>(1 - o.dampening());
-  const T neg_lr = static_cast<T>(-o.lr());
-  const bool maximize = o.maximize(), nesterov = o.nesterov();
-  parallel_for(n, kParallelGrain, [&](std::int64_t b, std::int64_t e) {
-    for (std::int64_t i = b; i < e; ++i) {
-      T d = maximize ? -g[i] : g[i];
-      if (use_wd) d = d + wd * p[i];
-      if (use_momentum) {
-        T bv;
-        if (first) {
-          bv = d;
-        } else {
-          bv = buf[i] * mom;
-          bv = bv + one_minus_damp * d;
-        }
-        buf[i] = bv;
-        d = nesterov ? d + mom * bv : bv;
-      }
-      p[i] = p[i] + neg_lr * d;
-    }
-  });
-}
-
-}  // namespace
-
 void SGD::step() {
   for (auto& group : param_groups()) {
     const auto& o = static_cast<const SGDOptions&>(group.options());
+    SgdStepConfig config;
+    config.lr = o.lr();
+    config.momentum = o.momentum();
+    config.dampening = o.dampening();
+    config.weight_decay = o.weight_decay();
+    config.nesterov = o.nesterov();
+    config.maximize = o.maximize();
     for (const Tensor& param : group.params()) {
       if (!param.grad().defined()) continue;
       update_param(param, [&](const Tensor& p, const Tensor& g) {
@@ -111,11 +85,9 @@ void SGD::step() {
             first = true;
           }
         }
-        QGRAD_DISPATCH_FLOAT(p.dtype(), "SGD::step", [&] {
-          sgd_update<scalar_t>(p.data_ptr<scalar_t>(), g.data_ptr<scalar_t>(),
-                               buf.defined() ? buf.data_ptr<scalar_t>() : nullptr, p.numel(), o,
-                               first);
-        });
+        static const KernelTable<SgdUpdateKernel>& table =
+            kernel_table<SgdUpdateKernel>("sgd_update");
+        table("SGD::step", p)(p, g, buf, config, first);
         if (buf.defined()) buf.bump_version();
       });
     }
