@@ -1,9 +1,29 @@
 // The quant layer's kernels (fake quantizers, observers, calibrators) for each device this build
-// has.
+// has, and the catalogue of its user-facing ops with the kernel tables each runs on (what
+// supports() answers for and what the cross-device test iterates over).
 #include "core/dispatch.h"
+#include "quant/learnable/learnable_clip_kernels.h"
+#include "quant/learnable/lsq_kernels.h"
+#include "quant/learnable/pact_kernels.h"
 
 namespace qgrad {
 
-void register_quant_kernels(KernelRegistry&) {}
+void register_quant_kernels(KernelRegistry& r) {
+  learnable::register_learnable_clip_cpu_kernels(r);
+  learnable::register_lsq_cpu_kernels(r);
+  learnable::register_pact_cpu_kernels(r);
+  // No quant family has CUDA kernels yet (register_<family>_cuda_kernels are declared only).
+
+  for (const char* op : {"pact_clip", "pact_quantize"})
+    r.add_op(op, {"learnable.pact_forward", "learnable.pact_backward"});
+  for (const char* op : {"lsq_quantize", "lsq_plus_quantize"})
+    r.add_op(op, {"learnable.lsq_forward", "learnable.lsq_backward"});
+  r.add_op("lsq_init_scale", {"learnable.lsq_abs_sum"});
+  r.add_op("lsq_plus_init_minmax", {"learnable.lsq_minmax"});
+  r.add_op("learnable_clip", {"learnable.clip_forward", "learnable.clip_backward"});
+  // Composites of ops-layer kernels.
+  r.add_op("pact_alpha_penalty", {"binary", "reduce"});
+  r.add_op("learnable_clip_amax", {"unary", "unary_backward", "binary"});
+}
 
 }  // namespace qgrad
