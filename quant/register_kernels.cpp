@@ -2,17 +2,33 @@
 // has, and the catalogue of its user-facing ops with the kernel tables each runs on (what
 // supports() answers for and what the cross-device test iterates over).
 #include "core/dispatch.h"
+#include "quant/horizon/horizon_fake_quantize_kernels.h"
 #include "quant/learnable/learnable_clip_kernels.h"
 #include "quant/learnable/lsq_kernels.h"
 #include "quant/learnable/pact_kernels.h"
+#include "quant/torch_ao/fake_quantize_kernels.h"
 
 namespace qgrad {
 
 void register_quant_kernels(KernelRegistry& r) {
+  ao::register_fake_quantize_cpu_kernels(r);
+  horizon::register_horizon_fake_quantize_cpu_kernels(r);
   learnable::register_learnable_clip_cpu_kernels(r);
   learnable::register_lsq_cpu_kernels(r);
   learnable::register_pact_cpu_kernels(r);
   // No quant family has CUDA kernels yet (register_<family>_cuda_kernels are declared only).
+
+  r.add_op("fake_quantize_per_tensor_affine",
+           {"torch_ao.fake_quantize_per_tensor", "torch_ao.masked_gradient"});
+  r.add_op("fake_quantize_per_channel_affine",
+           {"torch_ao.fake_quantize_per_channel", "torch_ao.masked_gradient"});
+  r.add_op("fake_quantize_learnable_per_tensor_affine",
+           {"torch_ao.fake_quantize_per_tensor", "torch_ao.learnable_per_tensor_backward"});
+  r.add_op("fake_quantize_learnable_per_channel_affine",
+           {"torch_ao.fake_quantize_per_channel", "torch_ao.learnable_per_channel_backward"});
+  r.add_op("horizon.fake_quantize",
+           {"horizon.fake_quantize_per_tensor", "horizon.fake_quantize_per_channel",
+            "torch_ao.masked_gradient"});
 
   for (const char* op : {"pact_clip", "pact_quantize"})
     r.add_op(op, {"learnable.pact_forward", "learnable.pact_backward"});
