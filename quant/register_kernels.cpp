@@ -6,6 +6,8 @@
 #include "quant/learnable/learnable_clip_kernels.h"
 #include "quant/learnable/lsq_kernels.h"
 #include "quant/learnable/pact_kernels.h"
+#include "quant/observer/aminmax_kernels.h"
+#include "quant/observer/histc_kernels.h"
 #include "quant/torch_ao/fake_quantize_kernels.h"
 
 namespace qgrad {
@@ -16,6 +18,8 @@ void register_quant_kernels(KernelRegistry& r) {
   learnable::register_learnable_clip_cpu_kernels(r);
   learnable::register_lsq_cpu_kernels(r);
   learnable::register_pact_cpu_kernels(r);
+  ao::register_aminmax_cpu_kernels(r);
+  ao::register_histc_cpu_kernels(r);
   // No quant family has CUDA kernels yet (register_<family>_cuda_kernels are declared only).
 
   r.add_op("fake_quantize_per_tensor_affine",
@@ -40,6 +44,13 @@ void register_quant_kernels(KernelRegistry& r) {
   // Composites of ops-layer kernels.
   r.add_op("pact_alpha_penalty", {"binary", "reduce"});
   r.add_op("learnable_clip_amax", {"unary", "unary_backward", "binary"});
+
+  // Observers (by class name, as their errors name them): forward() reads the batch through these.
+  for (const char* op : {"MinMaxObserver", "MovingAverageMinMaxObserver"})
+    r.add_op(op, {"observer.aminmax"});
+  for (const char* op : {"PerChannelMinMaxObserver", "MovingAveragePerChannelMinMaxObserver"})
+    r.add_op(op, {"observer.aminmax_per_channel"});
+  r.add_op("HistogramObserver", {"observer.aminmax", "observer.histc"});
 }
 
 }  // namespace qgrad
