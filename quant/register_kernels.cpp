@@ -6,6 +6,9 @@
 #include "quant/learnable/learnable_clip_kernels.h"
 #include "quant/learnable/lsq_kernels.h"
 #include "quant/learnable/pact_kernels.h"
+#include "quant/nvidia/block_quant_kernels.h"
+#include "quant/nvidia/calibrator_kernels.h"
+#include "quant/nvidia/tensor_quant_kernels.h"
 #include "quant/observer/aminmax_kernels.h"
 #include "quant/observer/histc_kernels.h"
 #include "quant/torch_ao/fake_quantize_kernels.h"
@@ -18,6 +21,9 @@ void register_quant_kernels(KernelRegistry& r) {
   learnable::register_learnable_clip_cpu_kernels(r);
   learnable::register_lsq_cpu_kernels(r);
   learnable::register_pact_cpu_kernels(r);
+  nvidia::register_block_quant_cpu_kernels(r);
+  nvidia::register_calibrator_cpu_kernels(r);
+  nvidia::register_tensor_quant_cpu_kernels(r);
   ao::register_aminmax_cpu_kernels(r);
   ao::register_histc_cpu_kernels(r);
   // No quant family has CUDA kernels yet (register_<family>_cuda_kernels are declared only).
@@ -51,6 +57,22 @@ void register_quant_kernels(KernelRegistry& r) {
   for (const char* op : {"PerChannelMinMaxObserver", "MovingAveragePerChannelMinMaxObserver"})
     r.add_op(op, {"observer.aminmax_per_channel"});
   r.add_op("HistogramObserver", {"observer.aminmax", "observer.histc"});
+
+  for (const char* op : {"tensor_quant", "fake_tensor_quant", "legacy_fake_tensor_quant"})
+    r.add_op(op, {"nvidia.any_negative", "nvidia.amax_scales", "nvidia.int_quant",
+                  "nvidia.clip_ste_backward"});
+  r.add_op("fake_affine_tensor_quant", {"nvidia.affine_fake_quant", "nvidia.range_ste_backward"});
+  for (const char* op : {"scaled_e4m3", "scaled_minifloat_quant"})
+    r.add_op(op, {"nvidia.amax_scales", "nvidia.fp_scaled_quant", "nvidia.clip_ste_backward"});
+  r.add_op("block_amax", {"nvidia.block_absmax"});
+  // Every block format's kernels: which ones a call runs depends on its BlockQuantSpec.
+  for (const char* op : {"block_fake_quant", "block_effective_amax", "BlockQuantizer"})
+    r.add_op(op, {"nvidia.any_negative", "nvidia.block_absmax", "nvidia.amax_merge",
+                  "nvidia.amax_scales", "nvidia.int_quant", "nvidia.fp_scaled_quant",
+                  "nvidia.fp_divmul_quant", "nvidia.mx_scales", "nvidia.nvfp4_scales",
+                  "nvidia.expand_blocks", "nvidia.clip_ste_backward"});
+  r.add_op("MaxCalibrator", {"nvidia.any_negative", "nvidia.block_absmax", "nvidia.amax_merge"});
+  r.add_op("HistogramCalibrator", {"nvidia.abs_stats", "nvidia.abs_histogram"});
 }
 
 }  // namespace qgrad
