@@ -2,6 +2,8 @@
 // has, and the catalogue of its user-facing ops with the kernel tables each runs on (what
 // supports() answers for and what the cross-device test iterates over).
 #include "core/dispatch.h"
+#include "quant/aimet/affine_quantize_kernels.h"
+#include "quant/aimet/minmax_encoding_kernels.h"
 #include "quant/horizon/horizon_fake_quantize_kernels.h"
 #include "quant/learnable/learnable_clip_kernels.h"
 #include "quant/learnable/lsq_kernels.h"
@@ -16,6 +18,8 @@
 namespace qgrad {
 
 void register_quant_kernels(KernelRegistry& r) {
+  aimet::register_affine_quantize_cpu_kernels(r);
+  aimet::register_minmax_encoding_cpu_kernels(r);
   ao::register_fake_quantize_cpu_kernels(r);
   horizon::register_horizon_fake_quantize_cpu_kernels(r);
   learnable::register_learnable_clip_cpu_kernels(r);
@@ -73,6 +77,13 @@ void register_quant_kernels(KernelRegistry& r) {
                   "nvidia.expand_blocks", "nvidia.clip_ste_backward"});
   r.add_op("MaxCalibrator", {"nvidia.any_negative", "nvidia.block_absmax", "nvidia.amax_merge"});
   r.add_op("HistogramCalibrator", {"nvidia.abs_stats", "nvidia.abs_histogram"});
+
+  for (const char* op : {"aimet.quantize", "aimet.dequantize", "aimet.quantize_dequantize"})
+    r.add_op(op, {"aimet.affine_forward", "aimet.affine_backward_dx", "aimet.affine_backward",
+                  "aimet.affine_forward_strided", "aimet.affine_backward_strided"});
+  r.add_op("aimet.ste_round", {"aimet.round_half_even"});
+  r.add_op("aimet.MinMaxEncodingAnalyzer",
+           {"reduce", "aimet.minmax_merge", "aimet.minmax_encodings"});
 }
 
 }  // namespace qgrad
