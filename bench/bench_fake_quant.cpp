@@ -9,9 +9,9 @@
 // GB/s counts the bytes a minimal implementation must move: forward = read x + write y
 // (8 bytes/element, the same as a copy); forward + backward = read x, write y, read dy, write dx
 // (16 bytes/element). Each figure is the median of the repetitions. The "kernel" lines run the raw
-// kernels into preallocated buffers (no allocation, page faults or autograd), next to a copy into
-// a preallocated buffer (y.copy_(x)); the mask written by the forward (1 byte/element) and read by
-// the backward is not counted.
+// CPU kernels (taken from their "torch_ao.*" kernel tables) into preallocated buffers (no
+// allocation, page faults or autograd), next to a copy into a preallocated buffer (y.copy_(x));
+// the mask written by the forward (1 byte/element) and read by the backward is not counted.
 #include <omp.h>
 
 #include <algorithm>
@@ -24,7 +24,7 @@
 #include "core/autograd/grad_mode.h"
 #include "core/factory.h"
 #include "quant/torch_ao/fake_quantize.h"
-#include "quant/torch_ao/fake_quantize_cpu.h"
+#include "quant/torch_ao/fake_quantize_kernels.h"
 #include "quant/torch_ao/learnable_fake_quantize.h"
 
 using namespace qgrad;
@@ -93,27 +93,30 @@ int main(int argc, char** argv) {
       reps);
   report("learnable per-tensor forward + backward", t, b_bwd);
 
-  // Raw kernels into preallocated outputs.
+  // Raw CPU kernels into preallocated outputs.
+  const char* op = "bench_fake_quant";
+  auto& per_tensor =
+      kernel_table<ao::FakeQuantizePerTensorKernel>("torch_ao.fake_quantize_per_tensor")(op, x);
+  auto& per_channel =
+      kernel_table<ao::FakeQuantizePerChannelKernel>("torch_ao.fake_quantize_per_channel")(op, x);
+  auto& masked_gradient = kernel_table<ao::MaskedGradientKernel>("torch_ao.masked_gradient")(op, x);
+  auto& learnable_backward = kernel_table<ao::LearnablePerTensorBackwardKernel>(
+      "torch_ao.learnable_per_tensor_backward")(op, x);
   Tensor y = empty(shape), mask = empty(shape, TensorOptions().dtype(kUInt8)), dx = empty(shape);
   t = median_seconds([&] { y.copy_(x); }, reps);
   report("kernel: copy into preallocated y.copy_(x)", t, b_fwd);
-  t = median_seconds([&] { ao::fake_quantize_per_tensor_cpu(x, 0.023f, 128, 0, 255, y, Tensor()); },
-                     reps);
+  t = median_seconds([&] { per_tensor(x, 0.023f, 128, 0, 255, y, Tensor()); }, reps);
   report("kernel: per-tensor forward", t, b_fwd);
-  t = median_seconds([&] { ao::fake_quantize_per_tensor_cpu(x, 0.023f, 128, 0, 255, y, mask); },
-                     reps);
+  t = median_seconds([&] { per_tensor(x, 0.023f, 128, 0, 255, y, mask); }, reps);
   report("kernel: per-tensor forward + mask", t, b_fwd);
   const std::vector<double> sc = scale_c.to_vector<double>();
   const std::vector<std::int64_t> zc = zp_c.to_vector<std::int64_t>();
-  t = median_seconds([&] { ao::fake_quantize_per_channel_cpu(x, 1, sc, zc, 0, 255, y, mask); },
-                     reps);
+  t = median_seconds([&] { per_channel(x, 1, sc, zc, 0, 255, y, mask); }, reps);
   report("kernel: per-channel forward + mask", t, b_fwd);
-  t = median_seconds([&] { ao::masked_gradient_cpu(dy, mask, dx); }, reps);
+  t = median_seconds([&] { masked_gradient(dy, mask, dx); }, reps);
   report("kernel: backward dx = dy * mask", t, b_fwd);
   double gs = 0, gz = 0;
-  t = median_seconds(
-      [&] { ao::learnable_per_tensor_backward_cpu(x, dy, 0.023, 128, 0, 255, 1.0, dx, gs, gz); },
-      reps);
+  t = median_seconds([&] { learnable_backward(x, dy, 0.023, 128, 0, 255, 1.0, dx, gs, gz); }, reps);
   report("kernel: learnable per-tensor backward", t, 12.0 * n);
   return 0;
 }

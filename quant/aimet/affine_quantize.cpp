@@ -1,9 +1,10 @@
 // AIMET affine quantization: argument checks (encoding shape broadcastable from the trailing
-// dims, positive finite scales, grid representable in the input dtype), dispatch, and the
-// backward rules. Encodings with an EncodingLayout (per tensor, per channel, any block of
-// channel dims) run the fast kernels on contiguous data: only the gradients that are needed are
-// computed, the scale / offset gradients summed per channel by the kernel; when only x needs a
-// gradient the forward keeps a uint8 mask instead. Other encodings use the strided kernels.
+// dims, positive finite scales, grid representable in the input dtype), dispatch through the
+// "aimet.*" kernel tables, and the backward rules. Encodings with an EncodingLayout (per tensor,
+// per channel, any block of channel dims) run the fast kernels on contiguous data: only the
+// gradients that are needed are computed, the scale / offset gradients summed per channel by the
+// kernel; when only x needs a gradient the forward keeps a uint8 mask instead. Other encodings use
+// the strided kernels.
 #include "quant/aimet/affine_quantize.h"
 
 #include <algorithm>
@@ -14,7 +15,7 @@
 #include "core/factory.h"
 #include "ops/device_check.h"
 #include "ops/reduce/reduce.h"
-#include "quant/aimet/affine_quantize_cpu.h"
+#include "quant/aimet/affine_quantize_kernels.h"
 #include "quant/aimet/encoding_layout.h"
 #include "quant/torch_ao/qparam_checks.h"
 
@@ -98,19 +99,23 @@ Tensor channel_values(const Tensor& t, const Shape& enc) {
 // gradients reduced by sum_to_shape.
 Tensor apply_strided(AffineKind kind, const Tensor& x, const Tensor& scale, const Tensor& offset,
                      std::int64_t qmin, std::int64_t qmax, bool wide) {
-  Tensor y = empty(x.shape(), TensorOptions().dtype(x.dtype()));
+  static const KernelTable<AffineForwardStridedKernel>& table =
+      kernel_table<AffineForwardStridedKernel>("aimet.affine_forward_strided");
+  Tensor y = empty(x.shape(), TensorOptions().dtype(x.dtype()).device(x.device()));
   const Tensor se = scale.detach().expand(x.shape()), oe = offset.detach().expand(x.shape());
-  affine_forward_strided_cpu(kind, x, se, oe, qmin, qmax, wide, y);
+  table(kind_name(kind), x)(kind, x, se, oe, qmin, qmax, wide, y);
   if (!needs_grad({x, scale, offset})) return y;
   record(backward_name(kind), {x, scale, offset}, {&y},
          [kind, sx = SavedTensor(x), ss = SavedTensor(scale), so = SavedTensor(offset), qmin, qmax,
           wide](const TensorList& g) {
+           static const KernelTable<AffineBackwardStridedKernel>& backward =
+               kernel_table<AffineBackwardStridedKernel>("aimet.affine_backward_strided");
            const Tensor xs = sx.get(), s = ss.get(), o = so.get();
-           const TensorOptions opt = TensorOptions().dtype(xs.dtype());
+           const TensorOptions opt = TensorOptions().dtype(xs.dtype()).device(xs.device());
            Tensor dx = empty(xs.shape(), opt), ds = empty(xs.shape(), opt),
                   dof = empty(xs.shape(), opt);
-           affine_backward_strided_cpu(kind, g[0], xs, s.expand(xs.shape()), o.expand(xs.shape()),
-                                       qmin, qmax, wide, dx, ds, dof);
+           backward(kind_name(kind), xs)(kind, g[0], xs, s.expand(xs.shape()), o.expand(xs.shape()),
+                                         qmin, qmax, wide, dx, ds, dof);
            return TensorList{dx, sum_to_shape(ds, s.shape()), sum_to_shape(dof, o.shape())};
          });
   return y;
@@ -118,9 +123,12 @@ Tensor apply_strided(AffineKind kind, const Tensor& x, const Tensor& scale, cons
 
 Tensor apply(AffineKind kind, const Tensor& x, const Tensor& scale, const Tensor& offset,
              std::int64_t qmin, std::int64_t qmax) {
+  static const KernelTable<AffineForwardKernel>& table =
+      kernel_table<AffineForwardKernel>("aimet.affine_forward");
   const char* op = kind_name(kind);
   require_floating(op, "input", x);
-  require_cpu(op, x);
+  // The device check comes before scale and offset are read on the host.
+  AffineForwardKernel& forward = table(op, x);
   check_broadcast_param(op, "scale", scale, x);
   check_broadcast_param(op, "offset", offset, x);
   if (kind != AffineKind::Dequantize) check_quant_range(op, qmin, qmax);
@@ -136,7 +144,7 @@ Tensor apply(AffineKind kind, const Tensor& x, const Tensor& scale, const Tensor
   const EncodingLayout l = *layout;
   const Tensor xc = x.contiguous();
   const Tensor sc = channel_values(scale, enc), oc = channel_values(offset, enc);
-  Tensor y = empty(x.shape(), TensorOptions().dtype(x.dtype()));
+  Tensor y = empty(x.shape(), TensorOptions().dtype(x.dtype()).device(x.device()));
   const bool grad = needs_grad({x, scale, offset});
   const bool need_x = grad && x.requires_grad();
   const bool need_s = grad && scale.requires_grad();
@@ -144,15 +152,19 @@ Tensor apply(AffineKind kind, const Tensor& x, const Tensor& scale, const Tensor
   // When only x needs a gradient, the forward keeps the in-range mask (1 byte per element) and
   // the backward reads it instead of x.
   const bool keep_mask = need_x && !need_s && !need_o && kind != AffineKind::Dequantize;
-  Tensor mask = keep_mask ? empty(x.shape(), TensorOptions().dtype(kUInt8)) : Tensor();
-  affine_forward_cpu(kind, l, xc, sc, oc, qmin, qmax, wide, y, mask);
+  Tensor mask =
+      keep_mask ? empty(x.shape(), TensorOptions().dtype(kUInt8).device(x.device())) : Tensor();
+  forward(kind, l, xc, sc, oc, qmin, qmax, wide, y, mask);
   if (!grad) return y;
   if (!need_s && !need_o) {
     record(backward_name(kind), {x, scale, offset}, {&y},
            [kind, l, enc, mask, ss = SavedTensor(scale), wide](const TensorList& g) {
+             static const KernelTable<AffineBackwardDxKernel>& backward =
+                 kernel_table<AffineBackwardDxKernel>("aimet.affine_backward_dx");
              const Tensor gc = g[0].contiguous();
-             Tensor dx = empty(gc.shape(), TensorOptions().dtype(gc.dtype()));
-             affine_backward_dx_cpu(kind, l, gc, mask, channel_values(ss.get(), enc), wide, dx);
+             Tensor dx = empty(gc.shape(), TensorOptions().dtype(gc.dtype()).device(gc.device()));
+             backward(kind_name(kind), gc)(kind, l, gc, mask, channel_values(ss.get(), enc), wide,
+                                           dx);
              return TensorList{dx, Tensor(), Tensor()};
            });
     return y;
@@ -160,14 +172,16 @@ Tensor apply(AffineKind kind, const Tensor& x, const Tensor& scale, const Tensor
   record(backward_name(kind), {x, scale, offset}, {&y},
          [kind, l, enc, sx = SavedTensor(x), ss = SavedTensor(scale), so = SavedTensor(offset),
           qmin, qmax, wide, need_x, need_s, need_o](const TensorList& g) {
+           static const KernelTable<AffineBackwardKernel>& backward =
+               kernel_table<AffineBackwardKernel>("aimet.affine_backward");
            const Tensor xs = sx.get().contiguous(), s = ss.get(), o = so.get();
            const Tensor gc = g[0].contiguous();
-           const TensorOptions opt = TensorOptions().dtype(xs.dtype());
+           const TensorOptions opt = TensorOptions().dtype(xs.dtype()).device(xs.device());
            Tensor dx = need_x ? empty(xs.shape(), opt) : Tensor();
            Tensor ds = need_s ? empty(enc, opt) : Tensor();
            Tensor dof = need_o ? empty(enc, opt) : Tensor();
-           affine_backward_cpu(kind, l, gc, xs, channel_values(s, enc), channel_values(o, enc),
-                               qmin, qmax, wide, dx, ds, dof);
+           backward(kind_name(kind), xs)(kind, l, gc, xs, channel_values(s, enc),
+                                         channel_values(o, enc), qmin, qmax, wide, dx, ds, dof);
            return TensorList{dx, need_s ? sum_to_shape(ds, s.shape()) : Tensor(),
                              need_o ? sum_to_shape(dof, o.shape()) : Tensor()};
          });
@@ -191,10 +205,13 @@ Tensor quantize_dequantize(const Tensor& x, const Tensor& scale, const Tensor& o
 }
 
 Tensor ste_round(const Tensor& x) {
-  require_floating("aimet.ste_round", "input", x);
-  require_cpu("aimet.ste_round", x);
-  Tensor y = empty(x.shape(), TensorOptions().dtype(x.dtype()));
-  round_half_even_cpu(x, y);
+  static const KernelTable<RoundHalfEvenKernel>& table =
+      kernel_table<RoundHalfEvenKernel>("aimet.round_half_even");
+  const char* op = "aimet.ste_round";
+  require_floating(op, "input", x);
+  RoundHalfEvenKernel& kernel = table(op, x);
+  Tensor y = empty(x.shape(), TensorOptions().dtype(x.dtype()).device(x.device()));
+  kernel(x, y);
   record("AimetSteRoundBackward", {x}, {&y}, [](const TensorList& g) { return TensorList{g[0]}; });
   return y;
 }

@@ -12,7 +12,9 @@
 // are added box by box in order at the end.
 //
 // Strided kernels: each element reads its scale and offset through a (possibly zero) stride.
-#include "quant/aimet/affine_quantize_cpu.h"
+//
+// All are registered in the "aimet.*" tables at the end.
+#include "quant/aimet/affine_quantize_kernels.h"
 
 #include <algorithm>
 #include <cmath>
@@ -440,8 +442,6 @@ void dispatch_kind(AffineKind kind, F&& f) {
   }
 }
 
-}  // namespace
-
 void affine_forward_cpu(AffineKind kind, const EncodingLayout& l, const Tensor& x,
                         const Tensor& scale, const Tensor& offset, std::int64_t qmin,
                         std::int64_t qmax, bool wide, const Tensor& y, const Tensor& mask) {
@@ -532,6 +532,23 @@ void round_half_even_cpu(const Tensor& x, const Tensor& y) {
         py[off[0] + i * st[0]] = std::nearbyint(px[off[1] + i * st[1]]);
     });
   });
+}
+
+}  // namespace
+
+void register_affine_quantize_cpu_kernels(KernelRegistry& r) {
+  r.table<AffineForwardKernel>("aimet.affine_forward")
+      .define(DeviceType::CPU, &affine_forward_cpu, kFloatingDTypes);
+  r.table<AffineBackwardDxKernel>("aimet.affine_backward_dx")
+      .define(DeviceType::CPU, &affine_backward_dx_cpu, kFloatingDTypes);
+  r.table<AffineBackwardKernel>("aimet.affine_backward")
+      .define(DeviceType::CPU, &affine_backward_cpu, kFloatingDTypes);
+  r.table<AffineForwardStridedKernel>("aimet.affine_forward_strided")
+      .define(DeviceType::CPU, &affine_forward_strided_cpu, kFloatingDTypes);
+  r.table<AffineBackwardStridedKernel>("aimet.affine_backward_strided")
+      .define(DeviceType::CPU, &affine_backward_strided_cpu, kFloatingDTypes);
+  r.table<RoundHalfEvenKernel>("aimet.round_half_even")
+      .define(DeviceType::CPU, &round_half_even_cpu, kFloatingDTypes);
 }
 
 }  // namespace qgrad::aimet

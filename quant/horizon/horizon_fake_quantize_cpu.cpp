@@ -1,7 +1,8 @@
 // CPU kernels of Horizon's fake quantization. Each element divides by the scale (x / scale, not
 // x * (1/scale)), rounds (half to even with std::nearbyint, or half up as floor(v + 0.5)),
-// clamps in float and multiplies back; NaN passes through the clamp unchanged.
-#include "quant/horizon/horizon_fake_quantize_cpu.h"
+// clamps in float and multiplies back; NaN passes through the clamp unchanged. Registered in the
+// "horizon.fake_quantize_*" tables.
+#include "quant/horizon/horizon_fake_quantize_kernels.h"
 
 #include <cmath>
 
@@ -97,8 +98,6 @@ void per_channel(const Tensor& x, std::int64_t axis, const std::vector<double>& 
   });
 }
 
-}  // namespace
-
 void fake_quantize_per_tensor_cpu(const Tensor& x, double scale, QRange r, RoundMode mode,
                                   const Tensor& y, const Tensor& mask) {
   if (y.numel() == 0) return;
@@ -123,6 +122,15 @@ void fake_quantize_per_channel_cpu(const Tensor& x, std::int64_t axis,
     else
       per_channel<scalar_t, RoundMode::HalfUp>(x, axis, scale, r, y, mask);
   });
+}
+
+}  // namespace
+
+void register_horizon_fake_quantize_cpu_kernels(KernelRegistry& r) {
+  r.table<HorizonFakeQuantizePerTensorKernel>("horizon.fake_quantize_per_tensor")
+      .define(DeviceType::CPU, &fake_quantize_per_tensor_cpu, kFloatingDTypes);
+  r.table<HorizonFakeQuantizePerChannelKernel>("horizon.fake_quantize_per_channel")
+      .define(DeviceType::CPU, &fake_quantize_per_channel_cpu, kFloatingDTypes);
 }
 
 }  // namespace qgrad::horizon

@@ -1,4 +1,5 @@
-// Two-sided learnable clip: checks, dispatch and the backward rule.
+// Two-sided learnable clip: checks, dispatch through the "learnable.clip_*" kernel tables and the
+// backward rule.
 #include "quant/learnable/learnable_clip.h"
 
 #include <cmath>
@@ -9,7 +10,7 @@
 #include "ops/device_check.h"
 #include "ops/reduce/reduce.h"
 #include "ops/unary/unary.h"
-#include "quant/learnable/learnable_clip_cpu.h"
+#include "quant/learnable/learnable_clip_kernels.h"
 #include "quant/torch_ao/qparam_checks.h"
 
 namespace qgrad::learnable {
@@ -17,9 +18,12 @@ namespace qgrad::learnable {
 using ao::check_broadcast_param;
 
 Tensor learnable_clip(const Tensor& x, const Tensor& cmin, const Tensor& cmax) {
+  static const KernelTable<LearnableClipForwardKernel>& table =
+      kernel_table<LearnableClipForwardKernel>("learnable.clip_forward");
   const char* op = "learnable_clip";
   require_floating(op, "input", x);
-  require_cpu(op, x);
+  // The device check comes before the bounds are read on the host.
+  LearnableClipForwardKernel& forward = table(op, x);
   check_broadcast_param(op, "cmin", cmin, x);
   check_broadcast_param(op, "cmax", cmax, x);
   const std::vector<double> lo = cmin.to_vector<double>(), hi = cmax.to_vector<double>();
@@ -28,20 +32,20 @@ Tensor learnable_clip(const Tensor& x, const Tensor& cmin, const Tensor& cmax) {
   if (lo.size() == 1 && hi.size() == 1)
     QGRAD_CHECK(lo[0] <= hi[0], ValueError, op, ": cmin (", lo[0], ") must not exceed cmax (",
                 hi[0], ")");
-  Tensor y = empty(x.shape(), TensorOptions().dtype(x.dtype()));
-  learnable_clip_forward_cpu(x, cmin.detach().expand(x.shape()), cmax.detach().expand(x.shape()),
-                             y);
+  Tensor y = empty(x.shape(), TensorOptions().dtype(x.dtype()).device(x.device()));
+  forward(x, cmin.detach().expand(x.shape()), cmax.detach().expand(x.shape()), y);
   if (!needs_grad({x, cmin, cmax})) return y;
-  record(
-      "LearnableClipBackward", {x, cmin, cmax}, {&y},
-      [sx = SavedTensor(x), sl = SavedTensor(cmin), sh = SavedTensor(cmax)](const TensorList& g) {
-        const Tensor xs = sx.get(), l = sl.get(), h = sh.get();
-        const TensorOptions o = TensorOptions().dtype(xs.dtype());
-        Tensor dx = empty(xs.shape(), o), dl = empty(xs.shape(), o), dh = empty(xs.shape(), o);
-        learnable_clip_backward_cpu(g[0], xs, l.expand(xs.shape()), h.expand(xs.shape()), dx, dl,
-                                    dh);
-        return TensorList{dx, sum_to_shape(dl, l.shape()), sum_to_shape(dh, h.shape())};
-      });
+  record("LearnableClipBackward", {x, cmin, cmax}, {&y},
+         [op, sx = SavedTensor(x), sl = SavedTensor(cmin),
+          sh = SavedTensor(cmax)](const TensorList& g) {
+           static const KernelTable<LearnableClipBackwardKernel>& backward =
+               kernel_table<LearnableClipBackwardKernel>("learnable.clip_backward");
+           const Tensor xs = sx.get(), l = sl.get(), h = sh.get();
+           const TensorOptions o = TensorOptions().dtype(xs.dtype()).device(xs.device());
+           Tensor dx = empty(xs.shape(), o), dl = empty(xs.shape(), o), dh = empty(xs.shape(), o);
+           backward(op, g[0])(g[0], xs, l.expand(xs.shape()), h.expand(xs.shape()), dx, dl, dh);
+           return TensorList{dx, sum_to_shape(dl, l.shape()), sum_to_shape(dh, h.shape())};
+         });
   return y;
 }
 

@@ -1,10 +1,12 @@
-// CPU kernels of the two-sided learnable clip.
-#include "quant/learnable/learnable_clip_cpu.h"
+// CPU kernels of the two-sided learnable clip, registered in the "learnable.clip_*" tables.
+#include "quant/learnable/learnable_clip_kernels.h"
 
 #include "core/dtype.h"
 #include "core/strided_loop.h"
 
 namespace qgrad::learnable {
+
+namespace {
 
 void learnable_clip_forward_cpu(const Tensor& x, const Tensor& lo, const Tensor& hi,
                                 const Tensor& y) {
@@ -57,6 +59,15 @@ void learnable_clip_backward_cpu(const Tensor& dy, const Tensor& x, const Tensor
       }
     });
   });
+}
+
+}  // namespace
+
+void register_learnable_clip_cpu_kernels(KernelRegistry& r) {
+  r.table<LearnableClipForwardKernel>("learnable.clip_forward")
+      .define(DeviceType::CPU, &learnable_clip_forward_cpu, kFloatingDTypes);
+  r.table<LearnableClipBackwardKernel>("learnable.clip_backward")
+      .define(DeviceType::CPU, &learnable_clip_backward_cpu, kFloatingDTypes);
 }
 
 }  // namespace qgrad::learnable

@@ -1,5 +1,5 @@
-// LSQ and LSQ+: argument checks, dispatch and backward rules (unreduced parameter gradients summed
-// to the parameter shapes).
+// LSQ and LSQ+: argument checks, dispatch through the "learnable.lsq_*" kernel tables and backward
+// rules (unreduced parameter gradients summed to the parameter shapes).
 #include "quant/learnable/lsq.h"
 
 #include <cmath>
@@ -8,7 +8,7 @@
 #include "core/factory.h"
 #include "ops/device_check.h"
 #include "ops/reduce/reduce.h"
-#include "quant/learnable/lsq_cpu.h"
+#include "quant/learnable/lsq_kernels.h"
 #include "quant/torch_ao/qparam_checks.h"
 
 namespace qgrad::learnable {
@@ -25,8 +25,11 @@ void check_steps(const char* op, const Tensor& s) {
 
 Tensor apply(const char* op, const char* node, const Tensor& x, const Tensor& s, const Tensor& beta,
              double lo, double hi, double g) {
+  static const KernelTable<LsqForwardKernel>& table =
+      kernel_table<LsqForwardKernel>("learnable.lsq_forward");
   require_floating(op, "input", x);
-  require_cpu(op, x);
+  // The device check comes before s and beta are read on the host.
+  LsqForwardKernel& forward = table(op, x);
   check_broadcast_param(op, "s", s, x);
   if (beta.defined()) {
     check_broadcast_param(op, "beta", beta, x);
@@ -35,20 +38,23 @@ Tensor apply(const char* op, const char* node, const Tensor& x, const Tensor& s,
   }
   check_steps(op, s);
   QGRAD_CHECK(std::isfinite(g), ValueError, op, ": grad_scale must be finite, got ", g);
-  Tensor y = empty(x.shape(), TensorOptions().dtype(x.dtype()));
+  Tensor y = empty(x.shape(), TensorOptions().dtype(x.dtype()).device(x.device()));
   const Tensor se = s.detach().expand(x.shape());
   const Tensor be = beta.defined() ? beta.detach().expand(x.shape()) : Tensor();
-  lsq_forward_cpu(x, se, be, lo, hi, y);
+  forward(x, se, be, lo, hi, y);
   if (!needs_grad({x, s, beta})) return y;
   record(node, {x, s, beta}, {&y},
-         [sx = SavedTensor(x), ss = SavedTensor(s), sb = SavedTensor(beta), lo, hi,
+         [op, sx = SavedTensor(x), ss = SavedTensor(s), sb = SavedTensor(beta), lo, hi,
           g](const TensorList& grads) {
+           static const KernelTable<LsqBackwardKernel>& backward =
+               kernel_table<LsqBackwardKernel>("learnable.lsq_backward");
            const Tensor xs = sx.get(), sv = ss.get(), bv = sb.get();
-           const TensorOptions o = TensorOptions().dtype(xs.dtype());
+           const TensorOptions o = TensorOptions().dtype(xs.dtype()).device(xs.device());
            Tensor dx = empty(xs.shape(), o), ds = empty(xs.shape(), o);
            Tensor db = bv.defined() ? empty(xs.shape(), o) : Tensor();
-           lsq_backward_cpu(grads[0], xs, sv.expand(xs.shape()),
-                            bv.defined() ? bv.expand(xs.shape()) : Tensor(), lo, hi, g, dx, ds, db);
+           backward(op, grads[0])(grads[0], xs, sv.expand(xs.shape()),
+                                  bv.defined() ? bv.expand(xs.shape()) : Tensor(), lo, hi, g, dx,
+                                  ds, db);
            return TensorList{dx, sum_to_shape(ds, sv.shape()),
                              bv.defined() ? sum_to_shape(db, bv.shape()) : Tensor()};
          });
@@ -73,12 +79,13 @@ double lsq_grad_scale(std::int64_t numel, std::int64_t qp) {
 }
 
 double lsq_init_scale(const Tensor& v, std::int64_t qp) {
+  static const KernelTable<LsqAbsSumKernel>& table =
+      kernel_table<LsqAbsSumKernel>("learnable.lsq_abs_sum");
   require_floating("lsq_init_scale", "input", v);
   QGRAD_CHECK(v.numel() > 0 && qp > 0, ValueError,
               "lsq_init_scale: need a non-empty input and Q_P > 0, got ", v.numel(),
               " elements and Q_P ", qp);
-  double sum = 0;
-  for (double e : v.detach().to_vector<double>()) sum += std::fabs(e);
+  const double sum = table("lsq_init_scale", v)(v.detach());
   return 2.0 * (sum / static_cast<double>(v.numel())) / std::sqrt(static_cast<double>(qp));
 }
 
@@ -92,16 +99,13 @@ Tensor lsq_plus_quantize(const Tensor& x, const Tensor& s, const Tensor& beta, s
 }
 
 std::pair<double, double> lsq_plus_init_minmax(const Tensor& x, std::int64_t n, std::int64_t p) {
+  static const KernelTable<LsqMinMaxKernel>& table =
+      kernel_table<LsqMinMaxKernel>("learnable.lsq_minmax");
   require_floating("lsq_plus_init_minmax", "input", x);
   QGRAD_CHECK(x.numel() > 0 && n < p, ValueError,
               "lsq_plus_init_minmax: need a non-empty input and n < p, got ", x.numel(),
               " elements, n ", n, " p ", p);
-  const std::vector<double> v = x.detach().to_vector<double>();
-  double lo = v[0], hi = v[0];
-  for (double e : v) {
-    lo = std::min(lo, e);
-    hi = std::max(hi, e);
-  }
+  const auto [lo, hi] = table("lsq_plus_init_minmax", x)(x.detach());
   QGRAD_CHECK(std::isfinite(lo) && std::isfinite(hi) && hi > lo, ValueError,
               "lsq_plus_init_minmax: need finite data with max > min, got [", lo, ", ", hi, "]");
   const double s = (hi - lo) / static_cast<double>(p - n);

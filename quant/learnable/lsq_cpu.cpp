@@ -1,8 +1,11 @@
 // CPU kernels of LSQ / LSQ+: one strided pass per direction; the step size (and offset) are read
-// through zero strides when broadcast.
-#include "quant/learnable/lsq_cpu.h"
+// through zero strides when broadcast. Also the initialisation statistics, and the
+// "learnable.lsq_*" table registration.
+#include "quant/learnable/lsq_kernels.h"
 
+#include <algorithm>
 #include <cmath>
+#include <vector>
 
 #include "core/dtype.h"
 #include "core/strided_loop.h"
@@ -78,8 +81,6 @@ void backward(const Tensor& dy, const Tensor& x, const Tensor& s, const Tensor& 
   });
 }
 
-}  // namespace
-
 void lsq_forward_cpu(const Tensor& x, const Tensor& s, const Tensor& beta, double lo, double hi,
                      const Tensor& y) {
   if (y.numel() == 0) return;
@@ -96,6 +97,35 @@ void lsq_backward_cpu(const Tensor& dy, const Tensor& x, const Tensor& s, const 
     backward<scalar_t>(dy, x, s, beta, static_cast<scalar_t>(lo), static_cast<scalar_t>(hi),
                        static_cast<scalar_t>(grad_scale), dx, ds, dbeta);
   });
+}
+
+double lsq_abs_sum_cpu(const Tensor& v) {
+  double sum = 0;
+  for (double e : v.to_vector<double>()) sum += std::fabs(e);
+  return sum;
+}
+
+std::pair<double, double> lsq_minmax_cpu(const Tensor& x) {
+  const std::vector<double> v = x.to_vector<double>();
+  double lo = v[0], hi = v[0];
+  for (double e : v) {
+    lo = std::min(lo, e);
+    hi = std::max(hi, e);
+  }
+  return {lo, hi};
+}
+
+}  // namespace
+
+void register_lsq_cpu_kernels(KernelRegistry& r) {
+  r.table<LsqForwardKernel>("learnable.lsq_forward")
+      .define(DeviceType::CPU, &lsq_forward_cpu, kFloatingDTypes);
+  r.table<LsqBackwardKernel>("learnable.lsq_backward")
+      .define(DeviceType::CPU, &lsq_backward_cpu, kFloatingDTypes);
+  r.table<LsqAbsSumKernel>("learnable.lsq_abs_sum")
+      .define(DeviceType::CPU, &lsq_abs_sum_cpu, kFloatingDTypes);
+  r.table<LsqMinMaxKernel>("learnable.lsq_minmax")
+      .define(DeviceType::CPU, &lsq_minmax_cpu, kFloatingDTypes);
 }
 
 }  // namespace qgrad::learnable

@@ -1,4 +1,5 @@
-// PACT: checks, dispatch and the backward rule (alpha's gradient summed to its shape).
+// PACT: checks, dispatch through the "learnable.pact_*" kernel tables and the backward rule
+// (alpha's gradient summed to its shape).
 #include "quant/learnable/pact.h"
 
 #include <cmath>
@@ -8,7 +9,7 @@
 #include "ops/binary/binary.h"
 #include "ops/device_check.h"
 #include "ops/reduce/reduce.h"
-#include "quant/learnable/pact_cpu.h"
+#include "quant/learnable/pact_kernels.h"
 #include "quant/torch_ao/qparam_checks.h"
 
 namespace qgrad::learnable {
@@ -18,21 +19,26 @@ using ao::check_broadcast_param;
 namespace {
 
 Tensor apply(const char* op, const Tensor& x, const Tensor& alpha, std::int64_t levels) {
+  static const KernelTable<PactForwardKernel>& table =
+      kernel_table<PactForwardKernel>("learnable.pact_forward");
   require_floating(op, "input", x);
-  require_cpu(op, x);
+  // The device check comes before alpha is read on the host.
+  PactForwardKernel& forward = table(op, x);
   check_broadcast_param(op, "alpha", alpha, x);
   for (double a : alpha.to_vector<double>())
     QGRAD_CHECK(std::isfinite(a) && a > 0, ValueError, op, ": alpha must be finite and > 0, got ",
                 a);
-  Tensor y = empty(x.shape(), TensorOptions().dtype(x.dtype()));
-  pact_forward_cpu(x, alpha.detach().expand(x.shape()), levels, y);
+  Tensor y = empty(x.shape(), TensorOptions().dtype(x.dtype()).device(x.device()));
+  forward(x, alpha.detach().expand(x.shape()), levels, y);
   if (!needs_grad({x, alpha})) return y;
   record("PactBackward", {x, alpha}, {&y},
-         [sx = SavedTensor(x), sa = SavedTensor(alpha)](const TensorList& g) {
+         [op, sx = SavedTensor(x), sa = SavedTensor(alpha)](const TensorList& g) {
+           static const KernelTable<PactBackwardKernel>& backward =
+               kernel_table<PactBackwardKernel>("learnable.pact_backward");
            const Tensor xs = sx.get(), a = sa.get();
-           const TensorOptions o = TensorOptions().dtype(xs.dtype());
+           const TensorOptions o = TensorOptions().dtype(xs.dtype()).device(xs.device());
            Tensor dx = empty(xs.shape(), o), da = empty(xs.shape(), o);
-           pact_backward_cpu(g[0], xs, a.expand(xs.shape()), dx, da);
+           backward(op, g[0])(g[0], xs, a.expand(xs.shape()), dx, da);
            return TensorList{dx, sum_to_shape(da, a.shape())};
          });
   return y;

@@ -1,5 +1,6 @@
-// CPU kernels of PACT's clipped (and optionally quantized) activation.
-#include "quant/learnable/pact_cpu.h"
+// CPU kernels of PACT's clipped (and optionally quantized) activation, registered in the
+// "learnable.pact_*" tables.
+#include "quant/learnable/pact_kernels.h"
 
 #include <cmath>
 
@@ -7,6 +8,8 @@
 #include "core/strided_loop.h"
 
 namespace qgrad::learnable {
+
+namespace {
 
 void pact_forward_cpu(const Tensor& x, const Tensor& alpha, std::int64_t levels, const Tensor& y) {
   if (y.numel() == 0) return;
@@ -57,6 +60,15 @@ void pact_backward_cpu(const Tensor& dy, const Tensor& x, const Tensor& alpha, c
       }
     });
   });
+}
+
+}  // namespace
+
+void register_pact_cpu_kernels(KernelRegistry& r) {
+  r.table<PactForwardKernel>("learnable.pact_forward")
+      .define(DeviceType::CPU, &pact_forward_cpu, kFloatingDTypes);
+  r.table<PactBackwardKernel>("learnable.pact_backward")
+      .define(DeviceType::CPU, &pact_backward_cpu, kFloatingDTypes);
 }
 
 }  // namespace qgrad::learnable

@@ -1,17 +1,19 @@
 // Block quantization: block layout from block_sizes, per-block amax (static or dynamic), double
-// quantization of the amax grid, MX and NVFP4 scales, the kernels and the clipped-STE backward.
+// quantization of the amax grid, MX and NVFP4 scales, the kernels (all through the "nvidia.*"
+// kernel tables of the input's device) and the clipped-STE backward.
 #include "quant/nvidia/block_quant.h"
 
 #include <algorithm>
-#include <cmath>
 #include <set>
 
 #include "core/factory.h"
 #include "ops/device_check.h"
 #include "quant/nvidia/block_layout.h"
+#include "quant/nvidia/block_quant_kernels.h"
+#include "quant/nvidia/calibrator_kernels.h"
 #include "quant/nvidia/quant_apply.h"
 #include "quant/nvidia/tensor_quant.h"
-#include "quant/nvidia/tensor_quant_cpu.h"
+#include "quant/nvidia/tensor_quant_kernels.h"
 
 namespace qgrad::nvidia {
 
@@ -38,30 +40,22 @@ Shape per_axis_blocks(const char* op, const Shape& shape, const AxisSizes& axes,
 }
 
 // Tensor of `big_shape` whose element i is small[i / block] (per axis).
-Tensor expand_blocks(const Tensor& small, const Shape& big_shape, const Shape& block) {
-  Tensor out = empty(big_shape, TensorOptions().dtype(small.dtype()));
-  const Shape& ss = small.shape();
-  const Shape sstr = contiguous_strides(ss);
-  const std::size_t nd = big_shape.size();
-  QGRAD_DISPATCH_FLOAT(small.dtype(), "block_quant", [&] {
-    const scalar_t* ps = small.data_ptr<scalar_t>();
-    scalar_t* po = out.data_ptr<scalar_t>();
-    std::vector<std::int64_t> idx(nd, 0);
-    const std::int64_t n = out.numel();
-    for (std::int64_t i = 0; i < n; ++i) {
-      std::int64_t off = 0;
-      for (std::size_t k = 0; k < nd; ++k) {
-        const std::int64_t bk = block[k] <= 0 ? big_shape[k] : block[k];
-        off += (idx[k] / bk) * sstr[k];
-      }
-      po[i] = ps[off];
-      for (std::size_t k = nd; k-- > 0;) {
-        if (++idx[k] < big_shape[k]) break;
-        idx[k] = 0;
-      }
-    }
-  });
+Tensor expand_blocks(const char* op, const Tensor& small, const Shape& big_shape,
+                     const Shape& block) {
+  static const KernelTable<ExpandBlocksKernel>& table =
+      kernel_table<ExpandBlocksKernel>("nvidia.expand_blocks");
+  Tensor out = empty(big_shape, TensorOptions().dtype(small.dtype()).device(small.device()));
+  table(op, small)(small, block, out);
   return out;
+}
+
+// A floating input with block kernels for its device: checked before any amax is read on the
+// host.
+void check_input(const char* op, const Tensor& x) {
+  static const KernelTable<BlockAbsmaxKernel>& table =
+      kernel_table<BlockAbsmaxKernel>("nvidia.block_absmax");
+  require_floating(op, "input", x);
+  table(op, x);
 }
 
 enum class Mode { Int, FpScaled, DivMul };
@@ -85,17 +79,15 @@ bool is_mx(const BlockQuantSpec& spec) {
          spec.block_sizes.scale_bits->format().is_e8m0();
 }
 
-template <typename T, typename F>
-void for_each_grid(const Tensor& out, const Tensor& a, F f) {
-  const T* pa = a.data_ptr<T>();
-  T* po = out.data_ptr<T>();
-  for (std::int64_t g = 0; g < a.numel(); ++g) po[g] = f(pa[g]);
-}
-
 BlockPlan make_plan(const char* op, const Tensor& x, const BlockQuantSpec& spec,
                     const Tensor& static_amax) {
-  require_floating(op, "input", x);
-  require_cpu(op, x);
+  static const KernelTable<AnyNegativeKernel>& any_negative =
+      kernel_table<AnyNegativeKernel>("nvidia.any_negative");
+  static const KernelTable<MxScalesKernel>& mx_scales =
+      kernel_table<MxScalesKernel>("nvidia.mx_scales");
+  static const KernelTable<Nvfp4ScalesKernel>& nvfp4_scales =
+      kernel_table<Nvfp4ScalesKernel>("nvidia.nvfp4_scales");
+  check_input(op, x);
   const BlockSizes& bs = spec.block_sizes;
   bs.validate(op);
   BlockPlan p;
@@ -116,7 +108,7 @@ BlockPlan make_plan(const char* op, const Tensor& x, const BlockQuantSpec& spec,
   p.layout = make_block_layout(x.shape(), block);
   p.xc = x.contiguous();
   if (spec.is_unsigned) {
-    QGRAD_CHECK(!any_negative_cpu(p.xc), ValueError, op,
+    QGRAD_CHECK(!any_negative(op, p.xc)(p.xc), ValueError, op,
                 ": negative values encountered in unsigned quantization (input shape ", x.shape(),
                 ")");
   }
@@ -125,12 +117,13 @@ BlockPlan make_plan(const char* op, const Tensor& x, const BlockQuantSpec& spec,
   Tensor A;
   if (static_amax.defined()) {
     require_floating(op, "amax", static_amax);
+    check_same_device(op, x, static_amax);  // read on the host below
     QGRAD_CHECK(static_amax.shape() == p.layout.grid_shape, ShapeError, op,
                 ": static block amax has shape ", static_amax.shape(), ", expected the grid ",
                 p.layout.grid_shape, " of an input of shape ", x.shape());
     A = checked_amax_copy(op, static_amax, x.dtype());
   } else {
-    A = block_absmax(p.xc, p.layout);
+    A = block_absmax(op, p.xc, p.layout);
   }
 
   // Second-level layout over the grid.
@@ -140,57 +133,22 @@ BlockPlan make_plan(const char* op, const Tensor& x, const BlockQuantSpec& spec,
                            : per_axis_blocks(op, G, bs.scale_block_sizes, 1);
   const BlockLayout L2 = make_block_layout(G, block2);
 
+  const TensorOptions grid_options = TensorOptions().dtype(x.dtype()).device(x.device());
   if (mx) {
-    Tensor X = empty(G, TensorOptions().dtype(x.dtype()));
-    Tensor eff = empty(G, TensorOptions().dtype(x.dtype()));
-    QGRAD_DISPATCH_FLOAT(x.dtype(), op, [&] {
-      using T = scalar_t;
-      const T maxval = static_cast<T>(p.fmt.max_value);
-      for_each_grid<T>(X, A, [&](T a) {
-        int k = -127;
-        const T descale = a / maxval;
-        if (descale > T(0)) {
-          int e = 0;
-          const T f = std::frexp(descale, &e);  // descale = f * 2^e, f in [0.5, 1)
-          k = f == T(0.5) ? e - 1 : e;          // exact ceil(log2(descale))
-          k = std::min(std::max(k, -127), 127);
-        }
-        return static_cast<T>(std::ldexp(T(1), k));
-      });
-      for_each_grid<T>(eff, X, [&](T s) { return maxval * s; });
-    });
+    Tensor X = empty(G, grid_options);
+    Tensor eff = empty(G, grid_options);
+    mx_scales(op, A)(A, p.fmt.max_value, X, eff);
     p.amax_q = X;
     p.eff = eff;
     return p;
   }
 
   if (nvfp4) {
-    const Tensor A2 = expand_blocks(block_absmax(A, L2), G, block2);
+    const Tensor A2 = expand_blocks(op, block_absmax(op, A, L2), G, block2);
     const MiniFloatSpec e4m3 = minifloat_spec(kE4M3, op);
-    Tensor S = empty(G, TensorOptions().dtype(x.dtype()));
-    QGRAD_DISPATCH_FLOAT(x.dtype(), op, [&] {
-      using T = scalar_t;
-      const T* pa = A.data_ptr<T>();
-      const T* pa2 = A2.data_ptr<T>();
-      T* ps = S.data_ptr<T>();
-      for (std::int64_t g = 0; g < A.numel(); ++g) {
-        if (pa2[g] <= static_cast<T>(kMinAmax)) {
-          ps[g] = T(0);
-          continue;
-        }
-        const T gs = pa2[g] / static_cast<T>(6.0 * 448.0);
-        T sb = pa[g] / (T(6) * gs);
-        if (sb == T(0)) sb = T(1);
-        sb = std::max(sb, static_cast<T>(std::ldexp(1.0, -9)));
-        const T sbq = static_cast<T>(minifloat_round(static_cast<double>(sb), e4m3));
-        ps[g] = sbq * gs;
-      }
-    });
-    Tensor eff = empty(G, TensorOptions().dtype(x.dtype()));
-    QGRAD_DISPATCH_FLOAT(x.dtype(), op, [&] {
-      using T = scalar_t;
-      for_each_grid<T>(eff, S, [&](T s) { return static_cast<T>(p.fmt.max_value) * s; });
-    });
+    Tensor S = empty(G, grid_options);
+    Tensor eff = empty(G, grid_options);
+    nvfp4_scales(op, A)(A, A2, e4m3, p.fmt.max_value, S, eff);
     p.amax_q = S;
     p.eff = eff;
     return p;
@@ -199,12 +157,12 @@ BlockPlan make_plan(const char* op, const Tensor& x, const BlockQuantSpec& spec,
   // Generic: optional double quantization of A, then the element quantizer against A'.
   Tensor Aq = A;
   if (bs.scale_bits) {
-    const Tensor A2 = block_absmax(A, L2);
+    const Tensor A2 = block_absmax(op, A, L2);
     if (bs.scale_bits->is_float()) {
-      Aq = apply_scaled_minifloat(A, L2, A2, minifloat_spec(bs.scale_bits->format(), op), true);
+      Aq = apply_scaled_minifloat(op, A, L2, A2, minifloat_spec(bs.scale_bits->format(), op), true);
     } else {
       const IntRange r2 = int_quant_range(bs.scale_bits->bits(), true, false, op);
-      Aq = apply_int_quant(A, L2, A2, r2, true);
+      Aq = apply_int_quant(op, A, L2, A2, r2, true);
     }
   }
   p.amax_q = Aq;
@@ -212,14 +170,14 @@ BlockPlan make_plan(const char* op, const Tensor& x, const BlockQuantSpec& spec,
   return p;
 }
 
-Tensor run_plan(const BlockPlan& p) {
+Tensor run_plan(const char* op, const BlockPlan& p) {
   switch (p.mode) {
     case Mode::Int:
-      return apply_int_quant(p.xc, p.layout, p.amax_q, p.range, true);
+      return apply_int_quant(op, p.xc, p.layout, p.amax_q, p.range, true);
     case Mode::FpScaled:
-      return apply_scaled_minifloat(p.xc, p.layout, p.amax_q, p.fmt, true);
+      return apply_scaled_minifloat(op, p.xc, p.layout, p.amax_q, p.fmt, true);
     case Mode::DivMul:
-      return apply_divmul_minifloat(p.xc, p.layout, p.amax_q, p.fmt, true);
+      return apply_divmul_minifloat(op, p.xc, p.layout, p.amax_q, p.fmt, true);
   }
   return Tensor();
 }
@@ -272,16 +230,16 @@ Shape block_grid_shape(const Shape& x_shape, const BlockSizes& bs) {
 
 Tensor block_amax(const Tensor& x, const BlockSizes& bs) {
   const char* op = "block_amax";
-  require_floating(op, "input", x);
-  require_cpu(op, x);
+  check_input(op, x);
   bs.validate(op);
   const BlockLayout L = make_block_layout(x.shape(), per_axis_blocks(op, x.shape(), bs.axes, 1));
-  return block_absmax(x.contiguous(), L);
+  return block_absmax(op, x.contiguous(), L);
 }
 
 Tensor block_fake_quant(const Tensor& x, const BlockQuantSpec& spec, const Tensor& block_amax) {
-  BlockPlan p = make_plan("block_fake_quant", x, spec, block_amax);
-  Tensor out = run_plan(p);
+  const char* op = "block_fake_quant";
+  BlockPlan p = make_plan(op, x, spec, block_amax);
+  Tensor out = run_plan(op, p);
   record_clip_ste("BlockFakeQuantBackward", {x}, out, p.xc, p.layout, p.eff);
   return out;
 }
@@ -301,11 +259,12 @@ BlockQuantizer::BlockQuantizer(BlockQuantSpec spec) : spec_(std::move(spec)) {
 }
 
 void BlockQuantizer::calibrate(const Tensor& x) {
+  static const KernelTable<AmaxMergeKernel>& merge =
+      kernel_table<AmaxMergeKernel>("nvidia.amax_merge");
   const char* op = "BlockQuantizer::calibrate";
   QGRAD_CHECK(spec_.block_sizes.type == BlockQuantType::Static, ValueError, op,
               ": a dynamic block quantizer computes its amax on every call; nothing to calibrate");
-  require_floating(op, "input", x);
-  require_cpu(op, x);
+  check_input(op, x);
   if (amax_.defined()) {
     QGRAD_CHECK(x.shape() == shape_, ShapeError, op, ": calibrated for input shape ", shape_,
                 ", got ", x.shape());
@@ -313,7 +272,7 @@ void BlockQuantizer::calibrate(const Tensor& x) {
   const Shape block = per_axis_blocks(op, x.shape(), spec_.block_sizes.axes, 1);
   const BlockLayout L = make_block_layout(x.shape(), block);
   bool nonfinite = false;
-  Tensor a = block_absmax(x.contiguous(), L, &nonfinite);
+  Tensor a = block_absmax(op, x.contiguous(), L, &nonfinite);
   QGRAD_CHECK(!nonfinite, ValueError, op, ": calibration data contains NaN or Inf (input shape ",
               x.shape(), ")");
   if (!amax_.defined()) {
@@ -322,11 +281,7 @@ void BlockQuantizer::calibrate(const Tensor& x) {
     return;
   }
   Tensor merged = amax_.to(x.dtype()).contiguous().clone();
-  QGRAD_DISPATCH_FLOAT(x.dtype(), op, [&] {
-    scalar_t* pm = merged.data_ptr<scalar_t>();
-    const scalar_t* pa = a.data_ptr<scalar_t>();
-    for (std::int64_t i = 0; i < merged.numel(); ++i) pm[i] = std::max(pm[i], pa[i]);
-  });
+  merge(op, merged)(merged, a);
   amax_ = merged;
 }
 

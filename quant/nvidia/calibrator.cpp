@@ -1,4 +1,5 @@
-// MaxCalibrator and HistogramCalibrator: statistics collection and amax computation.
+// MaxCalibrator and HistogramCalibrator: statistics collection (the batches read only by the
+// "nvidia.*" kernel tables) and amax computation from the host-side running state.
 #include "quant/nvidia/calibrator.h"
 
 #include <algorithm>
@@ -6,11 +7,11 @@
 #include <set>
 
 #include "core/factory.h"
-#include "core/strided_loop.h"
 #include "ops/device_check.h"
 #include "quant/nvidia/block_layout.h"
+#include "quant/nvidia/calibrator_kernels.h"
 #include "quant/nvidia/quant_apply.h"
-#include "quant/nvidia/tensor_quant_cpu.h"
+#include "quant/nvidia/tensor_quant_kernels.h"
 
 namespace qgrad::nvidia {
 
@@ -21,9 +22,13 @@ MaxCalibrator::MaxCalibrator(std::vector<std::int64_t> axis, bool is_unsigned)
 }
 
 void MaxCalibrator::collect(const Tensor& x) {
+  static const KernelTable<AnyNegativeKernel>& any_negative =
+      kernel_table<AnyNegativeKernel>("nvidia.any_negative");
+  static const KernelTable<AmaxMergeKernel>& merge =
+      kernel_table<AmaxMergeKernel>("nvidia.amax_merge");
   const char* op = "MaxCalibrator::collect";
   require_floating(op, "input", x);
-  require_cpu(op, x);
+  AnyNegativeKernel& negative = any_negative(op, x);
   const auto rank = static_cast<std::int64_t>(x.dim());
   Shape block(x.shape().size(), 0);  // reduced axes: whole axis
   for (std::int64_t a : axis_) {
@@ -32,11 +37,11 @@ void MaxCalibrator::collect(const Tensor& x) {
     block[static_cast<std::size_t>(a < 0 ? a + rank : a)] = 1;  // kept axis: own amax
   }
   const Tensor xc = x.contiguous();
-  QGRAD_CHECK(!unsigned_ || !any_negative_cpu(xc), ValueError, op,
+  QGRAD_CHECK(!unsigned_ || !negative(xc), ValueError, op,
               ": calibrator is unsigned but the data has negative values");
   const BlockLayout L = make_block_layout(x.shape(), block);
   bool nonfinite = false;
-  Tensor local = block_absmax(xc, L, &nonfinite);
+  Tensor local = block_absmax(op, xc, L, &nonfinite);
   QGRAD_CHECK(!nonfinite, ValueError, op, ": data contains NaN or Inf (shape ", x.shape(), ")");
   if (axis_.empty()) local = local.reshape({});
   if (!amax_.defined()) {
@@ -47,11 +52,7 @@ void MaxCalibrator::collect(const Tensor& x) {
   QGRAD_CHECK(local.shape() == amax_.shape(), ShapeError, op, ": amax shape changed from ",
               amax_.shape(), " to ", local.shape(), " (input shape ", x.shape(), ")");
   Tensor merged = amax_.to(x.dtype()).contiguous().clone();
-  QGRAD_DISPATCH_FLOAT(x.dtype(), op, [&] {
-    scalar_t* pm = merged.data_ptr<scalar_t>();
-    const scalar_t* pl = local.data_ptr<scalar_t>();
-    for (std::int64_t i = 0; i < merged.numel(); ++i) pm[i] = std::max(pm[i], pl[i]);
-  });
+  merge(op, merged)(merged, local);
   amax_ = merged;
 }
 
@@ -75,22 +76,21 @@ HistogramCalibrator::HistogramCalibrator(HistogramCalibratorOptions opts) : opts
 }
 
 void HistogramCalibrator::collect(const Tensor& x) {
+  static const KernelTable<AbsStatsKernel>& stats_table =
+      kernel_table<AbsStatsKernel>("nvidia.abs_stats");
+  static const KernelTable<AbsHistogramKernel>& histogram_table =
+      kernel_table<AbsHistogramKernel>("nvidia.abs_histogram");
   const char* op = "HistogramCalibrator::collect";
   require_floating(op, "input", x);
-  require_cpu(op, x);
+  AbsStatsKernel& abs_stats = stats_table(op, x);
+  AbsHistogramKernel& abs_histogram = histogram_table(op, x);
+  // Widened to float64 once here, as both kernels read it at that precision.
   const Tensor xd = x.detach().to(kFloat64).contiguous();
-  const double* p = xd.data_ptr<double>();
-  const std::int64_t n = xd.numel();
-  double xmax = 0;
-  std::int64_t zeros_count = 0;
-  for (std::int64_t i = 0; i < n; ++i) {
-    const double a = std::fabs(p[i]);
-    QGRAD_CHECK(std::isfinite(a), ValueError, op, ": data contains NaN or Inf (shape ", x.shape(),
-                ")");
-    xmax = std::max(xmax, a);
-    zeros_count += a == 0;
-  }
-  const std::int64_t counted_zeros = opts_.skip_zeros ? 0 : zeros_count;
+  const AbsStats stats = abs_stats(xd);
+  QGRAD_CHECK(!stats.nonfinite, ValueError, op, ": data contains NaN or Inf (shape ", x.shape(),
+              ")");
+  const double xmax = stats.max;
+  const std::int64_t counted_zeros = opts_.skip_zeros ? 0 : stats.zeros;
   if (hist_.counts.empty()) {
     if (xmax == 0) {  // no width yet: keep the zeros for bin 0
       pending_zeros_ += counted_zeros;
@@ -104,22 +104,7 @@ void HistogramCalibrator::collect(const Tensor& x) {
     const auto grown = static_cast<std::size_t>(std::ceil(xmax / hist_.bin_width));
     hist_.counts.resize(std::max(grown, hist_.counts.size()), 0);
   }
-  const double w = hist_.bin_width;
-  const auto nbins = static_cast<std::int64_t>(hist_.counts.size());
-  const bool skip = opts_.skip_zeros;
-  std::vector<std::int64_t>& counts = hist_.counts;
-  parallel_for(n, kParallelGrain, [&](std::int64_t b, std::int64_t e) {
-    std::vector<std::int64_t> local(static_cast<std::size_t>(nbins), 0);
-    for (std::int64_t i = b; i < e; ++i) {
-      const double a = std::fabs(p[i]);
-      if (skip && a == 0) continue;
-      // a <= xmax, so a / w is at most about nbins: the conversion is always in range.
-      const auto idx = std::min(nbins - 1, static_cast<std::int64_t>(std::floor(a / w)));
-      ++local[static_cast<std::size_t>(idx)];
-    }
-#pragma omp critical(qgrad_nvidia_histogram)
-    for (std::int64_t k = 0; k < nbins; ++k) counts[static_cast<std::size_t>(k)] += local[k];
-  });
+  abs_histogram(xd, hist_.bin_width, opts_.skip_zeros, hist_.counts);
 }
 
 Tensor HistogramCalibrator::compute_amax(const std::string& method,

@@ -1,83 +1,83 @@
-// Per-block scales from amax grids, kernel calls and the clipped-STE backward node.
+// Per-block scales from amax grids, kernel calls through the "nvidia.*" tables and the clipped-STE
+// backward node.
 #include "quant/nvidia/quant_apply.h"
 
 #include <cmath>
 
 #include "core/autograd/function.h"
 #include "core/factory.h"
-#include "quant/nvidia/tensor_quant_cpu.h"
+#include "quant/nvidia/tensor_quant_kernels.h"
 
 namespace qgrad::nvidia {
 
 namespace {
 
-Tensor like_grid(const BlockLayout& L, DType dtype) {
-  return empty(L.grid_shape, TensorOptions().dtype(dtype));
+// Grids and outputs live on the input's device, where its kernels run.
+TensorOptions options_of(const Tensor& t) {
+  return TensorOptions().dtype(t.dtype()).device(t.device());
+}
+
+// s and d of an amax grid (see AmaxScalesKernel).
+void amax_scales(const char* op, const Tensor& amax, double bound, const Tensor& s,
+                 const Tensor& d) {
+  static const KernelTable<AmaxScalesKernel>& table =
+      kernel_table<AmaxScalesKernel>("nvidia.amax_scales");
+  table(op, amax)(amax, bound, s, d);
 }
 
 }  // namespace
 
-Tensor apply_int_quant(const Tensor& xc, const BlockLayout& L, const Tensor& amax,
+Tensor apply_int_quant(const char* op, const Tensor& xc, const BlockLayout& L, const Tensor& amax,
                        const IntRange& range, bool fake, Tensor* scale_out) {
-  Tensor sq = like_grid(L, xc.dtype()), sd = like_grid(L, xc.dtype());
-  QGRAD_DISPATCH_FLOAT(xc.dtype(), "tensor_quant", [&] {
-    using T = scalar_t;
-    const T* a = amax.data_ptr<T>();
-    T* q = sq.data_ptr<T>();
-    T* d = sd.data_ptr<T>();
-    const T bound = static_cast<T>(range.max_bound);
-    const T eps = static_cast<T>(kMinAmax);
-    for (std::int64_t g = 0; g < L.grid_numel; ++g) {
-      const T s = bound / a[g];
-      const bool zero = a[g] <= eps;
-      q[g] = zero ? T(0) : s;
-      d[g] = zero ? T(1) : s;
-    }
-  });
-  Tensor out = empty(xc.shape(), TensorOptions().dtype(xc.dtype()));
-  if (xc.numel() > 0) int_quant_cpu(xc, out, L, sq, sd, range.min_bound, range.max_bound, fake);
+  static const KernelTable<IntQuantKernel>& table =
+      kernel_table<IntQuantKernel>("nvidia.int_quant");
+  IntQuantKernel& kernel = table(op, xc);
+  Tensor sq = empty(L.grid_shape, options_of(xc)), sd = empty(L.grid_shape, options_of(xc));
+  amax_scales(op, amax, range.max_bound, sq, sd);
+  Tensor out = empty(xc.shape(), options_of(xc));
+  if (xc.numel() > 0) kernel(xc, out, L, sq, sd, range.min_bound, range.max_bound, fake);
   if (scale_out) *scale_out = sd;
   return out;
 }
 
-Tensor apply_scaled_minifloat(const Tensor& xc, const BlockLayout& L, const Tensor& amax,
-                              const MiniFloatSpec& fmt, bool fake, Tensor* scale_out) {
-  Tensor s = like_grid(L, xc.dtype()), d = like_grid(L, xc.dtype());
-  QGRAD_DISPATCH_FLOAT(xc.dtype(), "scaled_e4m3", [&] {
-    using T = scalar_t;
-    T* ps = s.data_ptr<T>();
-    T* pd = d.data_ptr<T>();
-    const T maxval = static_cast<T>(fmt.max_value);
-    const T eps = static_cast<T>(kMinAmax);
-    if (!amax.defined()) {
-      for (std::int64_t g = 0; g < L.grid_numel; ++g) ps[g] = pd[g] = T(1);
-      return;
-    }
-    const T* a = amax.data_ptr<T>();
-    for (std::int64_t g = 0; g < L.grid_numel; ++g) {
-      const T sc = maxval / a[g];
-      const bool zero = a[g] <= eps;
-      ps[g] = zero ? T(0) : sc;
-      pd[g] = zero ? T(1) : sc;
-    }
-  });
-  Tensor out = empty(xc.shape(), TensorOptions().dtype(xc.dtype()));
-  if (xc.numel() > 0) fp_scaled_quant_cpu(xc, out, L, s, d, fmt, amax.defined(), fake);
+Tensor apply_scaled_minifloat(const char* op, const Tensor& xc, const BlockLayout& L,
+                              const Tensor& amax, const MiniFloatSpec& fmt, bool fake,
+                              Tensor* scale_out) {
+  static const KernelTable<FpScaledQuantKernel>& table =
+      kernel_table<FpScaledQuantKernel>("nvidia.fp_scaled_quant");
+  FpScaledQuantKernel& kernel = table(op, xc);
+  Tensor s, d;
+  if (amax.defined()) {
+    s = empty(L.grid_shape, options_of(xc));
+    d = empty(L.grid_shape, options_of(xc));
+    amax_scales(op, amax, fmt.max_value, s, d);
+  } else {  // the plain cast
+    s = full(L.grid_shape, 1.0, options_of(xc));
+    d = full(L.grid_shape, 1.0, options_of(xc));
+  }
+  Tensor out = empty(xc.shape(), options_of(xc));
+  if (xc.numel() > 0) kernel(xc, out, L, s, d, fmt, amax.defined(), fake);
   if (scale_out) *scale_out = d;
   return out;
 }
 
-Tensor apply_divmul_minifloat(const Tensor& xc, const BlockLayout& L, const Tensor& s,
-                              const MiniFloatSpec& fmt, bool fake) {
-  Tensor out = empty(xc.shape(), TensorOptions().dtype(xc.dtype()));
-  if (xc.numel() > 0) fp_divmul_quant_cpu(xc, out, L, s, fmt, fake);
+Tensor apply_divmul_minifloat(const char* op, const Tensor& xc, const BlockLayout& L,
+                              const Tensor& s, const MiniFloatSpec& fmt, bool fake) {
+  static const KernelTable<FpDivmulQuantKernel>& table =
+      kernel_table<FpDivmulQuantKernel>("nvidia.fp_divmul_quant");
+  FpDivmulQuantKernel& kernel = table(op, xc);
+  Tensor out = empty(xc.shape(), options_of(xc));
+  if (xc.numel() > 0) kernel(xc, out, L, s, fmt, fake);
   return out;
 }
 
-Tensor block_absmax(const Tensor& xc, const BlockLayout& L, bool* nonfinite) {
-  Tensor grid = zeros(L.grid_shape, TensorOptions().dtype(xc.dtype()));
+Tensor block_absmax(const char* op, const Tensor& xc, const BlockLayout& L, bool* nonfinite) {
+  static const KernelTable<BlockAbsmaxKernel>& table =
+      kernel_table<BlockAbsmaxKernel>("nvidia.block_absmax");
+  BlockAbsmaxKernel& kernel = table(op, xc);
+  Tensor grid = zeros(L.grid_shape, options_of(xc));
   bool bad = false;
-  if (xc.numel() > 0) bad = block_absmax_cpu(xc, L, grid);
+  if (xc.numel() > 0) bad = kernel(xc, L, grid);
   if (nonfinite) *nonfinite = bad;
   return grid;
 }
@@ -88,11 +88,13 @@ void record_clip_ste(const std::string& name, const TensorList& inputs, Tensor& 
   SavedTensor sx(xc);
   const Tensor am = amax_eff.detach();
   const std::size_t n_inputs = inputs.size();
-  record(name, inputs, {&out}, [sx, am, L, n_inputs](const TensorList& g) {
+  record(name, inputs, {&out}, [name, sx, am, L, n_inputs](const TensorList& g) {
+    static const KernelTable<ClipSteBackwardKernel>& table =
+        kernel_table<ClipSteBackwardKernel>("nvidia.clip_ste_backward");
     Tensor x = sx.get();
     Tensor dy = g[0].contiguous();
-    Tensor gx = empty(x.shape(), TensorOptions().dtype(x.dtype()));
-    if (x.numel() > 0) clip_ste_backward_cpu(dy, x, gx, L, am);
+    Tensor gx = empty(x.shape(), options_of(x));
+    if (x.numel() > 0) table(name.c_str(), x)(dy, x, gx, L, am);
     TensorList grads(n_inputs);
     grads[0] = gx;
     return grads;

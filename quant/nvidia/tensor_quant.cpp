@@ -1,5 +1,6 @@
 // The differentiable NVIDIA quantization functions: argument checks, amax broadcasting (per
-// tensor or per channel), kernel dispatch and the clipped straight-through backward.
+// tensor or per channel), dispatch through the "nvidia.*" kernel tables and the clipped
+// straight-through backward.
 #include "quant/nvidia/tensor_quant.h"
 
 #include <cmath>
@@ -8,7 +9,7 @@
 #include "core/factory.h"
 #include "ops/device_check.h"
 #include "quant/nvidia/quant_apply.h"
-#include "quant/nvidia/tensor_quant_cpu.h"
+#include "quant/nvidia/tensor_quant_kernels.h"
 
 namespace qgrad::nvidia {
 
@@ -33,14 +34,18 @@ BlockLayout amax_layout(const char* op, const Tensor& x, const Tensor& amax) {
   return make_block_layout(xs, block);
 }
 
-void check_input(const char* op, const Tensor& x) {
+// A floating input with a kernel of `table` for its device: checked before any amax is read on
+// the host.
+template <typename Fn>
+void check_input(const char* op, const Tensor& x, const KernelTable<Fn>& table) {
   require_floating(op, "input", x);
-  require_cpu(op, x);
+  table(op, x);
 }
 
-void check_amax(const char* op, const Tensor& amax) {
+// A floating amax on the input's device (whose kernels check_input has found).
+void check_amax(const char* op, const Tensor& x, const Tensor& amax) {
   require_floating(op, "amax", amax);
-  require_cpu(op, amax);
+  check_same_device(op, x, amax);
 }
 
 // Shared front half of the integer functions.
@@ -53,15 +58,19 @@ struct IntCall {
 
 IntCall prepare_int(const char* op, const Tensor& x, const Tensor& amax, int num_bits,
                     bool is_unsigned, bool narrow_range) {
-  check_input(op, x);
-  check_amax(op, amax);
+  static const KernelTable<IntQuantKernel>& int_quant =
+      kernel_table<IntQuantKernel>("nvidia.int_quant");
+  static const KernelTable<AnyNegativeKernel>& any_negative =
+      kernel_table<AnyNegativeKernel>("nvidia.any_negative");
+  check_input(op, x, int_quant);
+  check_amax(op, x, amax);
   IntCall c;
   c.range = int_quant_range(num_bits, is_unsigned, narrow_range, op);
   c.layout = amax_layout(op, x, amax);
   c.amax = checked_amax_copy(op, amax, x.dtype());
   c.xc = x.contiguous();
   if (is_unsigned) {
-    QGRAD_CHECK(!any_negative_cpu(c.xc), ValueError, op,
+    QGRAD_CHECK(!any_negative(op, c.xc)(c.xc), ValueError, op,
                 ": negative values encountered in unsigned quantization (input shape ", x.shape(),
                 ")");
   }
@@ -71,7 +80,7 @@ IntCall prepare_int(const char* op, const Tensor& x, const Tensor& amax, int num
 Tensor fake_int(const char* op, const char* node, const Tensor& x, const Tensor& amax, int num_bits,
                 bool is_unsigned, bool narrow_range) {
   IntCall c = prepare_int(op, x, amax, num_bits, is_unsigned, narrow_range);
-  Tensor out = apply_int_quant(c.xc, c.layout, c.amax, c.range, /*fake=*/true);
+  Tensor out = apply_int_quant(op, c.xc, c.layout, c.amax, c.range, /*fake=*/true);
   record_clip_ste(node, {x, amax}, out, c.xc, c.layout, c.amax);
   return out;
 }
@@ -93,7 +102,7 @@ std::pair<Tensor, Tensor> tensor_quant(const Tensor& x, const Tensor& amax, int 
   const char* op = "tensor_quant";
   IntCall c = prepare_int(op, x, amax, num_bits, is_unsigned, narrow_range);
   Tensor scale;
-  Tensor q = apply_int_quant(c.xc, c.layout, c.amax, c.range, /*fake=*/false, &scale);
+  Tensor q = apply_int_quant(op, c.xc, c.layout, c.amax, c.range, /*fake=*/false, &scale);
   record_clip_ste("TensorQuantBackward", {x, amax}, q, c.xc, c.layout, c.amax);
   return {q, scale.reshape(amax.shape())};
 }
@@ -111,8 +120,10 @@ Tensor legacy_fake_tensor_quant(const Tensor& x, const Tensor& amax, int num_bit
 }
 
 Tensor fake_affine_tensor_quant(const Tensor& x, double min_range, double max_range, int num_bits) {
+  static const KernelTable<AffineFakeQuantKernel>& table =
+      kernel_table<AffineFakeQuantKernel>("nvidia.affine_fake_quant");
   const char* op = "fake_affine_tensor_quant";
-  check_input(op, x);
+  check_input(op, x, table);
   QGRAD_CHECK(num_bits >= 1 && num_bits <= 24, ValueError, op, ": num_bits ", num_bits,
               " is out of range 1..24");
   QGRAD_CHECK(std::isfinite(min_range) && std::isfinite(max_range) && min_range < max_range,
@@ -135,14 +146,16 @@ Tensor fake_affine_tensor_quant(const Tensor& x, double min_range, double max_ra
     hi = static_cast<T>(mx);
   });
   Tensor xc = x.contiguous();
-  Tensor out = empty(x.shape(), TensorOptions().dtype(x.dtype()));
-  if (x.numel() > 0) affine_fake_quant_cpu(xc, out, step, qz, min_bound, max_bound);
+  Tensor out = empty(x.shape(), TensorOptions().dtype(x.dtype()).device(x.device()));
+  if (x.numel() > 0) table(op, xc)(xc, out, step, qz, min_bound, max_bound);
   if (needs_grad({x})) {
     SavedTensor sx(xc);
-    record("FakeAffineTensorQuantBackward", {x}, {&out}, [sx, lo, hi](const TensorList& g) {
+    record("FakeAffineTensorQuantBackward", {x}, {&out}, [op, sx, lo, hi](const TensorList& g) {
+      static const KernelTable<RangeSteBackwardKernel>& backward =
+          kernel_table<RangeSteBackwardKernel>("nvidia.range_ste_backward");
       Tensor xs = sx.get();
-      Tensor gx = empty(xs.shape(), TensorOptions().dtype(xs.dtype()));
-      if (xs.numel() > 0) range_ste_backward_cpu(g[0].contiguous(), xs, gx, lo, hi);
+      Tensor gx = empty(xs.shape(), TensorOptions().dtype(xs.dtype()).device(xs.device()));
+      if (xs.numel() > 0) backward(op, xs)(g[0].contiguous(), xs, gx, lo, hi);
       return TensorList{gx};
     });
   }
@@ -150,22 +163,24 @@ Tensor fake_affine_tensor_quant(const Tensor& x, double min_range, double max_ra
 }
 
 Tensor scaled_minifloat_quant(const Tensor& x, const Tensor& amax, FloatFormat format) {
+  static const KernelTable<FpScaledQuantKernel>& table =
+      kernel_table<FpScaledQuantKernel>("nvidia.fp_scaled_quant");
   const char* op = "scaled_e4m3";
-  check_input(op, x);
+  check_input(op, x, table);
   const MiniFloatSpec fmt = minifloat_spec(format, op);
   BlockLayout L;
   Tensor am, eff;
   if (amax.defined()) {
-    check_amax(op, amax);
+    check_amax(op, x, amax);
     L = amax_layout(op, x, amax);
     am = checked_amax_copy(op, amax, x.dtype());
     eff = am;
   } else {
     L = make_block_layout(x.shape(), Shape(x.shape().size(), 0));
-    eff = full(L.grid_shape, fmt.max_value, TensorOptions().dtype(x.dtype()));
+    eff = full(L.grid_shape, fmt.max_value, TensorOptions().dtype(x.dtype()).device(x.device()));
   }
   Tensor xc = x.contiguous();
-  Tensor out = apply_scaled_minifloat(xc, L, am, fmt, /*fake=*/true);
+  Tensor out = apply_scaled_minifloat(op, xc, L, am, fmt, /*fake=*/true);
   if (amax.defined())
     record_clip_ste("ScaledE4M3Backward", {x, amax}, out, xc, L, eff);
   else

@@ -1,7 +1,8 @@
 // CPU kernels of the NVIDIA quantizers: a block-segment walker (each thread takes one contiguous
 // range of elements and visits it as runs that share one grid entry), the minifloat cast as bit
-// arithmetic on the IEEE encoding, and the elementwise quantize / backward / amax loops.
-#include "quant/nvidia/tensor_quant_cpu.h"
+// arithmetic on the IEEE encoding, and the elementwise quantize / backward / amax / scale loops,
+// registered in the "nvidia.*" tables at the end.
+#include "quant/nvidia/tensor_quant_kernels.h"
 
 #include <algorithm>
 #include <cmath>
@@ -11,6 +12,7 @@
 #include <vector>
 
 #include "core/strided_loop.h"
+#include "quant/nvidia/tensor_quant.h"  // kMinAmax
 
 namespace qgrad::nvidia {
 
@@ -267,8 +269,6 @@ void map_contiguous(std::int64_t n, F f) {
   });
 }
 
-}  // namespace
-
 void int_quant_cpu(const Tensor& x, const Tensor& out, const BlockLayout& L, const Tensor& sq,
                    const Tensor& sd, double lo, double hi, bool fake) {
   QGRAD_DISPATCH_FLOAT(x.dtype(), "int_quant_cpu", [&] {
@@ -298,6 +298,24 @@ void clip_ste_backward_cpu(const Tensor& dy, const Tensor& x, const Tensor& gx,
 bool block_absmax_cpu(const Tensor& x, const BlockLayout& L, const Tensor& grid) {
   return QGRAD_DISPATCH_FLOAT(x.dtype(), "block_absmax_cpu",
                               [&] { return absmax_impl<scalar_t>(x, L, grid); });
+}
+
+void amax_scales_cpu(const Tensor& amax, double bound, const Tensor& quant_scale,
+                     const Tensor& dequant_scale) {
+  QGRAD_DISPATCH_FLOAT(amax.dtype(), "amax_scales_cpu", [&] {
+    using T = scalar_t;
+    const T* a = ptr<T>(amax);
+    T* q = ptr<T>(quant_scale);
+    T* d = ptr<T>(dequant_scale);
+    const T b = static_cast<T>(bound);
+    const T eps = static_cast<T>(kMinAmax);
+    for (std::int64_t g = 0; g < quant_scale.numel(); ++g) {
+      const T s = b / a[g];
+      const bool zero = a[g] <= eps;
+      q[g] = zero ? T(0) : s;
+      d[g] = zero ? T(1) : s;
+    }
+  });
 }
 
 bool any_negative_cpu(const Tensor& x) {
@@ -336,6 +354,29 @@ void range_ste_backward_cpu(const Tensor& dy, const Tensor& x, const Tensor& gx,
     map_contiguous<T>(x.numel(),
                       [&](std::int64_t i) { po[i] = (px[i] <= hi && px[i] >= lo) ? pd[i] : T(0); });
   });
+}
+
+}  // namespace
+
+void register_tensor_quant_cpu_kernels(KernelRegistry& r) {
+  r.table<IntQuantKernel>("nvidia.int_quant")
+      .define(DeviceType::CPU, &int_quant_cpu, kFloatingDTypes);
+  r.table<FpScaledQuantKernel>("nvidia.fp_scaled_quant")
+      .define(DeviceType::CPU, &fp_scaled_quant_cpu, kFloatingDTypes);
+  r.table<FpDivmulQuantKernel>("nvidia.fp_divmul_quant")
+      .define(DeviceType::CPU, &fp_divmul_quant_cpu, kFloatingDTypes);
+  r.table<ClipSteBackwardKernel>("nvidia.clip_ste_backward")
+      .define(DeviceType::CPU, &clip_ste_backward_cpu, kFloatingDTypes);
+  r.table<BlockAbsmaxKernel>("nvidia.block_absmax")
+      .define(DeviceType::CPU, &block_absmax_cpu, kFloatingDTypes);
+  r.table<AnyNegativeKernel>("nvidia.any_negative")
+      .define(DeviceType::CPU, &any_negative_cpu, kFloatingDTypes);
+  r.table<AmaxScalesKernel>("nvidia.amax_scales")
+      .define(DeviceType::CPU, &amax_scales_cpu, kFloatingDTypes);
+  r.table<AffineFakeQuantKernel>("nvidia.affine_fake_quant")
+      .define(DeviceType::CPU, &affine_fake_quant_cpu, kFloatingDTypes);
+  r.table<RangeSteBackwardKernel>("nvidia.range_ste_backward")
+      .define(DeviceType::CPU, &range_ste_backward_cpu, kFloatingDTypes);
 }
 
 }  // namespace qgrad::nvidia

@@ -1,6 +1,7 @@
-// Min/max reductions for observers. Work is split into a size-determined number of chunks whose
-// partial results are combined in order (min/max are exact, so only NaN tracking needs care).
-#include "quant/observer/aminmax_cpu.h"
+// CPU min/max reductions for observers, registered in the "observer.aminmax*" tables. Work is split
+// into a size-determined number of chunks whose partial results are combined in order (min/max
+// are exact, so only NaN tracking needs care).
+#include "quant/observer/aminmax_kernels.h"
 
 #include <algorithm>
 #include <cmath>
@@ -49,10 +50,13 @@ struct Acc {
   }
 };
 
-}  // namespace
+// x as contiguous float32 (the precision of the observers' statistics).
+Tensor as_float32(const Tensor& x) {
+  return (x.dtype() == kFloat32 ? x : x.to(kFloat32)).contiguous();
+}
 
 MinMax aminmax_cpu(const Tensor& x) {
-  const Tensor xc = x.contiguous();
+  const Tensor xc = as_float32(x);
   const float* p = xc.data_ptr<float>();
   const std::int64_t n = xc.numel();
   const std::int64_t K = chunk_count(n);
@@ -70,8 +74,9 @@ MinMax aminmax_cpu(const Tensor& x) {
 }
 
 std::vector<MinMax> aminmax_per_channel_cpu(const Tensor& x, std::int64_t axis) {
-  const float* p = x.data_ptr<float>();
-  ChannelLoop loop(x.shape(), axis);
+  const Tensor xc = as_float32(x);
+  const float* p = xc.data_ptr<float>();
+  ChannelLoop loop(xc.shape(), axis);
   const std::size_t C = static_cast<std::size_t>(loop.channels);
   const std::int64_t rows = loop.rows();
   const std::int64_t K = chunk_count(loop.numel());
@@ -93,6 +98,14 @@ std::vector<MinMax> aminmax_per_channel_cpu(const Tensor& x, std::int64_t axis) 
     out[c] = total.result();
   }
   return out;
+}
+
+}  // namespace
+
+void register_aminmax_cpu_kernels(KernelRegistry& r) {
+  r.table<AminmaxKernel>("observer.aminmax").define(DeviceType::CPU, &aminmax_cpu, kFloatingDTypes);
+  r.table<AminmaxPerChannelKernel>("observer.aminmax_per_channel")
+      .define(DeviceType::CPU, &aminmax_per_channel_cpu, kFloatingDTypes);
 }
 
 }  // namespace qgrad::ao

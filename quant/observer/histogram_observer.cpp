@@ -1,5 +1,6 @@
 // HistogramObserver: histogram accumulation with range growth, and PyTorch's non-linear search,
-// reproduced in PyTorch's float32 / double arithmetic step by step.
+// reproduced in PyTorch's float32 / double arithmetic step by step. The batch is read only by the
+// "observer.aminmax" and "observer.histc" kernels; the running histogram is host state.
 #include "quant/observer/histogram_observer.h"
 
 #include <algorithm>
@@ -9,7 +10,8 @@
 #include "core/autograd/grad_mode.h"
 #include "core/factory.h"
 #include "ops/device_check.h"
-#include "quant/observer/aminmax_cpu.h"
+#include "quant/observer/aminmax_kernels.h"
+#include "quant/observer/histc_kernels.h"
 
 namespace qgrad::ao {
 
@@ -17,25 +19,6 @@ namespace {
 
 constexpr float kInf = std::numeric_limits<float>::infinity();
 const char* kName = "HistogramObserver";
-
-// torch.histc over [lo, hi] in float32 (elements outside are ignored; a zero-width range is
-// widened by 1 on each side; the last edge belongs to the last bin).
-std::vector<float> histc(const std::vector<float>& x, std::int64_t bins, float lo, float hi) {
-  if (lo == hi) {
-    lo -= 1;
-    hi += 1;
-  }
-  std::vector<float> h(static_cast<std::size_t>(bins), 0.0f);
-  const float nb = static_cast<float>(bins);
-  const float width = hi - lo;
-  for (float v : x) {
-    if (!(v >= lo && v <= hi)) continue;
-    auto pos = static_cast<std::int64_t>((v - lo) * nb / width);
-    if (pos >= bins) pos = bins - 1;
-    h[static_cast<std::size_t>(pos)] += 1.0f;
-  }
-  return h;
-}
 
 // c10::div_floor_floating: Python's floor division for floats, as torch.div(rounding_mode='floor').
 float div_floor(float a, float b) {
@@ -85,20 +68,24 @@ void HistogramObserver::reset_min_max_vals() {
 
 Tensor HistogramObserver::forward(const Tensor& x_orig) {
   if (x_orig.defined() && x_orig.numel() == 0) return x_orig;
+  static const KernelTable<AminmaxKernel>& aminmax_table =
+      kernel_table<AminmaxKernel>("observer.aminmax");
+  static const KernelTable<HistcKernel>& histc_table = kernel_table<HistcKernel>("observer.histc");
   require_floating(kName, "input", x_orig);
-  require_cpu(kName, x_orig);
+  AminmaxKernel& aminmax = aminmax_table(kName, x_orig);
+  HistcKernel& histc = histc_table(kName, x_orig);
   NoGradGuard no_grad;
+  // Rounded to float32 once here, as both kernels read it at that precision.
   const Tensor xf = x_orig.dtype() == kFloat32 ? x_orig.detach() : x_orig.detach().to(kFloat32);
-  const MinMax mm = aminmax_cpu(xf);
+  const MinMax mm = aminmax(xf);
   QGRAD_CHECK(std::isfinite(mm.min) && std::isfinite(mm.max), ValueError, kName,
               ": inputs must be finite, got min ", mm.min, " max ", mm.max);
-  const std::vector<float> x = xf.to_vector<float>();
   const float min_val = min_val_.item<float>(), max_val = max_val_.item<float>();
   const bool uninitialized = min_val == kInf && max_val == -kInf;
   if (uninitialized || min_val == max_val) {
     min_val_.fill_(mm.min);
     max_val_.fill_(mm.max);
-    const std::vector<float> h = histc(x, bins_, mm.min, mm.max);
+    const std::vector<float> h = histc(xf, bins_, mm.min, mm.max);
     histogram_ = from_vector<float>(h, {bins_});
     return x_orig;
   }
@@ -112,7 +99,7 @@ Tensor HistogramObserver::forward(const Tensor& x_orig) {
   cmax = cmax + e;
   const auto start_idx =
       static_cast<std::int64_t>(std::nearbyint((min_val - cmin) / hist_bin_width));
-  std::vector<float> combined = histc(x, bins_, cmin, cmax);
+  std::vector<float> combined = histc(xf, bins_, cmin, cmax);
   const std::vector<float> old = histogram_.to_vector<float>();
   if (cmin == min_val && cmax == max_val) {
     for (std::size_t i = 0; i < combined.size(); ++i) combined[i] += old[i];

@@ -1,4 +1,5 @@
-// Per-tensor min/max observers.
+// Per-tensor min/max observers: the batch's (min, max) comes from the "observer.aminmax" kernel
+// table; the running statistics are host state.
 #include "quant/observer/minmax_observer.h"
 
 #include <cmath>
@@ -7,7 +8,7 @@
 #include "core/autograd/grad_mode.h"
 #include "core/factory.h"
 #include "ops/device_check.h"
-#include "quant/observer/aminmax_cpu.h"
+#include "quant/observer/aminmax_kernels.h"
 
 namespace qgrad::ao {
 
@@ -33,10 +34,9 @@ MinMaxObserver::MinMaxObserver(const char* name, const ObserverOptions& options)
 }
 
 void MinMaxObserver::batch_min_max(const char* name, const Tensor& x, float& mn, float& mx) {
+  static const KernelTable<AminmaxKernel>& table = kernel_table<AminmaxKernel>("observer.aminmax");
   require_floating(name, "input", x);
-  require_cpu(name, x);
-  const Tensor xf = x.dtype() == kFloat32 ? x.detach() : x.detach().to(kFloat32);
-  const MinMax r = aminmax_cpu(xf);
+  const MinMax r = table(name, x)(x.detach());
   mn = r.min;
   mx = r.max;
 }

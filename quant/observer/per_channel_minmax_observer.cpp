@@ -1,4 +1,5 @@
-// Per-channel min/max observers.
+// Per-channel min/max observers: the batch's per-channel (min, max) comes from the
+// "observer.aminmax_per_channel" kernel table; the running statistics are host state.
 #include "quant/observer/per_channel_minmax_observer.h"
 
 #include <cmath>
@@ -6,7 +7,7 @@
 #include "core/autograd/grad_mode.h"
 #include "core/factory.h"
 #include "ops/device_check.h"
-#include "quant/observer/aminmax_cpu.h"
+#include "quant/observer/aminmax_kernels.h"
 
 namespace qgrad::ao {
 
@@ -36,8 +37,10 @@ PerChannelMinMaxObserver::PerChannelMinMaxObserver(const char* name, std::int64_
 
 void PerChannelMinMaxObserver::batch_min_max(const Tensor& x, std::vector<float>& mn,
                                              std::vector<float>& mx) const {
+  static const KernelTable<AminmaxPerChannelKernel>& table =
+      kernel_table<AminmaxPerChannelKernel>("observer.aminmax_per_channel");
   require_floating(name_, "input", x);
-  require_cpu(name_, x);
+  AminmaxPerChannelKernel& aminmax = table(name_, x);
   const std::int64_t d = x.dim();
   QGRAD_CHECK(d >= 1 && ch_axis_ >= -d && ch_axis_ < d, IndexError, name_, ": ch_axis ", ch_axis_,
               " out of range for an input of shape ", x.shape());
@@ -46,8 +49,7 @@ void PerChannelMinMaxObserver::batch_min_max(const Tensor& x, std::vector<float>
   QGRAD_CHECK(min_val_.numel() == 0 || min_val_.numel() == C, ShapeError, name_, ": the input has ",
               C, " channels along axis ", axis, " (shape ", x.shape(),
               ") but the running statistics have ", min_val_.numel());
-  const Tensor xf = (x.dtype() == kFloat32 ? x.detach() : x.detach().to(kFloat32)).contiguous();
-  const std::vector<MinMax> r = aminmax_per_channel_cpu(xf, axis);
+  const std::vector<MinMax> r = aminmax(x.detach(), axis);
   mn.resize(r.size());
   mx.resize(r.size());
   for (std::size_t c = 0; c < r.size(); ++c) {

@@ -1,5 +1,6 @@
-// torch.ao fake quantization: argument checks, dispatch and the masked straight-through backward
-// (the forward saves a uint8 mask, so the backward is one pass over dy and the mask).
+// torch.ao fake quantization: argument checks, dispatch through the "torch_ao.*" kernel tables and
+// the masked straight-through backward (the forward saves a uint8 mask, so the backward is one
+// pass over dy and the mask).
 #include "quant/torch_ao/fake_quantize.h"
 
 #include <cmath>
@@ -7,17 +8,25 @@
 #include "core/autograd/function.h"
 #include "core/factory.h"
 #include "ops/device_check.h"
-#include "quant/torch_ao/fake_quantize_cpu.h"
+#include "quant/torch_ao/fake_quantize_kernels.h"
 #include "quant/torch_ao/qparam_checks.h"
 
 namespace qgrad::ao {
 
 namespace {
 
-Tensor masked_backward(const Tensor& g, const Tensor& mask) {
+Tensor masked_backward(const char* op, const Tensor& g, const Tensor& mask) {
+  static const KernelTable<MaskedGradientKernel>& table =
+      kernel_table<MaskedGradientKernel>("torch_ao.masked_gradient");
   Tensor dx = empty(g.shape(), TensorOptions().dtype(g.dtype()).device(g.device()));
-  masked_gradient_cpu(g, mask, dx);
+  table(op, g)(g, mask, dx);
   return dx;
+}
+
+const KernelTable<FakeQuantizePerTensorKernel>& per_tensor_table() {
+  static const KernelTable<FakeQuantizePerTensorKernel>& table =
+      kernel_table<FakeQuantizePerTensorKernel>("torch_ao.fake_quantize_per_tensor");
+  return table;
 }
 
 std::int64_t integer_zero_point(const char* op, const Tensor& zp) {
@@ -36,7 +45,7 @@ Tensor fake_quantize_per_tensor_affine(const Tensor& x, double scale, std::int64
                                        std::int64_t quant_min, std::int64_t quant_max) {
   const char* op = "fake_quantize_per_tensor_affine";
   require_floating(op, "input", x);
-  require_cpu(op, x);
+  FakeQuantizePerTensorKernel& kernel = per_tensor_table()(op, x);
   check_quant_range(op, quant_min, quant_max);
   check_scale_value(op, "scale", scale);
   check_zero_point_value(op, zero_point, quant_min, quant_max);
@@ -44,12 +53,13 @@ Tensor fake_quantize_per_tensor_affine(const Tensor& x, double scale, std::int64
   QGRAD_CHECK(s > 0 && std::isfinite(s), ValueError, op, ": scale ", scale,
               " is not a positive finite float32");
   const bool grad = needs_grad({x});
-  Tensor y = empty(x.shape(), TensorOptions().dtype(x.dtype()));
-  Tensor mask = grad ? empty(x.shape(), TensorOptions().dtype(kUInt8)) : Tensor();
-  fake_quantize_per_tensor_cpu(x, s, zero_point, quant_min, quant_max, y, mask);
+  Tensor y = empty(x.shape(), TensorOptions().dtype(x.dtype()).device(x.device()));
+  Tensor mask =
+      grad ? empty(x.shape(), TensorOptions().dtype(kUInt8).device(x.device())) : Tensor();
+  kernel(x, s, zero_point, quant_min, quant_max, y, mask);
   if (grad) {
     record("FakeQuantizePerTensorAffineBackward", {x}, {&y},
-           [mask](const TensorList& g) { return TensorList{masked_backward(g[0], mask)}; });
+           [op, mask](const TensorList& g) { return TensorList{masked_backward(op, g[0], mask)}; });
   }
   return y;
 }
@@ -58,6 +68,9 @@ Tensor fake_quantize_per_tensor_affine(const Tensor& x, const Tensor& scale,
                                        const Tensor& zero_point, std::int64_t quant_min,
                                        std::int64_t quant_max) {
   const char* op = "fake_quantize_per_tensor_affine";
+  // The device check comes before scale and zero_point are read on the host.
+  require_floating(op, "input", x);
+  per_tensor_table()(op, x);
   const double s = single_float(op, "scale", scale);
   return fake_quantize_per_tensor_affine(x, s, integer_zero_point(op, zero_point), quant_min,
                                          quant_max);
@@ -66,9 +79,12 @@ Tensor fake_quantize_per_tensor_affine(const Tensor& x, const Tensor& scale,
 Tensor fake_quantize_per_channel_affine(const Tensor& x, const Tensor& scale,
                                         const Tensor& zero_point, std::int64_t axis,
                                         std::int64_t quant_min, std::int64_t quant_max) {
+  static const KernelTable<FakeQuantizePerChannelKernel>& table =
+      kernel_table<FakeQuantizePerChannelKernel>("torch_ao.fake_quantize_per_channel");
   const char* op = "fake_quantize_per_channel_affine";
   require_floating(op, "input", x);
-  require_cpu(op, x);
+  // The device check comes before scale and zero_point are read on the host.
+  FakeQuantizePerChannelKernel& kernel = table(op, x);
   check_quant_range(op, quant_min, quant_max);
   const std::int64_t ax = normalize_channel_axis(op, x, axis);
   const std::int64_t C = x.size(ax);
@@ -88,12 +104,13 @@ Tensor fake_quantize_per_channel_affine(const Tensor& x, const Tensor& scale,
   }
   const bool grad = needs_grad({x});
   const Tensor xc = x.detach().contiguous();
-  Tensor y = empty(x.shape(), TensorOptions().dtype(x.dtype()));
-  Tensor mask = grad ? empty(x.shape(), TensorOptions().dtype(kUInt8)) : Tensor();
-  fake_quantize_per_channel_cpu(xc, ax, s, zp, quant_min, quant_max, y, mask);
+  Tensor y = empty(x.shape(), TensorOptions().dtype(x.dtype()).device(x.device()));
+  Tensor mask =
+      grad ? empty(x.shape(), TensorOptions().dtype(kUInt8).device(x.device())) : Tensor();
+  kernel(xc, ax, s, zp, quant_min, quant_max, y, mask);
   if (grad) {
     record("FakeQuantizePerChannelAffineBackward", {x}, {&y},
-           [mask](const TensorList& g) { return TensorList{masked_backward(g[0], mask)}; });
+           [op, mask](const TensorList& g) { return TensorList{masked_backward(op, g[0], mask)}; });
   }
   return y;
 }

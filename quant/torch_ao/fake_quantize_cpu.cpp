@@ -5,8 +5,9 @@
 // contracted into FMAs there; std::fma reproduces it; everything else is compiled with
 // -ffp-contract=off). Where PyTorch converts an out-of-range float to int64 (undefined behaviour
 // that maps +inf, NaN and huge values to quant_min on x86), qgrad clamps first: +inf and huge
-// positive values go to quant_max, NaN propagates to the output with a zero gradient mask.
-#include "quant/torch_ao/fake_quantize_cpu.h"
+// positive values go to quant_max, NaN propagates to the output with a zero gradient mask. The
+// kernels are reached only through the "torch_ao.*" tables registered at the end.
+#include "quant/torch_ao/fake_quantize_kernels.h"
 
 #include <algorithm>
 #include <cmath>
@@ -387,8 +388,6 @@ void learnable_per_channel(const Tensor& x, const Tensor& dy, std::int64_t axis,
     }
 }
 
-}  // namespace
-
 void fake_quantize_per_tensor_cpu(const Tensor& x, float scale, std::int64_t zero_point,
                                   std::int64_t quant_min, std::int64_t quant_max, const Tensor& y,
                                   const Tensor& mask) {
@@ -458,6 +457,21 @@ void learnable_per_channel_backward_cpu(const Tensor& x, const Tensor& dy, std::
     learnable_per_channel<scalar_t>(x, dy, axis, scale, zero_point, quant_min, quant_max,
                                     grad_factor, dx, dscale, dzero_point);
   });
+}
+
+}  // namespace
+
+void register_fake_quantize_cpu_kernels(KernelRegistry& r) {
+  r.table<FakeQuantizePerTensorKernel>("torch_ao.fake_quantize_per_tensor")
+      .define(DeviceType::CPU, &fake_quantize_per_tensor_cpu, kFloatingDTypes);
+  r.table<FakeQuantizePerChannelKernel>("torch_ao.fake_quantize_per_channel")
+      .define(DeviceType::CPU, &fake_quantize_per_channel_cpu, kFloatingDTypes);
+  r.table<MaskedGradientKernel>("torch_ao.masked_gradient")
+      .define(DeviceType::CPU, &masked_gradient_cpu, kFloatingDTypes);
+  r.table<LearnablePerTensorBackwardKernel>("torch_ao.learnable_per_tensor_backward")
+      .define(DeviceType::CPU, &learnable_per_tensor_backward_cpu, kFloatingDTypes);
+  r.table<LearnablePerChannelBackwardKernel>("torch_ao.learnable_per_channel_backward")
+      .define(DeviceType::CPU, &learnable_per_channel_backward_cpu, kFloatingDTypes);
 }
 
 }  // namespace qgrad::ao

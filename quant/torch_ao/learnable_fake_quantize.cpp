@@ -1,6 +1,6 @@
 // torch.ao learnable fake quantization: argument checks, PyTorch's zero-point rounding for the
-// forward and the backward, and the fused backward that produces dx and reduces dscale and
-// dzero_point in one pass.
+// forward and the backward, dispatch through the "torch_ao.*" kernel tables, and the fused
+// backward that produces dx and reduces dscale and dzero_point in one pass.
 #include "quant/torch_ao/learnable_fake_quantize.h"
 
 #include <algorithm>
@@ -9,7 +9,7 @@
 #include "core/autograd/function.h"
 #include "core/factory.h"
 #include "ops/device_check.h"
-#include "quant/torch_ao/fake_quantize_cpu.h"
+#include "quant/torch_ao/fake_quantize_kernels.h"
 #include "quant/torch_ao/qparam_checks.h"
 
 namespace qgrad::ao {
@@ -39,7 +39,8 @@ void check_param_dtype(const char* op, const char* arg, const Tensor& p, const T
   require_floating(op, arg, p);
   QGRAD_CHECK(p.dtype() == x.dtype(), DTypeError, op, ": ", arg, " must have the input's dtype ",
               dtype_name(x.dtype()), ", got ", dtype_name(p.dtype()));
-  require_cpu(op, p);
+  // The kernel table lookup on x has checked x's device; p is read there too.
+  check_same_device(op, x, p);
 }
 
 Tensor filled_like(const Tensor& like, const std::vector<double>& values) {
@@ -63,9 +64,12 @@ double learnable_grad_factor(std::int64_t numel, std::int64_t quant_max) {
 Tensor fake_quantize_learnable_per_tensor_affine(const Tensor& x, const Tensor& scale,
                                                  const Tensor& zero_point, std::int64_t quant_min,
                                                  std::int64_t quant_max, double grad_factor) {
+  static const KernelTable<FakeQuantizePerTensorKernel>& table =
+      kernel_table<FakeQuantizePerTensorKernel>("torch_ao.fake_quantize_per_tensor");
   const char* op = "_fake_quantize_learnable_per_tensor_affine";
   require_floating(op, "input", x);
-  require_cpu(op, x);
+  // The device check comes before scale and zero_point are read on the host.
+  FakeQuantizePerTensorKernel& forward = table(op, x);
   check_quant_range(op, quant_min, quant_max);
   check_param_dtype(op, "scale", scale, x);
   check_param_dtype(op, "zero_point", zero_point, x);
@@ -77,22 +81,23 @@ Tensor fake_quantize_learnable_per_tensor_affine(const Tensor& x, const Tensor& 
   QGRAD_CHECK(std::isfinite(grad_factor), ValueError, op, ": grad_factor must be finite, got ",
               grad_factor);
 
-  Tensor y = empty(x.shape(), TensorOptions().dtype(dt));
-  fake_quantize_per_tensor_cpu(x, static_cast<float>(s),
-                               forward_zero_point(dt, zp, quant_min, quant_max), quant_min,
-                               quant_max, y, Tensor());
+  Tensor y = empty(x.shape(), TensorOptions().dtype(dt).device(x.device()));
+  forward(x, static_cast<float>(s), forward_zero_point(dt, zp, quant_min, quant_max), quant_min,
+          quant_max, y, Tensor());
   if (!needs_grad({x, scale, zero_point})) return y;
   const double zp_b = static_cast<double>(backward_zero_point(dt, zp, quant_min, quant_max));
   record("FakeQuantizeLearnablePerTensorAffineBackward", {x, scale, zero_point}, {&y},
-         [sx = SavedTensor(x), s, zp_b, quant_min, quant_max, grad_factor, sshape = scale.shape(),
-          zshape = zero_point.shape()](const TensorList& g) {
+         [op, sx = SavedTensor(x), s, zp_b, quant_min, quant_max, grad_factor,
+          sshape = scale.shape(), zshape = zero_point.shape()](const TensorList& g) {
+           static const KernelTable<LearnablePerTensorBackwardKernel>& backward =
+               kernel_table<LearnablePerTensorBackwardKernel>(
+                   "torch_ao.learnable_per_tensor_backward");
            const Tensor xs = sx.get().contiguous();
            const Tensor dy = g[0].contiguous();
-           Tensor dx = empty(xs.shape(), TensorOptions().dtype(xs.dtype()));
+           const TensorOptions o = TensorOptions().dtype(xs.dtype()).device(xs.device());
+           Tensor dx = empty(xs.shape(), o);
            double ds = 0, dz = 0;
-           learnable_per_tensor_backward_cpu(xs, dy, s, zp_b, quant_min, quant_max, grad_factor, dx,
-                                             ds, dz);
-           const TensorOptions o = TensorOptions().dtype(xs.dtype());
+           backward(op, xs)(xs, dy, s, zp_b, quant_min, quant_max, grad_factor, dx, ds, dz);
            return TensorList{dx, full(sshape, ds, o), full(zshape, dz, o)};
          });
   return y;
@@ -102,9 +107,12 @@ Tensor fake_quantize_learnable_per_channel_affine(const Tensor& x, const Tensor&
                                                   const Tensor& zero_point, std::int64_t axis,
                                                   std::int64_t quant_min, std::int64_t quant_max,
                                                   double grad_factor) {
+  static const KernelTable<FakeQuantizePerChannelKernel>& table =
+      kernel_table<FakeQuantizePerChannelKernel>("torch_ao.fake_quantize_per_channel");
   const char* op = "_fake_quantize_learnable_per_channel_affine";
   require_floating(op, "input", x);
-  require_cpu(op, x);
+  // The device check comes before scale and zero_point are read on the host.
+  FakeQuantizePerChannelKernel& forward = table(op, x);
   check_quant_range(op, quant_min, quant_max);
   const std::int64_t ax = normalize_channel_axis(op, x, axis);
   const std::int64_t C = x.size(ax);
@@ -127,18 +135,20 @@ Tensor fake_quantize_learnable_per_channel_affine(const Tensor& x, const Tensor&
     zp_bwd[c] = static_cast<double>(zp_fwd[c]);
   }
   const Tensor xc = x.detach().contiguous();
-  Tensor y = empty(x.shape(), TensorOptions().dtype(dt));
-  fake_quantize_per_channel_cpu(xc, ax, s, zp_fwd, quant_min, quant_max, y, Tensor());
+  Tensor y = empty(x.shape(), TensorOptions().dtype(dt).device(x.device()));
+  forward(xc, ax, s, zp_fwd, quant_min, quant_max, y, Tensor());
   if (!needs_grad({x, scale, zero_point})) return y;
   record("FakeQuantizeLearnablePerChannelAffineBackward", {x, scale, zero_point}, {&y},
-         [sx = SavedTensor(x), ax, s, zp_bwd, quant_min, quant_max, grad_factor,
+         [op, sx = SavedTensor(x), ax, s, zp_bwd, quant_min, quant_max, grad_factor,
           sref = scale.detach(), zref = zero_point.detach()](const TensorList& g) {
+           static const KernelTable<LearnablePerChannelBackwardKernel>& backward =
+               kernel_table<LearnablePerChannelBackwardKernel>(
+                   "torch_ao.learnable_per_channel_backward");
            const Tensor xs = sx.get().contiguous();
            const Tensor dy = g[0].contiguous();
-           Tensor dx = empty(xs.shape(), TensorOptions().dtype(xs.dtype()));
+           Tensor dx = empty(xs.shape(), TensorOptions().dtype(xs.dtype()).device(xs.device()));
            std::vector<double> ds, dz;
-           learnable_per_channel_backward_cpu(xs, dy, ax, s, zp_bwd, quant_min, quant_max,
-                                              grad_factor, dx, ds, dz);
+           backward(op, xs)(xs, dy, ax, s, zp_bwd, quant_min, quant_max, grad_factor, dx, ds, dz);
            return TensorList{dx, filled_like(sref, ds), filled_like(zref, dz)};
          });
   return y;

@@ -44,7 +44,8 @@ std::vector<double> per_channel_floats(const char* op, const char* arg, const Te
 
 void check_broadcast_param(const char* op, const char* arg, const Tensor& p, const Tensor& x) {
   require_floating(op, arg, p);
-  require_cpu(op, p);
+  // The caller's kernel table lookup on x has checked x's device; p must live there too.
+  check_same_device(op, x, p);
   QGRAD_CHECK(p.dtype() == x.dtype(), DTypeError, op, ": ", arg, " must have the input's dtype ",
               dtype_name(x.dtype()), ", got ", dtype_name(p.dtype()));
   bool ok = p.dim() <= x.dim();

@@ -23,8 +23,9 @@ std::int64_t normalize_channel_axis(const char* op, const Tensor& x, std::int64_
 // (DTypeError); returns its values.
 std::vector<double> per_channel_floats(const char* op, const char* arg, const Tensor& t,
                                        std::int64_t channels);
-// A parameter of x's floating dtype, on the CPU, whose shape broadcasts to x when aligned at the
-// trailing dims (AIMET / LSQ encoding shapes: [], [1], [C,1,1,1], ...). DTypeError / ShapeError.
+// A parameter of x's floating dtype, on x's device, whose shape broadcasts to x when aligned at the
+// trailing dims (AIMET / LSQ encoding shapes: [], [1], [C,1,1,1], ...). DTypeError / DeviceError /
+// ShapeError.
 void check_broadcast_param(const char* op, const char* arg, const Tensor& p, const Tensor& x);
 // A one-element floating tensor (shape [] or [1]); returns its value.
 double single_float(const char* op, const char* arg, const Tensor& t);

@@ -1,5 +1,7 @@
-// Raw CPU kernels of AIMET v2's affine quantization (no autograd). `wide` computes in double
-// (AIMET upcasts float32 when the grid is too fine for float32 to be numerically stable).
+// AIMET v2 affine quantization's kernel signatures (no autograd) and its per-device register
+// functions; affine_quantize.cpp reaches them through the "aimet.affine_*" and
+// "aimet.round_half_even" tables. `wide` computes in double (AIMET upcasts float32 when the grid
+// is too fine for float32 to be numerically stable).
 //
 // The fast kernels take contiguous x / g and an EncodingLayout ([outer, channels, inner], one
 // encoding element per channel) with scale and offset as contiguous tensors of `channels`
@@ -15,6 +17,7 @@
 
 #include <cstdint>
 
+#include "core/dispatch.h"
 #include "core/tensor.h"
 #include "quant/aimet/encoding_layout.h"
 
@@ -27,14 +30,15 @@ enum class AffineKind { Quantize, Dequantize, QuantizeDequantize };
 // QuantizeDequantize: y = (clamp(rne(x / s) - o, qmin, qmax) + o) * s
 // x, y contiguous with layout l. `mask` (optional; uint8, contiguous; not for Dequantize)
 // receives qmin <= rne(x / s) - o <= qmax, for a backward that needs dx only.
-void affine_forward_cpu(AffineKind kind, const EncodingLayout& l, const Tensor& x,
-                        const Tensor& scale, const Tensor& offset, std::int64_t qmin,
-                        std::int64_t qmax, bool wide, const Tensor& y, const Tensor& mask);
+using AffineForwardKernel = void(AffineKind kind, const EncodingLayout& l, const Tensor& x,
+                                 const Tensor& scale, const Tensor& offset, std::int64_t qmin,
+                                 std::int64_t qmax, bool wide, const Tensor& y, const Tensor& mask);
 
 // dx alone from the forward's mask (ignored for Dequantize): Quantize dx = (g*m)/s,
 // Dequantize dx = g*s, QuantizeDequantize dx = g*m. g, mask, dx contiguous.
-void affine_backward_dx_cpu(AffineKind kind, const EncodingLayout& l, const Tensor& g,
-                            const Tensor& mask, const Tensor& scale, bool wide, const Tensor& dx);
+using AffineBackwardDxKernel = void(AffineKind kind, const EncodingLayout& l, const Tensor& g,
+                                    const Tensor& mask, const Tensor& scale, bool wide,
+                                    const Tensor& dx);
 
 // The gradients recomputed from x (AIMET's formulas, m = qmin <= rne(x / s) - o <= qmax):
 // Quantize:           dx = (g*m)/s, ds = -((g*m)/s)*(x/s), do = -(g*m)
@@ -44,22 +48,26 @@ void affine_backward_dx_cpu(AffineKind kind, const EncodingLayout& l, const Tens
 // Each element's ds / do is rounded to x's dtype, then summed per channel in double into
 // dscale / doffset (`channels` elements, x's dtype). Any of dx, dscale, doffset may be undefined
 // (not computed). g, x, dx contiguous.
-void affine_backward_cpu(AffineKind kind, const EncodingLayout& l, const Tensor& g, const Tensor& x,
-                         const Tensor& scale, const Tensor& offset, std::int64_t qmin,
-                         std::int64_t qmax, bool wide, const Tensor& dx, const Tensor& dscale,
-                         const Tensor& doffset);
+using AffineBackwardKernel = void(AffineKind kind, const EncodingLayout& l, const Tensor& g,
+                                  const Tensor& x, const Tensor& scale, const Tensor& offset,
+                                  std::int64_t qmin, std::int64_t qmax, bool wide, const Tensor& dx,
+                                  const Tensor& dscale, const Tensor& doffset);
 
 // Any strides: scale and offset expanded to x's shape (zero strides on broadcast dims).
-void affine_forward_strided_cpu(AffineKind kind, const Tensor& x, const Tensor& scale,
-                                const Tensor& offset, std::int64_t qmin, std::int64_t qmax,
-                                bool wide, const Tensor& y);
+using AffineForwardStridedKernel = void(AffineKind kind, const Tensor& x, const Tensor& scale,
+                                        const Tensor& offset, std::int64_t qmin, std::int64_t qmax,
+                                        bool wide, const Tensor& y);
 // Unreduced x-shaped gradients (contiguous outputs) of the formulas above.
-void affine_backward_strided_cpu(AffineKind kind, const Tensor& g, const Tensor& x,
-                                 const Tensor& scale, const Tensor& offset, std::int64_t qmin,
-                                 std::int64_t qmax, bool wide, const Tensor& dx,
-                                 const Tensor& dscale, const Tensor& doffset);
+using AffineBackwardStridedKernel = void(AffineKind kind, const Tensor& g, const Tensor& x,
+                                         const Tensor& scale, const Tensor& offset,
+                                         std::int64_t qmin, std::int64_t qmax, bool wide,
+                                         const Tensor& dx, const Tensor& dscale,
+                                         const Tensor& doffset);
 
 // y = rne(x) (the forward of AIMET's ste_round).
-void round_half_even_cpu(const Tensor& x, const Tensor& y);
+using RoundHalfEvenKernel = void(const Tensor& x, const Tensor& y);
+
+void register_affine_quantize_cpu_kernels(KernelRegistry& r);
+void register_affine_quantize_cuda_kernels(KernelRegistry& r);
 
 }  // namespace qgrad::aimet

@@ -1,0 +1,78 @@
+// CPU kernels of the NVIDIA calibrators: |x| statistics and histogram in double (the histogram
+// counted per thread and merged, which is exact for integer counts) and the element-wise running
+// max of amax grids, registered in the "nvidia.*" tables.
+#include "quant/nvidia/calibrator_kernels.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include "core/strided_loop.h"
+
+namespace qgrad::nvidia {
+
+namespace {
+
+// x as contiguous float64 (the precision of the calibrators' statistics).
+Tensor as_float64(const Tensor& x) {
+  return (x.dtype() == kFloat64 ? x : x.to(kFloat64)).contiguous();
+}
+
+AbsStats abs_stats_cpu(const Tensor& x) {
+  const Tensor xd = as_float64(x);
+  const double* p = xd.data_ptr<double>();
+  const std::int64_t n = xd.numel();
+  AbsStats s;
+  for (std::int64_t i = 0; i < n; ++i) {
+    const double a = std::fabs(p[i]);
+    if (!std::isfinite(a)) {
+      s.nonfinite = true;
+      return s;
+    }
+    s.max = std::max(s.max, a);
+    s.zeros += a == 0;
+  }
+  return s;
+}
+
+void abs_histogram_cpu(const Tensor& x, double bin_width, bool skip_zeros,
+                       std::vector<std::int64_t>& counts) {
+  const Tensor xd = as_float64(x);
+  const double* p = xd.data_ptr<double>();
+  const std::int64_t n = xd.numel();
+  const double w = bin_width;
+  const auto nbins = static_cast<std::int64_t>(counts.size());
+  parallel_for(n, kParallelGrain, [&](std::int64_t b, std::int64_t e) {
+    std::vector<std::int64_t> local(static_cast<std::size_t>(nbins), 0);
+    for (std::int64_t i = b; i < e; ++i) {
+      const double a = std::fabs(p[i]);
+      if (skip_zeros && a == 0) continue;
+      // The caller sized counts to cover max |x|, so a / w is at most about nbins: the conversion
+      // is always in range.
+      const auto idx = std::min(nbins - 1, static_cast<std::int64_t>(std::floor(a / w)));
+      ++local[static_cast<std::size_t>(idx)];
+    }
+#pragma omp critical(qgrad_nvidia_histogram)
+    for (std::int64_t k = 0; k < nbins; ++k) counts[static_cast<std::size_t>(k)] += local[k];
+  });
+}
+
+void amax_merge_cpu(const Tensor& acc, const Tensor& a) {
+  QGRAD_DISPATCH_FLOAT(acc.dtype(), "amax_merge_cpu", [&] {
+    scalar_t* pm = acc.data_ptr<scalar_t>();
+    const scalar_t* pa = a.data_ptr<scalar_t>();
+    for (std::int64_t i = 0; i < acc.numel(); ++i) pm[i] = std::max(pm[i], pa[i]);
+  });
+}
+
+}  // namespace
+
+void register_calibrator_cpu_kernels(KernelRegistry& r) {
+  r.table<AbsStatsKernel>("nvidia.abs_stats")
+      .define(DeviceType::CPU, &abs_stats_cpu, kFloatingDTypes);
+  r.table<AbsHistogramKernel>("nvidia.abs_histogram")
+      .define(DeviceType::CPU, &abs_histogram_cpu, kFloatingDTypes);
+  r.table<AmaxMergeKernel>("nvidia.amax_merge")
+      .define(DeviceType::CPU, &amax_merge_cpu, kFloatingDTypes);
+}
+
+}  // namespace qgrad::nvidia

@@ -1,0 +1,30 @@
+// The min/max statistics kernels of the observers, their signatures and per-device register
+// functions: the global (min, max) of a tensor and the per-channel (min, max) along an axis, at
+// float32 precision (a float64 input is rounded to float32 first, as the observers' float32
+// running statistics are). A NaN anywhere in the data (of a channel) makes both results NaN, as
+// torch.aminmax does. The observers reach them through the "observer.aminmax" and
+// "observer.aminmax_per_channel" tables.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "core/dispatch.h"
+#include "core/tensor.h"
+
+namespace qgrad::ao {
+
+struct MinMax {
+  float min = 0;
+  float max = 0;
+};
+
+// x: non-empty floating tensor of any strides.
+using AminmaxKernel = MinMax(const Tensor& x);
+// x: non-empty floating tensor of any strides; one (min, max) per index of `axis` (normalised).
+using AminmaxPerChannelKernel = std::vector<MinMax>(const Tensor& x, std::int64_t axis);
+
+void register_aminmax_cpu_kernels(KernelRegistry& r);
+void register_aminmax_cuda_kernels(KernelRegistry& r);
+
+}  // namespace qgrad::ao

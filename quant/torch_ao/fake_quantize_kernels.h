@@ -1,0 +1,58 @@
+// torch.ao fake quantization's kernel signatures (no autograd) and its per-device register
+// functions: the per-tensor and per-channel forward with an optional gradient mask, the masked
+// straight-through backward, and the fused backward of the learnable (LSQ-style) forms that also
+// reduces the scale and zero-point gradients. The fronts (fake_quantize.cpp,
+// learnable_fake_quantize.cpp, and Horizon's masked backward) reach them through the
+// "torch_ao.*" tables. Float32 results are bit-exact to PyTorch 1.13's CPU kernels for finite
+// inputs.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "core/dispatch.h"
+#include "core/tensor.h"
+
+namespace qgrad::ao {
+
+// y = (clamp(rne(x * (1/scale)) + zp, qmin, qmax) - zp) * scale. `mask` (uint8, x's shape) may be
+// undefined; when defined it receives 1 where qmin <= rne(x/scale) + zp <= qmax. `scale` is used
+// at float precision, as PyTorch does. x and y may be strided (y must not overlap x); mask
+// must have y's strides.
+using FakeQuantizePerTensorKernel = void(const Tensor& x, float scale, std::int64_t zero_point,
+                                         std::int64_t quant_min, std::int64_t quant_max,
+                                         const Tensor& y, const Tensor& mask);
+
+// The same with one (scale, zero point) per index of `axis`. x, y and mask are contiguous.
+using FakeQuantizePerChannelKernel = void(const Tensor& x, std::int64_t axis,
+                                          const std::vector<double>& scale,
+                                          const std::vector<std::int64_t>& zero_point,
+                                          std::int64_t quant_min, std::int64_t quant_max,
+                                          const Tensor& y, const Tensor& mask);
+
+// dx = dy * mask (a multiplication, so a negative dy masked out gives -0.0 as in PyTorch).
+using MaskedGradientKernel = void(const Tensor& dy, const Tensor& mask, const Tensor& dx);
+
+// Backward of _fake_quantize_learnable_per_tensor_affine. x, dy, dx contiguous. `zero_point` is
+// the backward's zero point (trunc(clamp(zp + 0.5))). Returns the summed scale and zero-point
+// gradients through dscale / dzero_point (accumulated in double, in a fixed order).
+using LearnablePerTensorBackwardKernel = void(const Tensor& x, const Tensor& dy, double scale,
+                                              double zero_point, std::int64_t quant_min,
+                                              std::int64_t quant_max, double grad_factor,
+                                              const Tensor& dx, double& dscale,
+                                              double& dzero_point);
+
+// Backward of _fake_quantize_learnable_per_channel_affine; zero_point holds the rounded, clamped
+// per-channel zero points; dscale / dzero_point receive one sum per channel.
+using LearnablePerChannelBackwardKernel = void(const Tensor& x, const Tensor& dy, std::int64_t axis,
+                                               const std::vector<double>& scale,
+                                               const std::vector<double>& zero_point,
+                                               std::int64_t quant_min, std::int64_t quant_max,
+                                               double grad_factor, const Tensor& dx,
+                                               std::vector<double>& dscale,
+                                               std::vector<double>& dzero_point);
+
+void register_fake_quantize_cpu_kernels(KernelRegistry& r);
+void register_fake_quantize_cuda_kernels(KernelRegistry& r);
+
+}  // namespace qgrad::ao
