@@ -7,11 +7,6 @@ void require_defined(const char* op, const char* arg, const Tensor& t) {
   QGRAD_CHECK(t.defined(), ValueError, op, ": argument '", arg, "' is an undefined tensor");
 }
 
-void require_cpu(const char* op, const Tensor& t) {
-  QGRAD_CHECK(t.device().is_cpu(), DeviceError, op, ": no kernel for device ", t.device(),
-              " (tensor of shape ", t.shape(), "); move the tensor to the CPU");
-}
-
 void require_floating(const char* op, const char* arg, const Tensor& t) {
   require_defined(op, arg, t);
   QGRAD_CHECK(is_floating(t.dtype()), DTypeError, op, ": argument '", arg,
