@@ -25,6 +25,17 @@ QGRAD_HD_INLINE std::uint32_t select_bits(bool cond, std::uint32_t a, std::uint3
   return b ^ ((a ^ b) & (0u - static_cast<std::uint32_t>(cond)));
 }
 
+// exp(r) for |r| <= ln2/2: Cephes' degree-6 polynomial, evaluated as written (both exps below).
+QGRAD_HD_INLINE float exp_reduced(float r) {
+  float p = 1.9875691500e-4f;
+  p = p * r + 1.3981999507e-3f;
+  p = p * r + 8.3334519073e-3f;
+  p = p * r + 4.1665795894e-2f;
+  p = p * r + 1.6666665459e-1f;
+  p = p * r + 5.0000001201e-1f;
+  return p * (r * r) + r + 1.0f;
+}
+
 // exp(x): x = n ln2 + r with |r| <= ln2/2, a degree-6 polynomial for exp(r), and 2^n applied
 // as two factors so results in the subnormal range round gradually instead of flushing.
 QGRAD_HD_INLINE float exp(float x) {
@@ -37,13 +48,7 @@ QGRAD_HD_INLINE float exp(float x) {
   const std::uint32_t ni = bits_of(t) - bits_of(kMagic);  // n as a two's complement integer
   float r = x - n * 0.693359375f;
   r = r - n * -2.12194440e-4f;
-  float p = 1.9875691500e-4f;
-  p = p * r + 1.3981999507e-3f;
-  p = p * r + 8.3334519073e-3f;
-  p = p * r + 4.1665795894e-2f;
-  p = p * r + 1.6666665459e-1f;
-  p = p * r + 5.0000001201e-1f;
-  p = p * (r * r) + r + 1.0f;
+  const float p = exp_reduced(r);
   // n in [-150, 129]: split into two halves that are each a normal power of two.
   const std::uint32_t n1 = static_cast<std::uint32_t>(static_cast<std::int32_t>(ni) >> 1);
   const std::uint32_t n2 = ni - n1;
@@ -143,13 +148,7 @@ QGRAD_HD_INLINE float exp_nonpositive(float x) {
   // n = round(x / ln 2) by the 1.5 * 2^23 trick (exact here: |x / ln 2| < 2^22).
   const float n = (xc * 1.44269504088896341f + 12582912.0f) - 12582912.0f;
   const float r = (xc - n * 0.693359375f) - n * -2.12194440e-4f;  // n * C1 is exact
-  float p = 1.9875691500e-4f;
-  p = p * r + 1.3981999507e-3f;
-  p = p * r + 8.3334519073e-3f;
-  p = p * r + 4.1665795894e-2f;
-  p = p * r + 1.6666665459e-1f;
-  p = p * r + 5.0000001201e-1f;
-  p = (p * (r * r) + r) + 1.0f;
+  const float p = exp_reduced(r);
   const float scale = float_of(
       static_cast<std::uint32_t>((static_cast<std::int32_t>(n) + 127) * (1 << 23)));  // 2^n
   return x != x ? x : (x < kLo ? 0.0f : p * scale);
