@@ -6,6 +6,7 @@
 #include "core/autograd/grad_mode.h"
 #include "core/autograd/gradcheck.h"
 #include "core/device.h"
+#include "core/dispatch.h"
 #include "core/dtype.h"
 #include "core/error.h"
 #include "core/factory.h"

@@ -1,9 +1,11 @@
-// CUDA side of core/copy.cpp: host<->device and device<->device transfers, same-dtype device
-// copies and fills, all queued on the device's qgrad stream (core/cuda_stream.h) with every CUDA
-// error turned into a DeviceError naming the op, the shape and the dtype (core/cuda_check.h).
-// Only a copy into host memory waits for the stream: the caller reads the bytes right after.
-// A copy from host memory may return before the DMA ends, which is safe because qgrad's CPU
-// tensors are pageable memory, which cudaMemcpyAsync stages before it returns.
+// CUDA side of core/copy.cpp: host<->device and device<->device transfers, device copies (a
+// memcpy when both sides are contiguous and of one dtype, else convert_element through cuda::map
+// for any strides and dtypes) and fills, all queued on the device's qgrad stream
+// (core/cuda_stream.h) with every CUDA error turned into a DeviceError naming the op, the shape and
+// the dtype (core/cuda_check.h). Only a copy into host memory waits for the stream: the caller
+// reads the bytes right after. A copy from host memory may return before the DMA ends, which is
+// safe because qgrad's CPU tensors are pageable memory, which cudaMemcpyAsync stages before it
+// returns.
 #include <cuda_runtime.h>
 
 #include <algorithm>
@@ -13,18 +15,12 @@
 #include "core/copy.h"
 #include "core/core_kernels.h"
 #include "core/cuda_check.h"
+#include "core/cuda_map.cuh"
 #include "core/cuda_stream.h"
 
 namespace qgrad {
 
 namespace {
-
-template <typename T>
-__global__ void fill_kernel(T* p, std::int64_t n, T v) {
-  for (std::int64_t i = blockIdx.x * static_cast<std::int64_t>(blockDim.x) + threadIdx.x; i < n;
-       i += static_cast<std::int64_t>(blockDim.x) * gridDim.x)
-    p[i] = v;
-}
 
 std::size_t byte_size(const Tensor& t) {
   return static_cast<std::size_t>(t.numel()) * t.element_size();
@@ -65,38 +61,31 @@ void cuda_copy_between_devices(const Tensor& src, const Tensor& dst) {
 }
 
 void cuda_copy_into(const Tensor& src, const Tensor& dst) {
-  QGRAD_CHECK(src.dtype() == dst.dtype() && src.is_contiguous() && dst.is_contiguous(), DeviceError,
-              "copy: strided or dtype-converting copies on CUDA are not implemented yet (shape ",
-              src.shape(), ", ", dtype_name(src.dtype()), " -> ", dtype_name(dst.dtype()), ")");
   const std::size_t n = byte_size(src);
   if (n == 0) return;
   const int device = dst.device().index;
-  CudaDeviceGuard guard(device);
-  QGRAD_CUDA_CHECK(cudaMemcpyAsync(dst.raw_data(), src.raw_data(), n, cudaMemcpyDeviceToDevice,
-                                   cuda_stream(device)),
-                   "copy", dst.device(), ", shape ", src.shape(), ", ", dtype_name(src.dtype()));
+  if (src.dtype() == dst.dtype() && src.is_contiguous() && dst.is_contiguous()) {
+    CudaDeviceGuard guard(device);
+    QGRAD_CUDA_CHECK(cudaMemcpyAsync(dst.raw_data(), src.raw_data(), n, cudaMemcpyDeviceToDevice,
+                                     cuda_stream(device)),
+                     "copy", dst.device(), ", shape ", src.shape(), ", ", dtype_name(src.dtype()));
+    return;
+  }
+  // Strided or converting: the conversion every copy uses (core/convert.h), on the device.
+  QGRAD_DISPATCH_ALL(dst.dtype(), "copy", [&] {
+    using To = scalar_t;
+    QGRAD_DISPATCH_ALL(src.dtype(), "copy", [&] {
+      cuda::map<To, scalar_t>("copy", ConvertElement<To, scalar_t>{}, dst, src);
+    });
+  });
 }
 
 void cuda_fill(const Tensor& dst, double value) {
-  QGRAD_CHECK(dst.is_contiguous(), DeviceError,
-              "fill_: strided fills on CUDA are not implemented yet (shape ", dst.shape(), ")");
-  const std::int64_t n = dst.numel();
-  if (n == 0) return;  // a launch with zero blocks is an invalid configuration
-  const int device = dst.device().index;
-  CudaDeviceGuard guard(device);
-  cudaStream_t stream = cuda_stream(device);
-  constexpr int kThreads = 256;
-  // Grid-stride loop: the grid is capped and each thread fills several elements when needed.
-  const int blocks = static_cast<int>(std::min<std::int64_t>((n + kThreads - 1) / kThreads, 65535));
+  if (dst.numel() == 0) return;  // a launch with zero blocks is an invalid configuration
+  // Converted on the host as the CPU fill does (clamped, NaN -> 0 for integer dtypes).
   QGRAD_DISPATCH_ALL(dst.dtype(), "fill_", [&] {
-    // Converted on the host as the CPU fill does (clamped, NaN -> 0 for integer dtypes).
-    fill_kernel<scalar_t><<<blocks, kThreads, 0, stream>>>(static_cast<scalar_t*>(dst.raw_data()),
-                                                           n, convert_element<scalar_t>(value));
+    cuda::map<scalar_t>("fill_", ConstantElement<scalar_t>{convert_element<scalar_t>(value)}, dst);
   });
-  // A bad launch configuration shows here; faults inside the kernel at the next synchronisation.
-  if (const cudaError_t e = cudaGetLastError(); e != cudaSuccess)
-    detail::throw_cuda_error(e, "the fill kernel launch", "fill_", dst.device(), ", shape ",
-                             dst.shape(), ", ", dtype_name(dst.dtype()));
 }
 
 }  // namespace

@@ -32,6 +32,10 @@ void register_ops_kernels(KernelRegistry& r) {
   register_concat_cpu_kernels(r);
   register_pad_cpu_kernels(r);
 #ifdef QGRAD_WITH_CUDA
+  register_binary_cuda_kernels(r);
+  register_reduce_cuda_kernels(r);
+  register_unary_cuda_kernels(r);
+  register_where_cuda_kernels(r);
 #endif
 
   for (const char* op : {"add", "sub", "mul", "div", "pow", "maximum", "minimum", "eq", "ne", "lt",
