@@ -522,7 +522,9 @@ TrainOutcome run_training(const TrainConfig& config_in, std::ostream& out,
 }
 
 std::string train_usage() {
-  return "usage: qgrad train [--config FILE.json]\n"
+  return "usage: qgrad train [--config FILE.json] [--device DEVICE]\n"
+         "\n"
+         "--device cpu|cuda|cuda:N overrides the config's \"device\".\n"
          "\n"
          "Trains a model on an MNIST-format dataset (default: LeNet-5 with batch norm on\n"
          "Fashion-MNIST) and writes metrics.jsonl, config.json and checkpoints\n"
@@ -544,7 +546,7 @@ std::string train_usage() {
 }
 
 int train_command(const std::vector<std::string>& args, std::ostream& out) {
-  std::string config_path;
+  std::string config_path, device;
   for (std::size_t i = 0; i < args.size(); ++i) {
     if (args[i] == "--help" || args[i] == "-h") {
       out << train_usage();
@@ -555,12 +557,25 @@ int train_command(const std::vector<std::string>& args, std::ostream& out) {
       config_path = args[++i];
     } else if (args[i].rfind("--config=", 0) == 0) {
       config_path = args[i].substr(9);
+    } else if (args[i] == "--device") {
+      if (i + 1 >= args.size()) throw UsageError("train: --device needs cpu, cuda or cuda:<index>");
+      device = args[++i];
+    } else if (args[i].rfind("--device=", 0) == 0) {
+      device = args[i].substr(9);
     } else {
       throw UsageError("train: unknown argument '" + args[i] + "' (see qgrad train --help)");
     }
   }
-  const TrainConfig config = config_path.empty() ? parse_train_config(nlohmann::json::object())
-                                                 : load_train_config(config_path);
+  TrainConfig config = config_path.empty() ? parse_train_config(nlohmann::json::object())
+                                           : load_train_config(config_path);
+  if (!device.empty()) {
+    try {
+      Device::parse(device);
+    } catch (const ValueError& e) {
+      throw UsageError(std::string("train: --device: ") + e.what());
+    }
+    config.device = device;
+  }
   return run_training(config, out).interrupted ? 130 : 0;
 }
 
