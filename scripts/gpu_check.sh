@@ -1,0 +1,210 @@
+#!/usr/bin/env bash
+# The GPU check: what every session that is lent a GPU runs there first. On an offline machine
+# with CUDA, CMake and a C++ compiler (the device tool's), it unpacks the vendored Debian packages
+# (scripts/vendor_debs.sh, run beforehand where apt works) into vendor/root with dpkg -x (no root,
+# no apt), builds qgrad with CUDA for the GPU it finds, runs the whole ctest suite (the gpu: tests
+# included, which are Skipped without a GPU), trains lenet5bn for one epoch on the CPU and on the
+# GPU from the same seed and compares their test accuracies, and runs bench/bench_gpu.py when it
+# exists. It ends with a summary of every step.
+#   bash scripts/gpu_check.sh                  # everything
+#   bash scripts/gpu_check.sh --quick          # build test_gpu only and run the gpu: tests
+#   bash scripts/gpu_check.sh --no-gpu-dry-run # no GPU needed: unpack, configure, build, CPU steps
+# Exit status: 0 every step passed, 1 a step failed, 2 no GPU is visible (and no dry run).
+# Logs go to $OUT (the device tool's output folder) when set, else build-gpu/logs.
+# QGRAD_ACC_TOL: the largest accepted |cpu - cuda| test accuracy difference, in percentage
+# points (default 1.5; the two devices sum in different orders, so the runs drift apart).
+set -uo pipefail
+cd "$(dirname "$0")/.."
+root_dir=$(pwd)
+
+mode=full
+for a in "$@"; do
+  case $a in
+  --quick) mode=quick ;;
+  --no-gpu-dry-run) mode=dry ;;
+  -h | --help)
+    sed -n '2,17p' "$0" | sed 's/^# \{0,1\}//'
+    exit 0
+    ;;
+  *)
+    echo "gpu_check: unknown option '$a' (expected --quick, --no-gpu-dry-run or --help)" >&2
+    exit 2
+    ;;
+  esac
+done
+
+build=${QGRAD_GPU_BUILD_DIR:-build-gpu}
+logs=${OUT:-$build/logs}
+mkdir -p "$logs"
+jobs=$(nproc)
+summary=()
+failed=0
+step() { # name status detail
+  summary+=("$(printf '%-28s %-6s %s' "$1" "$2" "${3:-}")")
+  [[ $2 == FAIL ]] && failed=1
+  echo "=== gpu_check: $1: $2 ${3:-}"
+}
+finish() {
+  echo
+  echo "=== gpu_check summary ($mode) ==="
+  printf '%s\n' "${summary[@]}" | tee "$logs/summary.txt"
+  exit "$failed"
+}
+
+# --- the GPU --------------------------------------------------------------------------------
+gpu_name=""
+if command -v nvidia-smi >/dev/null; then
+  gpu_name=$(nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader 2>/dev/null | head -1)
+fi
+if [[ -z $gpu_name ]]; then
+  if [[ $mode != dry ]]; then
+    echo "gpu_check: no NVIDIA GPU is visible (nvidia-smi finds none); --no-gpu-dry-run checks the rest" >&2
+    exit 2
+  fi
+  step gpu SKIP "none visible (dry run)"
+else
+  step gpu OK "$gpu_name"
+fi
+
+# --- vendored packages ----------------------------------------------------------------------
+# A group (see vendor_debs.sh's MANIFEST) is unpacked unless its first package is installed, so
+# the machine's own copies are never shadowed.
+vroot=$root_dir/vendor/root
+if [[ -f vendor/debs/MANIFEST ]]; then
+  declare -A first_of=() files_of=()
+  while read -r group pkg _version _arch file _sha; do
+    [[ $group == \#* ]] && continue
+    [[ -z ${first_of[$group]:-} ]] && first_of[$group]=$pkg
+    files_of[$group]+=" $file"
+  done <vendor/debs/MANIFEST
+  unpacked=()
+  for g in "${!first_of[@]}"; do
+    if dpkg-query -W -f='${Status}' "${first_of[$g]}" 2>/dev/null | grep -q "install ok installed"; then
+      continue
+    fi
+    for f in ${files_of[$g]}; do
+      dpkg -x "vendor/debs/$f" "$vroot" || {
+        step vendor FAIL "dpkg -x $f"
+        finish
+      }
+    done
+    unpacked+=("$g")
+  done
+  step vendor OK "unpacked into vendor/root: ${unpacked[*]:-nothing (all installed)}"
+else
+  step vendor SKIP "no vendor/debs/MANIFEST (run scripts/vendor_debs.sh where apt works)"
+fi
+if [[ -d $vroot ]]; then
+  # Environment, not -D, so the cmake runs that the tests start themselves find them too.
+  export CMAKE_PREFIX_PATH=$vroot/usr${CMAKE_PREFIX_PATH:+:$CMAKE_PREFIX_PATH}
+  # Only oneDNN and the OpenCL loader it links go on the loader path: the whole folder would put
+  # Debian's zlib in front of the machine's for every program (python3 and cmake included).
+  mkdir -p "$vroot/ldpath"
+  for lib in "$vroot"/usr/lib/x86_64-linux-gnu/lib{dnnl,OpenCL}.so*; do
+    [[ -e $lib ]] && ln -sfn "$lib" "$vroot/ldpath/"
+  done
+  export LD_LIBRARY_PATH=$vroot/ldpath${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
+  export CPATH=$vroot/usr/include${CPATH:+:$CPATH}
+fi
+data_dir=/usr/share/datasets/fashion-mnist
+if [[ ! -e $data_dir/train-images-idx3-ubyte.gz && -d $vroot$data_dir ]]; then
+  # The tests read the data from Debian's path; a throwaway GPU machine gets a link there.
+  if mkdir -p "$(dirname $data_dir)" 2>/dev/null && ln -sfn "$vroot$data_dir" "$data_dir" 2>/dev/null; then :; else
+    data_dir=$vroot$data_dir
+  fi
+fi
+
+# --- build ----------------------------------------------------------------------------------
+arch=${QGRAD_CUDA_ARCH:-native}
+configure() {
+  cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=Release -DQGRAD_CUDA=$1 -DCMAKE_CUDA_ARCHITECTURES="$2" \
+    >"$logs/configure.log" 2>&1
+}
+cuda_opt=ON
+[[ $mode == dry && -z $gpu_name && ! -x /usr/local/cuda/bin/nvcc ]] && cuda_opt=OFF
+if ! configure $cuda_opt "$arch"; then
+  # CMake before 3.24, or no GPU to read the architecture from: Hopper.
+  arch=90
+  rm -rf "$build/CMakeCache.txt" "$build/CMakeFiles"
+  configure $cuda_opt "$arch" || {
+    step configure FAIL "see configure.log"
+    tail -30 "$logs/configure.log"
+    finish
+  }
+fi
+step configure OK "CUDA=$cuda_opt arch=$arch"
+targets=()
+[[ $mode == quick ]] && targets=(--target test_gpu)
+t0=$(date +%s)
+if ! cmake --build "$build" -j"$jobs" "${targets[@]}" >"$logs/build.log" 2>&1; then
+  step build FAIL "see build.log"
+  grep -E "error|Error" "$logs/build.log" | head -40
+  finish
+fi
+step build OK "$(($(date +%s) - t0)) s"
+
+# --- tests ----------------------------------------------------------------------------------
+t0=$(date +%s)
+if [[ $mode == quick ]]; then
+  if "$build/tests/test_gpu" --reporter compact >"$logs/test_gpu.log" 2>&1; then
+    step test_gpu OK "$(tail -1 "$logs/test_gpu.log")"
+  else
+    rc=$?
+    step test_gpu "$([[ $rc == 77 ]] && echo SKIP || echo FAIL)" "rc $rc: $(tail -1 "$logs/test_gpu.log")"
+    grep -B2 -A12 -E "FAILED|failed|error" "$logs/test_gpu.log" | head -150
+  fi
+  finish
+fi
+(cd "$build" && ctest -j"$jobs" --output-on-failure --timeout 900) >"$logs/ctest.log" 2>&1
+rc=$?
+res=$(grep -E "tests passed|tests failed" "$logs/ctest.log" | tail -1)
+skipped=$(grep -c "Skipped" "$logs/ctest.log")
+if [[ $rc == 0 ]]; then
+  step ctest OK "$res; $skipped skipped; $(($(date +%s) - t0)) s"
+else
+  step ctest FAIL "$res"
+  sed -n '/The following tests FAILED/,$p' "$logs/ctest.log"
+fi
+gpu_ran=$(grep -c "gpu: .*Passed" "$logs/ctest.log")
+gpu_total=$(grep -c "gpu: " "$logs/ctest.log")
+[[ -n $gpu_name ]] && { [[ $gpu_ran -gt 0 ]] && step gpu_tests OK "$gpu_ran of $gpu_total passed" || step gpu_tests FAIL "$gpu_ran of $gpu_total passed"; }
+
+# --- training: one epoch of lenet5bn on each device from the same seed -----------------------
+qgrad=$build/cli/qgrad
+[[ -x $qgrad ]] || qgrad=$(find "$build" -maxdepth 2 -name qgrad -type f -perm -u+x | head -1)
+declare -A acc=()
+devices=(cpu)
+[[ -n $gpu_name ]] && devices+=(cuda)
+for dev in "${devices[@]}"; do
+  out_dir=$root_dir/$build/runs/$dev
+  cfg=$logs/lenet5bn_1epoch_$dev.json
+  rm -rf "$out_dir"
+  sed -e 's/"epochs": 3/"epochs": 1/' -e "s#/usr/share/datasets/fashion-mnist#$data_dir#" \
+    -e "0,/{/s##{\"output\": {\"dir\": \"$out_dir\", \"progress\": \"off\"},#" configs/lenet5bn.json >"$cfg"
+  if "$qgrad" train --config "$cfg" --device "$dev" >"$logs/train_$dev.log" 2>&1; then
+    line=$(grep -E "^epoch 1/1" "$logs/train_$dev.log" | tail -1)
+    acc[$dev]=$(sed -E 's/.*test loss [0-9.]+ acc ([0-9.]+)%.*/\1/' <<<"$line")
+    step "train lenet5bn $dev" OK "$line"
+  else
+    step "train lenet5bn $dev" FAIL "$(tail -3 "$logs/train_$dev.log" | tr '\n' ' ')"
+  fi
+done
+if [[ -n ${acc[cpu]:-} && -n ${acc[cuda]:-} ]]; then
+  tol=${QGRAD_ACC_TOL:-1.5}
+  if awk -v a="${acc[cpu]}" -v b="${acc[cuda]}" -v t="$tol" 'BEGIN { d = a - b; if (d < 0) d = -d; exit !(d <= t) }'; then
+    step "accuracy cpu vs cuda" OK "${acc[cpu]}% vs ${acc[cuda]}% (tolerance $tol points)"
+  else
+    step "accuracy cpu vs cuda" FAIL "${acc[cpu]}% vs ${acc[cuda]}% (tolerance $tol points)"
+  fi
+fi
+
+# --- benchmark --------------------------------------------------------------------------------
+if [[ -f bench/bench_gpu.py && -n $gpu_name ]]; then
+  if PYTHONUNBUFFERED=1 python3 bench/bench_gpu.py --build "$build" >"$logs/bench_gpu.log" 2>&1; then
+    step bench_gpu OK "see bench_gpu.log"
+    cat "$logs/bench_gpu.log"
+  else
+    step bench_gpu FAIL "$(tail -3 "$logs/bench_gpu.log" | tr '\n' ' ')"
+  fi
+fi
+finish
