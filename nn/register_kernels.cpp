@@ -9,6 +9,7 @@ void register_nn_kernels(KernelRegistry& r) {
   nn::utils::register_clip_grad_cpu_kernels(r);
 #ifdef QGRAD_WITH_CUDA
   optim::register_optim_cuda_kernels(r);
+  nn::utils::register_clip_grad_cuda_kernels(r);
 #endif
   r.add_op("sgd_step", {"sgd_update"});
   r.add_op("adam_step", {"adam_update"});

@@ -67,19 +67,20 @@ else
 fi
 
 # --- vendored packages ----------------------------------------------------------------------
-# A group (see vendor_debs.sh's MANIFEST) is unpacked unless its first package is installed, so
-# the machine's own copies are never shadowed.
+# A group (see vendor_debs.sh's MANIFEST) is unpacked unless its first package is installed at the
+# vendored version: another version (Ubuntu's Catch2 3 or oneDNN 3, say) would not build qgrad,
+# and CMAKE_PREFIX_PATH puts the unpacked copy first.
 vroot=$root_dir/vendor/root
 if [[ -f vendor/debs/MANIFEST ]]; then
-  declare -A first_of=() files_of=()
-  while read -r group pkg _version _arch file _sha; do
+  declare -A first_of=() version_of=() files_of=()
+  while read -r group pkg version _arch file _sha; do
     [[ $group == \#* ]] && continue
-    [[ -z ${first_of[$group]:-} ]] && first_of[$group]=$pkg
+    [[ -z ${first_of[$group]:-} ]] && first_of[$group]=$pkg && version_of[$group]=$version
     files_of[$group]+=" $file"
   done <vendor/debs/MANIFEST
   unpacked=()
   for g in "${!first_of[@]}"; do
-    if dpkg-query -W -f='${Status}' "${first_of[$g]}" 2>/dev/null | grep -q "install ok installed"; then
+    if [[ $(dpkg-query -W -f='${Status} ${Version}' "${first_of[$g]}" 2>/dev/null) == "install ok installed ${version_of[$g]}" ]]; then
       continue
     fi
     for f in ${files_of[$g]}; do

@@ -1,7 +1,5 @@
 // CPU kernels of clip_grad_norm_: the norm of one gradient in double on one thread (index order,
 // so deterministic), and the in-place scaling (clip_grad_elem.h's functor on cpu::map).
-#include <cmath>
-
 #include "core/cpu_map.h"
 #include "nn/utils/clip_grad_elem.h"
 
@@ -13,25 +11,10 @@ template <typename T>
 double grad_norm_typed(const Tensor& g, double p) {
   const T* d = g.data_ptr<T>();
   const std::int64_t n = g.numel();
-  if (std::isinf(p)) {
-    double m = 0;
-    for (std::int64_t i = 0; i < n; ++i) {
-      const double a = std::fabs(static_cast<double>(d[i]));
-      if (a > m || std::isnan(a)) m = a;
-    }
-    return m;
-  }
-  double s = 0;
-  if (p == 2.0) {
-    for (std::int64_t i = 0; i < n; ++i) s += static_cast<double>(d[i]) * static_cast<double>(d[i]);
-    return std::sqrt(s);
-  }
-  if (p == 1.0) {
-    for (std::int64_t i = 0; i < n; ++i) s += std::fabs(static_cast<double>(d[i]));
-    return s;
-  }
-  for (std::int64_t i = 0; i < n; ++i) s += std::pow(std::fabs(static_cast<double>(d[i])), p);
-  return std::pow(s, 1.0 / p);
+  const clip_grad_elem::NormFold f = clip_grad_elem::NormFold::of(p);
+  double acc = 0;
+  for (std::int64_t i = 0; i < n; ++i) acc = f.combine(acc, f.term(static_cast<double>(d[i])));
+  return f.finish(acc);
 }
 
 double grad_norm_cpu(const Tensor& g, double p) {

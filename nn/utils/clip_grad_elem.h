@@ -1,11 +1,47 @@
-// clip_grad_norm_'s element-wise scaling, written once for both devices: g * (coef rounded to
-// g's dtype), as torch multiplies by the clip coefficient tensor.
+// clip_grad_norm_'s element math, written once for both devices: the norm's fold (each element's
+// term, how terms combine, the final root; double throughout, NaN propagating) and the scaling
+// g * (coef rounded to g's dtype), as torch multiplies by the clip coefficient tensor.
 #pragma once
 
 #include "core/host_device.h"
 #include "nn/utils/clip_grad_kernels.h"
 
 namespace qgrad::nn::utils::clip_grad_elem {
+
+// The norm of order p as a fold over the elements: acc = combine(acc, term(x)) from 0, then
+// finish(acc). p = 1, 2 and infinity take exact special forms (no pow), as torch's do.
+struct NormFold {
+  enum class Kind { One, Two, Inf, General };
+  Kind kind;
+  double p;
+
+  static NormFold of(double p) {
+    if (std::isinf(p)) return {Kind::Inf, p};
+    if (p == 1.0) return {Kind::One, p};
+    if (p == 2.0) return {Kind::Two, p};
+    return {Kind::General, p};
+  }
+  QGRAD_HD_INLINE double term(double v) const {
+    switch (kind) {
+      case Kind::Two:
+        return v * v;
+      case Kind::General:
+        return ::pow(::fabs(v), p);
+      default:
+        return ::fabs(v);
+    }
+  }
+  // The max for infinity (a NaN term wins and stays), the sum otherwise.
+  QGRAD_HD_INLINE double combine(double acc, double t) const {
+    if (kind != Kind::Inf) return acc + t;
+    return (t > acc || hd::isnan(t)) && !hd::isnan(acc) ? t : acc;
+  }
+  QGRAD_HD_INLINE double finish(double acc) const {
+    if (kind == Kind::Two) return ::sqrt(acc);
+    if (kind == Kind::General) return ::pow(acc, 1.0 / p);
+    return acc;
+  }
+};
 
 template <typename T>
 struct Scale {
