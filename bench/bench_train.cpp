@@ -3,7 +3,10 @@
 // the work bench_train.py times in PyTorch 1.13 with identical models. Run by bench_train.py
 // (one process per measurement, alternating with PyTorch), or directly:
 //   build/bench/bench_train <model> [--batch 128] [--steps 30] [--warmup 5] [--threads 2]
-// Prints one line: <model> <batch> <images per second> <peak RSS MiB (VmHWM)>
+//                           [--device cpu|cuda|cuda:N]
+// Prints one line: <model> <batch> <images per second> <peak RSS MiB (VmHWM)>, and on a GPU a
+// fifth field: the peak MiB held by tensors on it (the caching allocator's peak_bytes; cached
+// free blocks not counted, as torch.cuda.max_memory_allocated). bench_gpu.py runs it on CUDA.
 // Built by CMake with the library: build/bench/bench_train.
 #include <omp.h>
 
@@ -14,6 +17,8 @@
 #include <string>
 #include <vector>
 
+#include "core/allocator.h"
+#include "core/device.h"
 #include "core/factory.h"
 #include "core/generator.h"
 #include "nn/models/zoo.h"
@@ -45,15 +50,19 @@ double peak_rss_mib() {
 int main(int argc, char** argv) {
   if (argc < 2) {
     std::fprintf(stderr,
-                 "usage: bench_train <model> [--batch N] [--steps N] [--warmup N] [--threads N]\n");
+                 "usage: bench_train <model> [--batch N] [--steps N] [--warmup N] [--threads N] "
+                 "[--device D]\n");
     return 2;
   }
   const std::string model_name = argv[1];
   std::int64_t batch = 128, steps = 30, warmup = 5, threads = 0;
+  Device device = kCPU;
   for (int i = 2; i + 1 < argc; i += 2) {
     const std::string k = argv[i];
     const std::int64_t v = std::atoll(argv[i + 1]);
-    if (k == "--batch")
+    if (k == "--device")
+      device = Device::parse(argv[i + 1]);
+    else if (k == "--batch")
       batch = v;
     else if (k == "--steps")
       steps = v;
@@ -73,10 +82,11 @@ int main(int argc, char** argv) {
   constexpr int kPool = 4;
   std::vector<Tensor> xs, ys;
   for (int i = 0; i < kPool; ++i) {
-    xs.push_back(randn({batch, 1, 28, 28}, gen));
-    ys.push_back(randint(0, 10, {batch}, gen));
+    xs.push_back(randn({batch, 1, 28, 28}, gen).to(device));
+    ys.push_back(randint(0, 10, {batch}, gen).to(device));
   }
   auto model = nn::make_model(model_name, 0);
+  model->to(device);
   model->train();
   optim::SGD sgd(model->parameters(), optim::SGDOptions(0.01).momentum(0.9).weight_decay(5e-4));
   auto step = [&](int i) {
@@ -86,10 +96,16 @@ int main(int argc, char** argv) {
     sgd.step();
   };
   for (int i = 0; i < warmup; ++i) step(i);
+  synchronize(device);  // the clock starts with the GPU idle and stops once it has finished
+  if (device.is_cuda()) reset_peak_bytes(device);
   const auto start = std::chrono::steady_clock::now();
   for (int i = 0; i < steps; ++i) step(i);
+  synchronize(device);
   const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  std::printf("%s %lld %.1f %.1f\n", model_name.c_str(), static_cast<long long>(batch),
+  std::printf("%s %lld %.1f %.1f", model_name.c_str(), static_cast<long long>(batch),
               static_cast<double>(steps * batch) / s, peak_rss_mib());
+  if (device.is_cuda())
+    std::printf(" %.1f", static_cast<double>(allocator_stats(device).peak_bytes) / (1 << 20));
+  std::printf("\n");
   return 0;
 }

@@ -5,6 +5,8 @@
 
 #ifdef QGRAD_WITH_CUDA
 #include <cuda_runtime.h>
+
+#include "core/cuda_stream.h"
 #endif
 
 namespace qgrad {
@@ -52,6 +54,13 @@ void check_device_available(const char* op, Device device) {
   throw DeviceError(detail::concat(op, ": device ", device,
                                    " requested but this build of qgrad has no CUDA support "
                                    "(configured with QGRAD_CUDA=OFF or without a CUDA toolkit)"));
+#endif
+}
+
+void synchronize(Device device) {
+  check_device_available("synchronize", device);
+#ifdef QGRAD_WITH_CUDA
+  if (device.is_cuda()) cuda_stream_synchronize(device.index, "synchronize");
 #endif
 }
 

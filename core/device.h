@@ -36,5 +36,9 @@ int cuda_device_count();
 // Throws DeviceError naming `op` when `device` cannot hold tensors here: a CUDA device in a
 // CPU-only build, or a CUDA index beyond the visible devices.
 void check_device_available(const char* op, Device device);
+// Waits until every operation queued on `device` has finished (torch.cuda.synchronize): for
+// timing, or before the host reads memory written by the device outside qgrad. A no-op for the
+// CPU, whose kernels finish before they return.
+void synchronize(Device device);
 
 }  // namespace qgrad
