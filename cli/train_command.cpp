@@ -19,6 +19,7 @@
 #include "cli/pretrained.h"
 #include "cli/progress_bar.h"
 #include "cli/qat_setup.h"
+#include "cli/step_stats.h"
 #include "cli/stored_config.h"
 #include "cli/summary_table.h"
 #include "cli/training_factory.h"
@@ -27,6 +28,7 @@
 #include "core/factory.h"
 #include "core/file_io.h"
 #include "core/version.h"
+#include "nn/data/batch_uploader.h"
 #include "nn/data/mnist.h"
 #include "nn/modules/dropout.h"
 #include "nn/serialize/checkpoint.h"
@@ -402,6 +404,32 @@ TrainOutcome run_training(const TrainConfig& config_in, std::ostream& out,
 
   bool stopping = false;
   std::int64_t nonfinite_steps = 0;
+  // The host reads the step statistics every step on the CPU (free there), every 32 on a GPU (each
+  // read waits for it and leaves it idle while the next step is queued).
+  StepStats stats(device, device.is_cpu() ? 1 : 32);
+  // On a GPU, batches travel through pinned memory on a copy stream, beside the previous step.
+  data::BatchUploader uploader(device);
+  // Folds what the device summed into the epoch's progress; stops a diverged run.
+  auto absorb = [&](const StepStats::Window& w, std::int64_t epoch, std::int64_t done) {
+    if (w.nonfinite_steps > 0) {
+      nonfinite_steps += w.nonfinite_steps;
+      if (config.nonfinite_loss == "stop") {
+        bar.end_epoch();
+        const std::int64_t b = w.first_nonfinite_batch;
+        throw TrainingDiverged(
+            "train: the training loss is " + nonfinite_text(w.loss_sum) + " at epoch " +
+            std::to_string(epoch + 1) + ", batch " + std::to_string(b + 1) + "/" +
+            std::to_string(batches) + " (step " + std::to_string(step - (done - 1 - b)) +
+            "): training diverged. Lower optimizer.lr (now " + general(config.optimizer.lr) +
+            "), set grad_clip, or set \"nonfinite_loss\": \"continue\" to train on. The "
+            "checkpoints in " +
+            config.output.dir + " hold the last finite epoch, if any");
+      }
+    }
+    progress.loss_sum += w.loss_sum;
+    progress.correct += w.correct;
+    progress.seen += w.examples;
+  };
   for (std::int64_t epoch = train_loader.epoch(); epoch < config.epochs; ++epoch) {
     model->train();
     const std::int64_t first = train_loader.state().batch;
@@ -413,7 +441,8 @@ TrainOutcome run_training(const TrainConfig& config_in, std::ostream& out,
     const double time_before = progress.time_s;
     std::int64_t images = 0, done = first;
     while (std::optional<data::Batch> b = train_loader.next()) {
-      Tensor x = b->data.to(device), t = b->target.to(device);
+      const data::Batch on_device = uploader.upload(*b);
+      const Tensor &x = on_device.data, &t = on_device.target;
       Tensor logits = model->forward(x);
       Tensor loss = cross_entropy(logits, t, loss_options);
       optimizer->zero_grad();
@@ -423,35 +452,17 @@ TrainOutcome run_training(const TrainConfig& config_in, std::ostream& out,
       optimizer->step();
       if (scheduler) scheduler->step();
       ++step;
-      const std::int64_t n = t.shape()[0];
-      // The host reads the loss for the running mean anyway: checking it costs nothing more.
-      const double loss_value = loss.item<double>();
-      if (!std::isfinite(loss_value)) {
-        ++nonfinite_steps;
-        if (config.nonfinite_loss == "stop") {
-          bar.end_epoch();
-          throw TrainingDiverged(
-              "train: the training loss is " + nonfinite_text(loss_value) + " at epoch " +
-              std::to_string(epoch + 1) + ", batch " + std::to_string(done + 1) + "/" +
-              std::to_string(batches) + " (step " + std::to_string(step) +
-              "): training diverged. Lower optimizer.lr (now " + general(config.optimizer.lr) +
-              "), set grad_clip, or set \"nonfinite_loss\": \"continue\" to train on. The "
-              "checkpoints in " +
-              config.output.dir + " hold the last finite epoch, if any");
-        }
-      }
-      {
-        NoGradGuard no_grad;
-        progress.loss_sum += loss_value * static_cast<double>(n);
-        progress.correct += count_correct(logits.detach(), t);
-      }
-      progress.seen += n;
-      images += n;
+      stats.add(loss, logits, t, done);
+      images += t.shape()[0];
       ++done;
+      if (stats.due() || done == batches) absorb(stats.read(), epoch, done);
       progress.time_s = time_before + seconds_since(start);
-      bar.update(done, images, progress.loss_sum / static_cast<double>(progress.seen));
+      // Before the first read of an epoch on a GPU no mean loss is known yet.
+      if (progress.seen > 0)
+        bar.update(done, images, progress.loss_sum / static_cast<double>(progress.seen));
       if (interrupt.interrupted() || (stop && stop(step))) stopping = true;
       if (stopping && done < batches) {
+        if (!stats.empty()) absorb(stats.read(), epoch, done);  // the checkpoint saves progress
         bar.end_epoch();
         save(dir / "last.safetensors", epoch);
         out << "interrupted at epoch " << epoch + 1 << ", batch " << done << "/" << batches
@@ -463,6 +474,7 @@ TrainOutcome run_training(const TrainConfig& config_in, std::ostream& out,
         return outcome;
       }
     }
+    if (!stats.empty()) absorb(stats.read(), epoch, done);
     bar.end_epoch();
 
     EvalResult test = evaluate(*model, test_loader, device);
