@@ -36,6 +36,12 @@ void register_ops_kernels(KernelRegistry& r) {
   register_reduce_cuda_kernels(r);
   register_unary_cuda_kernels(r);
   register_where_cuda_kernels(r);
+  register_softmax_cuda_kernels(r);
+  register_matmul_cuda_kernels(r);
+  register_dropout_cuda_kernels(r);
+  register_concat_cuda_kernels(r);
+  register_pad_cuda_kernels(r);
+  register_loss_cuda_kernels(r);
 #endif
 
   for (const char* op : {"add", "sub", "mul", "div", "pow", "maximum", "minimum", "eq", "ne", "lt",

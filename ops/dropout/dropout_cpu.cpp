@@ -3,9 +3,8 @@
 // against ceil(p * 2^24), i.e. exactly u >= p for u = (draw >> 8) * 2^-24.
 #include "ops/dropout/dropout_kernels.h"
 
-#include <cmath>
-
 #include "core/strided_loop.h"
+#include "ops/dropout/dropout_elem.h"
 
 namespace qgrad {
 
@@ -15,8 +14,8 @@ template <typename T>
 void dropout_typed(const Tensor& in, const DropoutMask& mask, const Tensor& out) {
   const T* pi = static_cast<const T*>(in.raw_data());
   T* po = out.data_ptr<T>();
-  const std::uint32_t threshold = static_cast<std::uint32_t>(std::ceil(mask.p * 16777216.0));
-  const T scale = mask.p < 1.0 ? static_cast<T>(1.0 / (1.0 - mask.p)) : T(0);
+  const std::uint32_t threshold = dropout_elem::threshold(mask.p);
+  const T scale = dropout_elem::scale<T>(mask.p);
   StridedLoop<2> loop(out.shape(), {out.strides(), in.strides()}, {0, 0});
   loop.run([&](const std::array<std::int64_t, 2>& off, std::int64_t n,
                const std::array<std::int64_t, 2>& st) {
@@ -30,7 +29,7 @@ void dropout_typed(const Tensor& in, const DropoutMask& mask, const Tensor& out)
         blk = mask.gen.block(c);
         cur = c;
       }
-      const bool keep = (blk[i % 4] >> 8) >= threshold;
+      const bool keep = dropout_elem::keeps(blk[i % 4], threshold);
       po[off[0] + j * st[0]] = keep ? pi[off[1] + j * st[1]] * scale : T(0);
     }
   });

@@ -15,6 +15,7 @@
 
 #include "core/strided_loop.h"
 #include "core/vec_math.h"
+#include "ops/loss/loss_elem.h"
 #include "ops/softmax/dim_view.h"
 
 namespace qgrad {
@@ -92,10 +93,8 @@ struct ClassLossCtx {
   // Cross entropy of a non-ignored position from its max, log(sum(exp(x - max))) and, with
   // smoothing, sum_c w_c (x_c - max): (1 - eps) nll + eps / C * sum_c -w_c log_softmax_c.
   double loss(T x_t, double md, double log_s, double sw, double wt) const {
-    const double logp_t = (static_cast<double>(x_t) - md) - log_s;
-    double l = -(1.0 - eps) * wt * logp_t;
-    if (eps > 0) l -= eps / static_cast<double>(C) * (sw - log_s * w_all);
-    return l;
+    return loss_elem::cross_entropy(static_cast<double>(x_t), md, log_s, sw, wt, eps,
+                                    static_cast<double>(C), w_all);
   }
 };
 
@@ -390,8 +389,7 @@ void mse_elementwise_typed(const Tensor& a, const Tensor& b, const Tensor& out) 
     const T* x = pa + off[1];
     const T* y = pb + off[2];
     for (std::int64_t i = 0; i < n; ++i) {
-      const T d = x[i * st[1]] - y[i * st[2]];
-      o[i * st[0]] = d * d;
+      o[i * st[0]] = loss_elem::SquaredDiff<T>{}(x[i * st[1]], y[i * st[2]]);
     }
   });
 }
@@ -403,7 +401,7 @@ void mse_backward_typed(const Tensor& a, const Tensor& b, const Tensor& g, doubl
   const T* pb = static_cast<const T*>(b.raw_data());
   const T* pg = static_cast<const T*>(g.raw_data());
   T* po = static_cast<T*>(ga.raw_data());
-  const T f = static_cast<T>(factor);
+  const loss_elem::MseGrad<T> grad{static_cast<T>(factor)};
   StridedLoop<4> loop(ga.shape(), {ga.strides(), a.strides(), b.strides(), g.strides()},
                       {0, 0, 0, 0});
   loop.run([&](const std::array<std::int64_t, 4>& off, std::int64_t n,
@@ -413,7 +411,7 @@ void mse_backward_typed(const Tensor& a, const Tensor& b, const Tensor& g, doubl
     const T* y = pb + off[2];
     const T* d = pg + off[3];
     for (std::int64_t i = 0; i < n; ++i)
-      o[i * st[0]] = ((x[i * st[1]] - y[i * st[2]]) * f) * d[i * st[3]];
+      o[i * st[0]] = grad(x[i * st[1]], y[i * st[2]], d[i * st[3]]);
   });
 }
 

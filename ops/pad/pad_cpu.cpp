@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "core/strided_loop.h"
+#include "ops/pad/pad_elem.h"
 
 namespace qgrad {
 
@@ -17,27 +18,7 @@ namespace {
 
 // Source index of output index `o` along dim `d`, or -1 when it falls in a constant border.
 std::int64_t source_index(const PadPlan& p, std::size_t d, std::int64_t o) {
-  const std::int64_t n = p.in_shape[d], l = p.left[d];
-  const std::int64_t i = o - l;
-  switch (p.mode) {
-    case PadMode::Constant:
-      return (i >= 0 && i < n) ? i : -1;
-    case PadMode::Reflect:
-      if (i < 0) return -i;
-      if (i >= n) return 2 * (n - 1) - i;
-      return i;
-    case PadMode::Replicate:
-      return std::clamp<std::int64_t>(i, 0, n - 1);
-    case PadMode::Circular: {
-      // Crop first (negative pads), then wrap around the cropped range [a, b).
-      const std::int64_t a = std::max<std::int64_t>(0, -l);
-      const std::int64_t b = n - std::max<std::int64_t>(0, -p.right[d]);
-      const std::int64_t m = b - a;
-      const std::int64_t k = (o - std::max<std::int64_t>(l, 0)) % m;
-      return a + (k < 0 ? k + m : k);
-    }
-  }
-  return -1;
+  return pad_elem::source_index(p.mode, p.in_shape[d], p.left[d], p.right[d], o);
 }
 
 // Offset (in elements, with `strides`) of the source row of output row `r`; -1 when the row
