@@ -36,6 +36,7 @@ void register_ops_kernels(KernelRegistry& r) {
   register_reduce_cuda_kernels(r);
   register_unary_cuda_kernels(r);
   register_where_cuda_kernels(r);
+  register_pool_cuda_kernels(r);  // plain CUDA
 #endif
 
   for (const char* op : {"add", "sub", "mul", "div", "pow", "maximum", "minimum", "eq", "ne", "lt",
