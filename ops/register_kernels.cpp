@@ -37,6 +37,7 @@ void register_ops_kernels(KernelRegistry& r) {
   register_unary_cuda_kernels(r);
   register_where_cuda_kernels(r);
   register_pool_cuda_kernels(r);  // plain CUDA
+  register_batch_norm_cuda_kernels(r);
 #endif
 
   for (const char* op : {"add", "sub", "mul", "div", "pow", "maximum", "minimum", "eq", "ne", "lt",
