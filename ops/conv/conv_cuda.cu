@@ -58,6 +58,14 @@ ConvDescriptors make_descriptors(const Conv2dGeometry& g, DType dtype, const cha
                     "groups ", g.groups);
   // FMA math: no TF32 (it would round float32 operands to 10 mantissa bits).
   QGRAD_CUDNN_CHECK(cudnnSetConvolutionMathType(d.conv.get(), CUDNN_FMA_MATH), op);
+  // cuDNN's output size must be conv2d's (both floor); a mismatch would be a geometry bug.
+  int on = 0, oc = 0, oh = 0, ow = 0;
+  QGRAD_CUDNN_CHECK(
+      cudnnGetConvolution2dForwardOutputDim(d.conv.get(), d.x.get(), d.w.get(), &on, &oc, &oh, &ow),
+      op, "output size");
+  QGRAD_CHECK(on == g.n && oc == g.o && oh == g.oh && ow == g.ow, ShapeError, op,
+              ": cuDNN's output [", on, ", ", oc, ", ", oh, ", ", ow, "] is not conv2d's [", g.n,
+              ", ", g.o, ", ", g.oh, ", ", g.ow, "]");
   return d;
 }
 
@@ -122,8 +130,8 @@ AlgoCache::Key cache_key(const Conv2dGeometry& g, DType dtype, int device, Pass 
 
 // The first of cuDNN's heuristic results (best expected first) that succeeds, is allowed under
 // the deterministic switch, does not ask for tensor-core math, and whose workspace size cuDNN can
-// report (for the descriptor's FMA math type); then the fallbacks, in order. `heuristics(count, returned, perf)` is the _v7 query, `workspace(algo, bytes)` the
-// workspace size query.
+// report (for the descriptor's FMA math type); then the fallbacks, in order. `heuristics(count,
+// returned, perf)` is the _v7 query, `workspace(algo, bytes)` the workspace size query.
 template <typename Perf, typename Algo, typename Heuristics, typename Workspace>
 AlgoChoice pick_algo(const char* op, int max_count, bool deterministic,
                      std::initializer_list<Algo> never_deterministic,
