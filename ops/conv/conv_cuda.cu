@@ -12,6 +12,7 @@
 
 #include <array>
 #include <cstdint>
+#include <initializer_list>
 #include <map>
 #include <mutex>
 #include <vector>
@@ -219,6 +220,15 @@ AlgoChoice backward_filter_algo(cudnnHandle_t h, const ConvDescriptors& d, const
   });
 }
 
+// `t` as packed data at an address aligned to 16 bytes. A contiguous view can start anywhere
+// in its storage (a narrowed batch), and not every cuDNN kernel takes a misaligned pointer;
+// clone() gives a fresh block (the allocator's blocks are 256-byte aligned).
+Tensor packed(const Tensor& t) {
+  Tensor c = t.contiguous();
+  if (reinterpret_cast<std::uintptr_t>(c.raw_data()) % 16 != 0) c = c.clone();
+  return c;
+}
+
 // Workspace memory from the caching allocator: freed (returned to the cache) when the call
 // returns, which is safe because only later work on the same stream can reuse it.
 DataPtr workspace(std::size_t bytes, Device device) {
@@ -233,7 +243,7 @@ void conv2d_forward_cuda(const Conv2dGeometry& g, const Tensor& x_in, const Tens
   const char* op = "conv2d";
   const DType dtype = y.dtype();
   const int dev = y.device().index;
-  const Tensor x = x_in.contiguous(), w = w_in.contiguous();
+  const Tensor x = packed(x_in), w = packed(w_in);
   const CudaDeviceGuard guard(dev);
   const cudnnHandle_t h = cudnn::handle(dev);
   const ConvDescriptors d = make_descriptors(g, dtype, op);
@@ -246,7 +256,7 @@ void conv2d_forward_cuda(const Conv2dGeometry& g, const Tensor& x_in, const Tens
                               cudnn::kZero.for_type(dtype), d.y.get(), y.raw_data()),
       op, "input ", x.shape(), ", weight ", w.shape(), ", algorithm ", a.algo);
   if (bias.defined()) {
-    const Tensor b = bias.contiguous();
+    const Tensor b = packed(bias);
     const cudnn::TensorDescriptor bd = cudnn::nchw_descriptor(dtype, 1, g.o, 1, 1, op);
     // y = 1 * bias (broadcast over n, h, w) + 1 * y.
     QGRAD_CUDNN_CHECK(cudnnAddTensor(h, cudnn::kOne.for_type(dtype), bd.get(), b.raw_data(),
@@ -266,7 +276,7 @@ void conv2d_backward_cuda(const Conv2dGeometry& g, const Tensor& gy_in, const Te
   }
   const DType dtype = gy_in.dtype();
   const int dev = gy_in.device().index;
-  const Tensor gy = gy_in.contiguous();
+  const Tensor gy = packed(gy_in);
   const CudaDeviceGuard guard(dev);
   const cudnnHandle_t h = cudnn::handle(dev);
   const ConvDescriptors d = make_descriptors(g, dtype, op);
@@ -274,7 +284,7 @@ void conv2d_backward_cuda(const Conv2dGeometry& g, const Tensor& gy_in, const Te
   const void* zero = cudnn::kZero.for_type(dtype);
   if (gx.defined()) {
     QGRAD_CHECK(w_in.defined(), AutogradError, op, ": the input's gradient needs the weights");
-    const Tensor w = w_in.contiguous();
+    const Tensor w = packed(w_in);
     const AlgoChoice a = backward_data_algo(h, d, g, dtype, dev);
     const DataPtr ws = workspace(a.workspace, gy.device());
     QGRAD_CUDNN_CHECK(cudnnConvolutionBackwardData(
@@ -285,7 +295,7 @@ void conv2d_backward_cuda(const Conv2dGeometry& g, const Tensor& gy_in, const Te
   }
   if (gw.defined()) {
     QGRAD_CHECK(x_in.defined(), AutogradError, op, ": the weights' gradient needs the input");
-    const Tensor x = x_in.contiguous();
+    const Tensor x = packed(x_in);
     const AlgoChoice a = backward_filter_algo(h, d, g, dtype, dev);
     const DataPtr ws = workspace(a.workspace, gy.device());
     QGRAD_CUDNN_CHECK(cudnnConvolutionBackwardFilter(
