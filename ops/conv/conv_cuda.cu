@@ -80,7 +80,7 @@ struct AlgoChoice {
 // mutex-guarded; the heuristics query costs more than a small convolution.
 class AlgoCache {
  public:
-  using Key = std::array<std::int64_t, 22>;
+  using Key = std::array<std::int64_t, 20>;
   template <typename Pick>
   AlgoChoice get(const Key& key, Pick pick) {
     {
@@ -105,28 +105,11 @@ AlgoCache& algo_cache() {
 
 AlgoCache::Key cache_key(const Conv2dGeometry& g, DType dtype, int device, Pass pass,
                          bool deterministic) {
-  return {device,
-          static_cast<std::int64_t>(dtype),
-          static_cast<std::int64_t>(pass),
-          deterministic,
-          g.n,
-          g.c,
-          g.h,
-          g.w,
-          g.o,
-          g.kh,
-          g.kw,
-          g.sh,
-          g.sw,
-          g.ph,
-          g.pw,
-          g.dh,
-          g.dw,
-          g.groups,
-          g.oh,
-          g.ow,
-          0,
-          0};
+  // clang-format off
+  return {device, static_cast<std::int64_t>(dtype), static_cast<std::int64_t>(pass), deterministic,
+          g.n, g.c, g.h, g.w, g.o, g.kh, g.kw, g.sh, g.sw, g.ph, g.pw, g.dh, g.dw, g.groups,
+          g.oh, g.ow};
+  // clang-format on
 }
 
 // The first of cuDNN's heuristic results (best expected first) that succeeds, is allowed under
