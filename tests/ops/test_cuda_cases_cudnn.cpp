@@ -139,7 +139,7 @@ TEST_CASE("cuda conv2d, pooling and batch_norm: float64 matches the CPU, forward
   for (const char* op : kCudnnFamilyOps) {
     if (!supports(op, kCUDA, kFloat64)) continue;  // conv2d without cuDNN
     INFO("op " << op);
-    const OpCase& k = all.at(op);
+    const OpCase k = all.at(op);  // a copy: no reference into a call on a temporary key
     Generator gen(4321);
     std::vector<Tensor> cpu_in, gpu_in;
     for (std::size_t i = 0; i < k.shapes.size(); ++i) {
