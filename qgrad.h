@@ -5,6 +5,7 @@
 #include "core/autograd/function.h"
 #include "core/autograd/grad_mode.h"
 #include "core/autograd/gradcheck.h"
+#include "core/deterministic.h"
 #include "core/device.h"
 #include "core/dispatch.h"
 #include "core/dtype.h"

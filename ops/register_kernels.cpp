@@ -42,6 +42,11 @@ void register_ops_kernels(KernelRegistry& r) {
   register_concat_cuda_kernels(r);
   register_pad_cuda_kernels(r);
   register_loss_cuda_kernels(r);
+  register_pool_cuda_kernels(r);  // plain CUDA
+  register_batch_norm_cuda_kernels(r);
+#endif
+#ifdef QGRAD_WITH_CUDNN
+  register_conv_cuda_kernels(r);  // cuDNN (without it, conv2d has no CUDA kernel)
 #endif
 
   for (const char* op : {"add", "sub", "mul", "div", "pow", "maximum", "minimum", "eq", "ne", "lt",

@@ -101,3 +101,20 @@ TEST_CASE("dispatch: every op of this build has CPU kernels for float32 (or uint
     CHECK(std::find(names.begin(), names.end(), t) != names.end());
   }
 }
+
+TEST_CASE("dispatch: a CUDA build has CUDA kernels for pooling and batch_norm (float32, float64)") {
+#ifdef QGRAD_WITH_CUDA
+  for (const char* op : {"max_pool2d", "avg_pool2d", "adaptive_avg_pool2d", "batch_norm"})
+    for (DType d : {kFloat32, kFloat64}) {
+      INFO(op << " " << dtype_name(d));
+      CHECK(supports(op, kCUDA, d));
+    }
+  // conv2d's CUDA kernels need cuDNN (QGRAD_CUDNN); either way the answer is per op, not per
+  // table: both of its tables, or neither.
+  const KernelRegistry& r = kernel_registry();
+  CHECK(r.find_table("conv2d_forward").supports(DeviceType::CUDA, kFloat32) ==
+        r.find_table("conv2d_backward").supports(DeviceType::CUDA, kFloat32));
+#else
+  CHECK_FALSE(supports("max_pool2d", kCUDA, kFloat32));
+#endif
+}
