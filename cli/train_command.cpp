@@ -25,6 +25,7 @@
 #include "cli/training_factory.h"
 #include "cli/usage_error.h"
 #include "core/autograd/grad_mode.h"
+#include "core/deterministic.h"
 #include "core/factory.h"
 #include "core/file_io.h"
 #include "core/version.h"
@@ -253,6 +254,9 @@ TrainOutcome run_training(const TrainConfig& config_in, std::ostream& out,
   const Device device = resolve_device(config.device);
   const int threads = compute_threads(config);
   omp_set_num_threads(threads);
+  // Process-wide, as torch.use_deterministic_algorithms: set for this run either way, so an
+  // earlier deterministic run in the same process does not leak into this one.
+  set_deterministic_algorithms(config.deterministic);
 
   // Resume: the checkpoint's own config must agree on everything that shapes the run.
   serialize::Checkpoint resumed;

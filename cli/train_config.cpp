@@ -178,6 +178,7 @@ TrainConfig parse_train_config(const nlohmann::json& json) {
   if (c.device != "cpu" && c.device != "cuda" && c.device.rfind("cuda:", 0) != 0)
     r.fail("device", "must be \"cpu\", \"cuda\" or \"cuda:<index>\", got \"" + c.device + "\"");
   c.threads = r.integer("threads", 0, 1, kMaxThreads);
+  c.deterministic = r.boolean("deterministic", c.deterministic);
   c.data = parse_data(r);
   c.optimizer = parse_optimizer(r);
   c.schedule = parse_schedule(r, c.epochs);
@@ -274,6 +275,7 @@ nlohmann::json to_json(const TrainConfig& c) {
       {"seed", c.seed},
       {"device", c.device},
       {"threads", null_if(c.threads == 0, c.threads)},
+      {"deterministic", c.deterministic},
       {"data",
        {{"dir", c.data.dir},
         {"prefetch", c.data.prefetch ? json(*c.data.prefetch) : json()},
@@ -306,7 +308,10 @@ const std::vector<ConfigKeyDoc>& train_config_keys() {
        "whose images then all go into one batch)"},
       {"eval_batch_size", "1000", "batch size of the test-set evaluation (integer in [1, 1e9])"},
       {"seed", "0", "seeds the weights, the data order and the augmentation (integer >= 0)"},
-      {"device", "\"cpu\"", "\"cpu\" or \"cuda\" (\"cuda\" needs a CUDA build)"},
+      {"device", "\"cpu\"", "\"cpu\", \"cuda\" or \"cuda:<index>\" (\"cuda\" needs a CUDA build)"},
+      {"deterministic", "false",
+       "true: only bitwise-reproducible GPU algorithms (cuDNN), the same seed giving the same "
+       "weights on the same GPU; slower"},
       {"threads", "all cores", "CPU threads (OpenMP; integer in [1, 4096])"},
       {"data.dir", "\"/usr/share/datasets/fashion-mnist\"",
        "folder with the four MNIST-format IDX files ({train,t10k}-{images-idx3,labels-idx1}-ubyte"

@@ -91,6 +91,8 @@ struct TrainConfig {
   std::int64_t seed = 0;
   std::string device = "cpu";
   std::int64_t threads = 0;  // 0 = every core
+  // Only bitwise-reproducible GPU algorithms (set_deterministic_algorithms); see the README.
+  bool deterministic = false;
   DataConfig data;
   OptimizerConfig optimizer;
   ScheduleConfig schedule;

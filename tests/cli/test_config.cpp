@@ -27,6 +27,7 @@ TEST_CASE("config: an empty config gives the documented defaults", "[cli]") {
   CHECK(c.seed == 0);
   CHECK(c.device == "cpu");
   CHECK(c.threads == 0);
+  CHECK_FALSE(c.deterministic);
   CHECK(c.data.dir == "/usr/share/datasets/fashion-mnist");
   CHECK(c.data.normalize.enabled);
   CHECK(c.data.normalize.mean == std::vector<double>{0.2860});
@@ -51,7 +52,7 @@ TEST_CASE("config: an empty config gives the documented defaults", "[cli]") {
 
 TEST_CASE("config: values are read and optimiser defaults depend on its name", "[cli]") {
   const TrainConfig c = parse_train_config(json::parse(R"({
-    "model": "vggfm", "epochs": 2, "batch_size": 64, "seed": 7, "threads": 2,
+    "model": "vggfm", "epochs": 2, "batch_size": 64, "seed": 7, "threads": 2, "deterministic": true,
     "data": {"dir": "/tmp/x", "normalize": {"mean": [0.1], "std": 0.2},
              "augment": {"random_crop_padding": 2, "hflip": true}},
     "optimizer": {"name": "adam", "betas": [0.8, 0.99], "eps": 1e-6},
@@ -62,6 +63,7 @@ TEST_CASE("config: values are read and optimiser defaults depend on its name", "
   CHECK(c.epochs == 2);
   CHECK(c.seed == 7);
   CHECK(c.threads == 2);
+  CHECK(c.deterministic);
   CHECK(c.data.normalize.mean == std::vector<double>{0.1});
   CHECK(c.data.normalize.std == std::vector<double>{0.2});
   CHECK(c.data.augment.random_crop_padding == 2);
@@ -122,6 +124,7 @@ TEST_CASE("config: bad values and unknown keys name the key path", "[cli]") {
       {R"({"epochs": "3"})", "epochs must be an integer in [1, 100000], got \"3\""},
       {R"({"batch_size": 0})", "batch_size must be an integer >= 1, got 0"},
       {R"({"threads": 0})", "threads must be an integer >= 1, got 0"},
+      {R"({"deterministic": 1})", "deterministic must be true or false, got 1"},
       {R"({"seed": -1})", "seed must be an integer >= 0, got -1"},
       {R"({"model": "resnet50"})",
        "model must be one of \"lenet5bn\", \"vggfm\", \"resnet20\", got \"resnet50\""},
