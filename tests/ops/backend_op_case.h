@@ -34,6 +34,11 @@ using OpCases = std::map<std::string, OpCase>;
 
 // Every registered family's cases.
 OpCases all_op_cases();
+// Whether the build has a CUDA kernel for every table of `op`, for some dtype.
+bool op_on_cuda(const std::string& op);
+// The catalogue's ops with CUDA kernels but no case (a coverage gap). tests/gpu_main.cpp checks
+// it on every machine, GPU or not, so CI catches a kernel registered without a test.
+std::vector<std::string> cuda_ops_without_case();
 
 struct OpCaseRegistrar {
   explicit OpCaseRegistrar(void (*add)(OpCases&));

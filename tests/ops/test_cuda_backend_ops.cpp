@@ -30,6 +30,21 @@ OpCases all_op_cases() {
   return c;
 }
 
+bool op_on_cuda(const std::string& op) {
+  // Any dtype counts: the logical ops take uint8 masks, not float32.
+  for (DType dt : {kFloat32, kFloat64, kUInt8, kInt64})
+    if (supports(op, kCUDA, dt)) return true;
+  return false;
+}
+
+std::vector<std::string> cuda_ops_without_case() {
+  const OpCases all = all_op_cases();
+  std::vector<std::string> missing;
+  for (const std::string& op : kernel_registry().ops())
+    if (op_on_cuda(op) && all.count(op) == 0) missing.push_back(op);
+  return missing;
+}
+
 }  // namespace qgrad_test
 
 using qgrad_test::Match;
@@ -110,7 +125,7 @@ TEST_CASE("backend ops: every op with CUDA kernels matches the CPU, forward and 
   const qgrad_test::OpCases all = qgrad_test::all_op_cases();
   std::size_t ran = 0;
   for (const std::string& op : kernel_registry().ops()) {
-    if (!supports(op, kCUDA, kFloat32)) continue;
+    if (!qgrad_test::op_on_cuda(op)) continue;
     INFO("op " << op);
     auto it = all.find(op);
     // An op with CUDA kernels and no case here is a coverage gap: fail rather than skip it.
