@@ -10,6 +10,7 @@
 
 #include <cublas_api.h>
 
+#include "core/cublas_library.h"
 #include "core/cuda_check.h"
 
 namespace qgrad {
@@ -18,8 +19,10 @@ namespace detail {
 template <typename... Context>
 [[noreturn]] void throw_cublas_error(cublasStatus_t status, const char* call, const char* op,
                                      const Context&... context) {
-  throw DeviceError(gpu_error_message(op, call, cublasGetStatusString(status),
-                                      cublasGetStatusName(status), concat(context...)));
+  // A status exists only once the library is loaded, so this lookup cannot fail.
+  const CublasLibrary& lib = cublas_library(op);
+  throw DeviceError(gpu_error_message(op, call, lib.status_string(status), lib.status_name(status),
+                                      concat(context...)));
 }
 
 }  // namespace detail

@@ -6,8 +6,8 @@
 // first and the product added with beta = 1. One cuBLAS handle per device, created on first
 // use, kept for the process and bound to the device's qgrad stream before every call; its math
 // mode is CUBLAS_PEDANTIC_MATH, so float32 products never use TF32 and stay comparable with
-// the CPU's.
-#include <cublas_v2.h>
+// the CPU's. cuBLAS itself is loaded on first use (core/cublas_library.h).
+#include <cublas_api.h>
 
 #include <array>
 #include <climits>
@@ -113,18 +113,20 @@ int as_int(std::int64_t v, const char* what) {
   return static_cast<int>(v);
 }
 
-cublasStatus_t gemm(cublasHandle_t h, cublasOperation_t ta, cublasOperation_t tb, int m, int n,
-                    int k, const float* a, int lda, long long sa, const float* b, int ldb,
-                    long long sb, float* c, int ldc, long long sc, int batch) {
+cublasStatus_t gemm(const CublasLibrary& lib, cublasHandle_t h, cublasOperation_t ta,
+                    cublasOperation_t tb, int m, int n, int k, const float* a, int lda,
+                    long long sa, const float* b, int ldb, long long sb, float* c, int ldc,
+                    long long sc, int batch) {
   const float one = 1.0f;
-  return cublasSgemmStridedBatched(h, ta, tb, m, n, k, &one, a, lda, sa, b, ldb, sb, &one, c, ldc,
+  return lib.sgemm_strided_batched(h, ta, tb, m, n, k, &one, a, lda, sa, b, ldb, sb, &one, c, ldc,
                                    sc, batch);
 }
-cublasStatus_t gemm(cublasHandle_t h, cublasOperation_t ta, cublasOperation_t tb, int m, int n,
-                    int k, const double* a, int lda, long long sa, const double* b, int ldb,
-                    long long sb, double* c, int ldc, long long sc, int batch) {
+cublasStatus_t gemm(const CublasLibrary& lib, cublasHandle_t h, cublasOperation_t ta,
+                    cublasOperation_t tb, int m, int n, int k, const double* a, int lda,
+                    long long sa, const double* b, int ldb, long long sb, double* c, int ldc,
+                    long long sc, int batch) {
   const double one = 1.0;
-  return cublasDgemmStridedBatched(h, ta, tb, m, n, k, &one, a, lda, sa, b, ldb, sb, &one, c, ldc,
+  return lib.dgemm_strided_batched(h, ta, tb, m, n, k, &one, a, lda, sa, b, ldb, sb, &one, c, ldc,
                                    sc, batch);
 }
 
@@ -141,16 +143,17 @@ void matmul_typed(const Tensor& a, const Tensor& b, const Tensor& out) {
   const int device = out.device().index;
   const CudaDeviceGuard guard(device);
   HandleSlot& slot = handle_slot(device);
+  const CublasLibrary& lib = cublas_library("matmul");
   const std::lock_guard<std::mutex> lock(slot.mutex);
   if (!slot.handle) {
-    QGRAD_CUBLAS_CHECK(cublasCreate(&slot.handle), "matmul", "device ", device);
-    QGRAD_CUBLAS_CHECK(cublasSetMathMode(slot.handle, CUBLAS_PEDANTIC_MATH), "matmul");
+    QGRAD_CUBLAS_CHECK(lib.create(&slot.handle), "matmul", "device ", device);
+    QGRAD_CUBLAS_CHECK(lib.set_math_mode(slot.handle, CUBLAS_PEDANTIC_MATH), "matmul");
   }
-  QGRAD_CUBLAS_CHECK(cublasSetStream(slot.handle, cuda_stream(device)), "matmul");
+  QGRAD_CUBLAS_CHECK(lib.set_stream(slot.handle, cuda_stream(device)), "matmul");
   // Column-major C^T [N, M] (ld N) = B^T [N, K] * A^T [K, M]. A row-major operand already is
   // its transpose in column-major terms (op N); a column-major one needs op T.
   QGRAD_CUBLAS_CHECK(
-      gemm(slot.handle, B.transposed ? CUBLAS_OP_T : CUBLAS_OP_N,
+      gemm(lib, slot.handle, B.transposed ? CUBLAS_OP_T : CUBLAS_OP_N,
            A.transposed ? CUBLAS_OP_T : CUBLAS_OP_N, as_int(N, "N"), as_int(M, "M"), as_int(K, "K"),
            static_cast<const T*>(B.data.raw_data()), static_cast<int>(B.ld), B.batch_stride,
            static_cast<const T*>(A.data.raw_data()), static_cast<int>(A.ld), A.batch_stride,
