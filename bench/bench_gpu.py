@@ -29,28 +29,13 @@ import time
 
 def torch_worker(model_name, batch, steps, warmup, device):
     import torch
-    import torch.nn.functional as F
-    sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tests",
-                                    "fixtures"))
-    from gen_zoo import MODELS
+    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+    from bench_train import torch_training_step
     torch.backends.cudnn.allow_tf32 = False
     torch.backends.cuda.matmul.allow_tf32 = False
     torch.backends.cudnn.benchmark = False
-    torch.manual_seed(0)
     dev = torch.device(device)
-    pool = [(torch.randn(batch, 1, 28, 28, device=dev), torch.randint(0, 10, (batch,), device=dev))
-            for _ in range(4)]
-    model = MODELS[model_name]().to(dev)
-    model.train()
-    opt = torch.optim.SGD(model.parameters(), lr=0.01, momentum=0.9, weight_decay=5e-4)
-
-    def step(i):
-        x, y = pool[i % 4]
-        loss = F.cross_entropy(model(x), y)
-        opt.zero_grad(set_to_none=True)
-        loss.backward()
-        opt.step()
-
+    step = torch_training_step(model_name, batch, dev)
     for i in range(warmup):
         step(i)
     torch.cuda.synchronize(dev)

@@ -41,14 +41,15 @@ def torch_models():
     return MODELS
 
 
-def torch_worker(model_name, batch, steps, warmup, threads):
-    """Runs in its own process; prints the same line as bench_train."""
+def torch_training_step(model_name, batch, device="cpu"):
+    """The benchmark's PyTorch training step on `device`: returns step(i), which trains on the
+    i-th batch of a pool of 4 synthetic ones (bench_gpu.py uses it too)."""
     import torch
     import torch.nn.functional as F
-    torch.set_num_threads(threads)
     torch.manual_seed(0)
-    pool = [(torch.randn(batch, 1, 28, 28), torch.randint(0, 10, (batch,))) for _ in range(4)]
-    model = torch_models()[model_name]()
+    pool = [(torch.randn(batch, 1, 28, 28, device=device),
+             torch.randint(0, 10, (batch,), device=device)) for _ in range(4)]
+    model = torch_models()[model_name]().to(device)
     model.train()
     opt = torch.optim.SGD(model.parameters(), lr=0.01, momentum=0.9, weight_decay=5e-4)
 
@@ -59,6 +60,14 @@ def torch_worker(model_name, batch, steps, warmup, threads):
         loss.backward()
         opt.step()
 
+    return step
+
+
+def torch_worker(model_name, batch, steps, warmup, threads):
+    """Runs in its own process; prints the same line as bench_train."""
+    import torch
+    torch.set_num_threads(threads)
+    step = torch_training_step(model_name, batch)
     for i in range(warmup):
         step(i)
     start = time.perf_counter()

@@ -14,26 +14,13 @@
 #include "ops/binary/binary.h"
 #include "ops/reduce/reduce.h"
 #include "ops/unary/unary.h"
+#include "tiny_module.h"
 
 using namespace qgrad;
 using qgrad_test::TempDir;
+using qgrad_test::Tiny;
 
 namespace {
-
-struct Tiny : nn::Module {
-  Tensor w, b, seen;
-  explicit Tiny(std::uint64_t seed) {
-    Generator g(seed);
-    w = register_parameter("w", randn({3, 2}, g));
-    b = register_parameter("b", zeros({2}));
-    seen = register_buffer("seen", scalar_tensor(0, TensorOptions().dtype(kInt64)));
-  }
-  Tensor loss(const Tensor& x) {
-    // mean(tanh(x @ w + b)^2) with broadcasting ops only.
-    Tensor h = sum(x.unsqueeze(2) * w.unsqueeze(0), {1}) + b;
-    return mean(tanh(h) * tanh(h));
-  }
-};
 
 void train_steps(Tiny& m, optim::Optimizer& opt, optim::LRScheduler& sched, int from, int to) {
   for (int s = from; s < to; ++s) {

@@ -8,6 +8,7 @@
 #include "nn/module.h"
 #include "nn/optim/adam.h"
 #include "nn/serialize/checkpoint.h"
+#include "nn/tiny_module.h"
 #include "ops/binary/binary.h"
 #include "ops/reduce/reduce.h"
 #include "ops/unary/unary.h"
@@ -15,22 +16,9 @@
 
 using namespace qgrad;
 using qgrad_test::TempDir;
+using qgrad_test::Tiny;
 
 namespace {
-
-struct Tiny : nn::Module {
-  Tensor w, b, seen;
-  explicit Tiny(std::uint64_t seed) {
-    Generator g(seed);
-    w = register_parameter("w", randn({3, 2}, g));
-    b = register_parameter("b", zeros({2}));
-    seen = register_buffer("seen", scalar_tensor(0, TensorOptions().dtype(kInt64)));
-  }
-  Tensor loss(const Tensor& x) {
-    Tensor h = sum(x.unsqueeze(2) * w.unsqueeze(0), {1}) + b;
-    return mean(tanh(h) * tanh(h));
-  }
-};
 
 // Adam steps `from` to `to` on the module's device, the data drawn on the CPU from the step's
 // seed, so any device sees the same batches.
