@@ -16,7 +16,7 @@ build is needed, so not Debian's CPU-only 1.13); the version is printed.
 Prints, per model and batch: images/s of each (best and median over the rounds), the ratio
 qgrad / PyTorch (> 1: qgrad faster) and the peak GPU MiB of each.
 
-Usage: python3 bench/bench_gpu.py [--build build] [--models lenet5bn,vggfm] [--batches 128]
+Usage: python3 bench/bench_gpu.py [--build build] [--models lenet5bn,vggfm,resnet20] [--batches 128,512]
                                   [--rounds 3] [--steps 50] [--warmup 10] [--device cuda]
 """
 import argparse
@@ -57,8 +57,8 @@ def run(cmd):
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--build", default="build")
-    ap.add_argument("--models", default="lenet5bn,vggfm")
-    ap.add_argument("--batches", default="128")
+    ap.add_argument("--models", default="lenet5bn,vggfm,resnet20")
+    ap.add_argument("--batches", default="128,512")
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--steps", type=int, default=50)
     ap.add_argument("--warmup", type=int, default=10)
