@@ -148,10 +148,11 @@ step build OK "$(($(date +%s) - t0)) s"
 t0=$(date +%s)
 if [[ $mode == quick ]]; then
   if "$build/tests/test_gpu" --reporter compact >"$logs/test_gpu.log" 2>&1; then
-    step test_gpu OK "$(tail -1 "$logs/test_gpu.log")"
+    step test_gpu OK "$(grep -E "test cases|assertions" "$logs/test_gpu.log" | tail -1)"
   else
     rc=$?
-    step test_gpu "$([[ $rc == 77 ]] && echo SKIP || echo FAIL)" "rc $rc: $(tail -1 "$logs/test_gpu.log")"
+    step test_gpu "$([[ $rc == 77 ]] && echo SKIP || echo FAIL)" \
+      "rc $rc: $(grep -E "test cases|assertions|SKIPPED|FAILED" "$logs/test_gpu.log" | tail -1)"
     grep -B2 -A12 -E "FAILED|failed|error" "$logs/test_gpu.log" | head -150
   fi
   finish
@@ -201,7 +202,7 @@ fi
 
 # --- benchmark --------------------------------------------------------------------------------
 if [[ -f bench/bench_gpu.py && -n $gpu_name ]]; then
-  if PYTHONUNBUFFERED=1 python3 bench/bench_gpu.py --build "$build" >"$logs/bench_gpu.log" 2>&1; then
+  if PYTHONUNBUFFERED=1 python3 bench/bench_gpu.py --build "$build" --rounds 2 --steps 30 >"$logs/bench_gpu.log" 2>&1; then
     step bench_gpu OK "see bench_gpu.log"
     cat "$logs/bench_gpu.log"
   else
