@@ -1,5 +1,5 @@
 // Tests of the NVIDIA calibrators: MaxCalibrator (per tensor and per channel), the histogram
-// collector (bin width, growth, int64 counts, zeros), and the entropy / mse / percentile searches
+// collector (edges, growth, int64 counts, zeros), and the entropy / mse / percentile searches
 // against hand-derived answers, literal O(n^2) re-implementations of the reference algorithms
 // written here, and best bins computed by the Python reference in gen_quant_nvidia.py.
 #include <catch2/catch.hpp>
