@@ -84,27 +84,31 @@ void HistogramCalibrator::collect(const Tensor& x) {
   require_floating(op, "input", x);
   AbsStatsKernel& abs_stats = stats_table(op, x);
   AbsHistogramKernel& abs_histogram = histogram_table(op, x);
-  // Widened to float64 once here, as both kernels read it at that precision.
-  const Tensor xd = x.detach().to(kFloat64).contiguous();
-  const AbsStats stats = abs_stats(xd);
+  // The reference bins x.float(): float64 data is rounded to float32 first.
+  const Tensor xf = x.detach().to(kFloat32).contiguous();
+  const AbsStats stats = abs_stats(xf);
   QGRAD_CHECK(!stats.nonfinite, ValueError, op, ": data contains NaN or Inf (shape ", x.shape(),
               ")");
-  const double xmax = stats.max;
-  const std::int64_t counted_zeros = opts_.skip_zeros ? 0 : stats.zeros;
-  if (hist_.counts.empty()) {
-    if (xmax == 0) {  // no width yet: keep the zeros for bin 0
-      pending_zeros_ += counted_zeros;
+  const auto xmax = static_cast<float>(stats.max);  // exact: the max of float32 values
+  if (hist_.edges.empty()) {
+    if (xmax == 0) {  // no range yet: keep the zeros for bin 0
+      pending_zeros_ += opts_.skip_zeros ? 0 : stats.zeros;
       return;
     }
-    hist_.bin_width = xmax / static_cast<double>(opts_.num_bins);
+    hist_.edges = torch_linspace_f32(xmax, opts_.num_bins + 1);
     hist_.counts.assign(static_cast<std::size_t>(opts_.num_bins), 0);
     hist_.counts[0] += pending_zeros_;
     pending_zeros_ = 0;
-  } else if (xmax > static_cast<double>(hist_.counts.size()) * hist_.bin_width) {
-    const auto grown = static_cast<std::size_t>(std::ceil(xmax / hist_.bin_width));
-    hist_.counts.resize(std::max(grown, hist_.counts.size()), 0);
+  } else if (xmax > hist_.edges.back()) {
+    // The reference's growth: width, bin count and edges all in float32 tensor arithmetic.
+    const float width = hist_.edges[1] - hist_.edges[0];
+    QGRAD_CHECK(width > 0, ValueError, op, ": the first batch's max ", hist_.edges.back(),
+                " gives a zero bin width; cannot grow the range to ", xmax);
+    const auto bins = static_cast<std::int64_t>(std::ceil(xmax / width));
+    hist_.edges = torch_arange_f32(static_cast<double>(xmax + width), static_cast<double>(width));
+    hist_.counts.resize(std::max(static_cast<std::size_t>(bins), hist_.counts.size()), 0);
   }
-  abs_histogram(xd, hist_.bin_width, opts_.skip_zeros, hist_.counts);
+  abs_histogram(xf, hist_.edges.back(), opts_.skip_zeros, hist_.counts);
 }
 
 Tensor HistogramCalibrator::compute_amax(const std::string& method,
@@ -125,6 +129,14 @@ Tensor HistogramCalibrator::compute_amax(const std::string& method,
     amax = histogram_edge(hist_, percentile_bin(hist_, o.percentile));
   }
   return scalar_tensor(amax);
+}
+
+Tensor HistogramCalibrator::edges() const {
+  return from_vector(hist_.edges, {static_cast<std::int64_t>(hist_.edges.size())});
+}
+
+Tensor HistogramCalibrator::counts() const {
+  return from_vector(hist_.counts, {static_cast<std::int64_t>(hist_.counts.size())});
 }
 
 void HistogramCalibrator::reset() {

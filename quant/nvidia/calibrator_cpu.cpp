@@ -1,12 +1,14 @@
-// CPU kernels of the NVIDIA calibrators: |x| statistics and histogram in double (the histogram
-// counted per thread and merged, which is exact for integer counts) and the element-wise running
-// max of amax grids, registered in the "nvidia.*" tables.
+// CPU kernels of the NVIDIA calibrators: |x| statistics in double, the histogram of float32 |x|
+// binned as torch.histc bins it (counted per thread and merged, which is exact for integer counts)
+// and the element-wise running max of amax grids, registered in the "nvidia.*" tables.
 #include "quant/nvidia/calibrator_kernels.h"
 
 #include <algorithm>
 #include <cmath>
 
+#include "core/error.h"
 #include "core/strided_loop.h"
+#include "quant/nvidia/histogram_amax.h"
 
 namespace qgrad::nvidia {
 
@@ -34,22 +36,20 @@ AbsStats abs_stats_cpu(const Tensor& x) {
   return s;
 }
 
-void abs_histogram_cpu(const Tensor& x, double bin_width, bool skip_zeros,
+void abs_histogram_cpu(const Tensor& x, float range_max, bool skip_zeros,
                        std::vector<std::int64_t>& counts) {
-  const Tensor xd = as_float64(x);
-  const double* p = xd.data_ptr<double>();
-  const std::int64_t n = xd.numel();
-  const double w = bin_width;
+  QGRAD_CHECK(x.dtype() == kFloat32 && x.is_contiguous(), ValueError,
+              "abs_histogram_cpu: input must be contiguous float32 (the reference's x.float())");
+  const float* p = x.data_ptr<float>();
+  const std::int64_t n = x.numel();
   const auto nbins = static_cast<std::int64_t>(counts.size());
   parallel_for(n, kParallelGrain, [&](std::int64_t b, std::int64_t e) {
     std::vector<std::int64_t> local(static_cast<std::size_t>(nbins), 0);
     for (std::int64_t i = b; i < e; ++i) {
-      const double a = std::fabs(p[i]);
+      const float a = std::fabs(p[i]);
       if (skip_zeros && a == 0) continue;
-      // The caller sized counts to cover max |x|, so a / w is at most about nbins: the conversion
-      // is always in range.
-      const auto idx = std::min(nbins - 1, static_cast<std::int64_t>(std::floor(a / w)));
-      ++local[static_cast<std::size_t>(idx)];
+      const std::int64_t idx = torch_histc_bin(a, range_max, nbins);
+      if (idx >= 0) ++local[static_cast<std::size_t>(idx)];
     }
 #pragma omp critical(qgrad_nvidia_histogram)
     for (std::int64_t k = 0; k < nbins; ++k) counts[static_cast<std::size_t>(k)] += local[k];

@@ -22,9 +22,10 @@ struct AbsStats {
 // The statistics of |x| in double (x floating, any strides; float32 is widened exactly).
 using AbsStatsKernel = AbsStats(const Tensor& x);
 
-// Adds |x| (in double, x floating and finite) to `counts`: bin
-// min(counts.size() - 1, floor(|x| / bin_width)), zeros skipped when skip_zeros.
-using AbsHistogramKernel = void(const Tensor& x, double bin_width, bool skip_zeros,
+// Adds |x| (x contiguous float32) to `counts` as torch.histc(|x|, bins=counts.size(), min=0,
+// max=range_max) bins it (torch_histc_bin in histogram_amax.h); values outside [0, range_max]
+// are dropped as histc drops them; zeros skipped when skip_zeros.
+using AbsHistogramKernel = void(const Tensor& x, float range_max, bool skip_zeros,
                                 std::vector<std::int64_t>& counts);
 
 // acc[i] = max(acc[i], a[i]) (std::max) for two contiguous tensors of one shape and dtype.

@@ -15,8 +15,9 @@ namespace {
 void check_histogram(const char* op, const Histogram& h, std::int64_t min_bins) {
   QGRAD_CHECK(static_cast<std::int64_t>(h.counts.size()) >= min_bins, ValueError, op,
               ": histogram has ", h.counts.size(), " bins, need at least ", min_bins);
-  QGRAD_CHECK(h.bin_width > 0 && std::isfinite(h.bin_width), ValueError, op,
-              ": histogram bin width must be finite and > 0, got ", h.bin_width);
+  QGRAD_CHECK(h.edges.size() >= h.counts.size() + 1, ValueError, op, ": histogram has ",
+              h.edges.size(), " edges for ", h.counts.size(), " bins, need at least ",
+              h.counts.size() + 1);
   std::int64_t total = 0;
   for (std::int64_t c : h.counts) {
     QGRAD_CHECK(c >= 0, ValueError, op, ": histogram counts must be >= 0, got ", c);
@@ -34,14 +35,83 @@ void check_search(const char* op, const Histogram& h, std::int64_t stride, std::
 
 }  // namespace
 
+Histogram linear_histogram(std::vector<std::int64_t> counts, double bin_width) {
+  QGRAD_CHECK(bin_width > 0 && std::isfinite(bin_width), ValueError,
+              "linear_histogram: bin_width must be finite and > 0, got ", bin_width);
+  Histogram h;
+  h.edges.resize(counts.size() + 1);
+  for (std::size_t j = 0; j < h.edges.size(); ++j)
+    h.edges[j] = static_cast<float>(static_cast<double>(j) * bin_width);
+  h.counts = std::move(counts);
+  return h;
+}
+
 double histogram_edge(const Histogram& h, std::int64_t i) {
-  return static_cast<float>(static_cast<double>(i) * h.bin_width);
+  QGRAD_CHECK(i >= 0 && i < static_cast<std::int64_t>(h.edges.size()), IndexError,
+              "histogram_edge: index ", i, " is out of range for ", h.edges.size(), " edges");
+  return h.edges[static_cast<std::size_t>(i)];
 }
 
 double histogram_center(const Histogram& h, std::int64_t i) {
-  const float a = static_cast<float>(histogram_edge(h, i));
-  const float b = static_cast<float>(histogram_edge(h, i + 1));
-  return (a + b) / 2.0f;
+  QGRAD_CHECK(i >= 0 && i + 1 < static_cast<std::int64_t>(h.edges.size()), IndexError,
+              "histogram_center: bin ", i, " is out of range for ", h.edges.size(), " edges");
+  return (h.edges[static_cast<std::size_t>(i)] + h.edges[static_cast<std::size_t>(i) + 1]) / 2.0f;
+}
+
+std::vector<float> torch_linspace_f32(float end, std::int64_t steps) {
+  QGRAD_CHECK(steps >= 2, ValueError, "torch_linspace_f32: steps must be >= 2, got ", steps);
+  QGRAD_CHECK(std::isfinite(end), ValueError, "torch_linspace_f32: end must be finite, got ", end);
+  constexpr std::int64_t V = 8;  // AVX2: 8 float lanes, two vectors per loop step
+  const float step = end / static_cast<float>(steps - 1);
+  const std::int64_t half = steps / 2;
+  std::vector<float> out(static_cast<std::size_t>(steps));
+  // The upper half counts back from `end`; AVX2 code contracts this multiply-subtract.
+  auto upper = [&](std::int64_t idx) {
+    return std::fma(-step, static_cast<float>(steps - idx - 1), end);
+  };
+  std::int64_t i = 0;
+  for (; i + 2 * V <= steps; i += 2 * V) {
+    for (std::int64_t v = i; v < i + 2 * V; v += V) {
+      const float base = v < half ? step * static_cast<float>(v) : upper(v);
+      for (std::int64_t k = 0; k < V; ++k) {
+        const float lane = static_cast<float>(k) * step;  // rounded, then added (not fused)
+        out[static_cast<std::size_t>(v + k)] = base + lane;
+      }
+    }
+  }
+  for (; i < steps; ++i)
+    out[static_cast<std::size_t>(i)] = i < half ? step * static_cast<float>(i) : upper(i);
+  return out;
+}
+
+std::vector<float> torch_arange_f32(double end, double step) {
+  QGRAD_CHECK(step > 0 && std::isfinite(step) && std::isfinite(end) && end >= 0, ValueError,
+              "torch_arange_f32: need a finite end >= 0 and step > 0, got end ", end, ", step ",
+              step);
+  constexpr std::int64_t V = 8;
+  const auto size = static_cast<std::int64_t>(std::ceil(end / step));
+  std::vector<float> out(static_cast<std::size_t>(size));
+  std::int64_t i = 0;
+  for (; i + 2 * V <= size; i += 2 * V) {
+    for (std::int64_t v = i; v < i + 2 * V; v += V) {
+      // Vectorized<float>::arange takes its base as float, its step as double.
+      const float base = static_cast<float>(step * static_cast<double>(v));
+      for (std::int64_t k = 0; k < V; ++k) {
+        const double lane = static_cast<double>(k) * step;
+        out[static_cast<std::size_t>(v + k)] = static_cast<float>(static_cast<double>(base) + lane);
+      }
+    }
+  }
+  for (; i < size; ++i)
+    out[static_cast<std::size_t>(i)] = static_cast<float>(step * static_cast<double>(i));
+  return out;
+}
+
+std::int64_t torch_histc_bin(float v, float range_max, std::int64_t bins) {
+  if (!(v >= 0.0f && v <= range_max)) return -1;  // also NaN
+  const float t = (v / range_max) * static_cast<float>(bins);
+  const auto pos = static_cast<std::int64_t>(t);
+  return pos == bins ? bins - 1 : pos;
 }
 
 std::int64_t entropy_best_bin(const Histogram& h, int num_bits, bool is_unsigned,
@@ -159,14 +229,16 @@ std::int64_t percentile_bin(const Histogram& h, double percentile) {
   check_histogram(op, h, 1);
   std::int64_t total = 0;
   for (std::int64_t c : h.counts) total += c;
-  const double target = percentile * static_cast<double>(total);
-  std::int64_t cum = 0;
+  // np.searchsorted(np.cumsum(hist / total), percentile / 100): float64, in bin order.
+  const double target = percentile / 100.0;
+  const double dtotal = static_cast<double>(total);
+  double cdf = 0;
   const auto n = static_cast<std::int64_t>(h.counts.size());
   for (std::int64_t j = 0; j < n; ++j) {
-    cum += h.counts[j];
-    if (static_cast<double>(cum) * 100.0 >= target) return j;
+    cdf += static_cast<double>(h.counts[static_cast<std::size_t>(j)]) / dtotal;
+    if (cdf >= target) return j;
   }
-  return n - 1;
+  return n;  // the rounded cdf stayed below the target: the last edge
 }
 
 }  // namespace qgrad::nvidia

@@ -1,5 +1,5 @@
 // Tests of the NVIDIA calibrators: MaxCalibrator (per tensor and per channel), the histogram
-// collector (bin width, growth, int64 counts, zeros), and the entropy / mse / percentile searches
+// collector (edges, growth, int64 counts, zeros), and the entropy / mse / percentile searches
 // against hand-derived answers, literal O(n^2) re-implementations of the reference algorithms
 // written here, and best bins computed by the Python reference in gen_quant_nvidia.py.
 #include <catch2/catch.hpp>
@@ -139,7 +139,8 @@ TEST_CASE("nvidia HistogramCalibrator: binning, growth, zeros, int64 counts", "[
   CHECK(cal.histogram().counts.empty());
   CHECK(cal.compute_amax("percentile").item<float>() == 0.0f);
   cal.collect(from_vector<float>({0.5f, -1.0f, 7.9f, 8.0f, -3.5f}, {5}));
-  CHECK(cal.histogram().bin_width == 1.0);
+  CHECK(cal.histogram().edges.size() == 9);
+  CHECK(cal.histogram().edges[1] == 1.0f);
   CHECK(cal.histogram().counts == std::vector<std::int64_t>{4, 1, 0, 1, 0, 0, 0, 2});
   cal.collect(from_vector<float>({20.0f, 8.5f}, {2}));  // grows to ceil(20 / 1) bins
   CHECK(cal.histogram().counts.size() == 20);
@@ -166,16 +167,16 @@ TEST_CASE("nvidia HistogramCalibrator: binning, growth, zeros, int64 counts", "[
 }
 
 TEST_CASE("nvidia histogram percentile: left edge of the first bin reaching p", "[quant][nvidia]") {
-  Histogram h{{1, 1, 1, 1}, 0.5};
+  Histogram h = linear_histogram({1, 1, 1, 1}, 0.5);
   CHECK(percentile_bin(h, 50.0) == 1);
   CHECK(percentile_bin(h, 100.0) == 3);
   CHECK(percentile_bin(h, 0.0) == 0);
   CHECK(percentile_bin(h, 75.0001) == 3);
   CHECK(histogram_edge(h, percentile_bin(h, 50.0)) == 0.5);
   REQUIRE_THROWS_AS(percentile_bin(h, 101.0), ValueError);
-  REQUIRE_THROWS_AS(percentile_bin(Histogram{{0, 0}, 1.0}, 50.0), ValueError);
+  REQUIRE_THROWS_AS(percentile_bin(linear_histogram({0, 0}, 1.0), 50.0), ValueError);
   // 99.99 of 10^4 + 1 samples: the outlier bin is not reached.
-  Histogram t{std::vector<std::int64_t>(100, 0), 1.0};
+  Histogram t = linear_histogram(std::vector<std::int64_t>(100, 0), 1.0);
   t.counts[10] = 10000;
   t.counts[99] = 1;
   CHECK(percentile_bin(t) == 10);
@@ -184,7 +185,7 @@ TEST_CASE("nvidia histogram percentile: left edge of the first bin reaching p", 
 TEST_CASE("nvidia histogram entropy: hand-derived and brute force", "[quant][nvidia]") {
   // Uniform mass in bins [0, 200) of 2048: every candidate i >= 200 has p == q (KL exactly 0),
   // so the LAST index of the minimum, i = 2048, wins and amax is the histogram's right end.
-  Histogram u{std::vector<std::int64_t>(2048, 0), 0.01};
+  Histogram u = linear_histogram(std::vector<std::int64_t>(2048, 0), 0.01);
   for (int j = 0; j < 200; ++j) u.counts[j] = 5;
   CHECK(entropy_best_bin(u) == 2048);
   CHECK(brute_entropy(u.counts, 8, false, 1, 128) == 2048);
@@ -199,7 +200,7 @@ TEST_CASE("nvidia histogram entropy: hand-derived and brute force", "[quant][nvi
                                             {5, true, 2, 40},
                                             {8, false, 5, 1}}) {
       INFO("trial " << trial << " bits " << bits << " stride " << stride);
-      CHECK(entropy_best_bin(Histogram{h, 1.0}, bits, uns, stride, start) ==
+      CHECK(entropy_best_bin(linear_histogram(h, 1.0), bits, uns, stride, start) ==
             brute_entropy(h, bits, uns, stride, start));
     }
   }
@@ -207,9 +208,10 @@ TEST_CASE("nvidia histogram entropy: hand-derived and brute force", "[quant][nvi
   std::vector<std::int64_t> pw(400, 0);
   for (int j = 0; j < 128; ++j) pw[j] = 7 + (j / 32);
   pw[399] = 2;
-  CHECK(entropy_best_bin(Histogram{pw, 1.0}, 4, false, 1, 8) == brute_entropy(pw, 4, false, 1, 8));
-  REQUIRE_THROWS_AS(entropy_best_bin(Histogram{pw, 1.0}, 8, false, 1, 401), ValueError);
-  REQUIRE_THROWS_AS(entropy_best_bin(Histogram{pw, 1.0}, 8, false, 0, 128), ValueError);
+  CHECK(entropy_best_bin(linear_histogram(pw, 1.0), 4, false, 1, 8) ==
+        brute_entropy(pw, 4, false, 1, 8));
+  REQUIRE_THROWS_AS(entropy_best_bin(linear_histogram(pw, 1.0), 8, false, 1, 401), ValueError);
+  REQUIRE_THROWS_AS(entropy_best_bin(linear_histogram(pw, 1.0), 8, false, 0, 128), ValueError);
 }
 
 TEST_CASE("nvidia histogram entropy: matches the Python reference's winners", "[quant][nvidia]") {
@@ -218,7 +220,7 @@ TEST_CASE("nvidia histogram entropy: matches the Python reference's winners", "[
       load_npy(dir + "entropy_best_bins.npy").to_vector<std::int64_t>();
   std::size_t k = 0;
   for (const char* name : {"entropy_hist1.npy", "entropy_hist2.npy"}) {
-    const Histogram h{load_npy(dir + name).to_vector<std::int64_t>(), 1.0};
+    const Histogram h = linear_histogram(load_npy(dir + name).to_vector<std::int64_t>(), 1.0);
     for (auto [bits, uns, start] :
          {std::tuple<int, bool, int>{8, false, 128}, {4, false, 64}, {7, true, 128}}) {
       INFO(name << " bits " << bits);
@@ -231,7 +233,7 @@ TEST_CASE("nvidia histogram entropy: matches the Python reference's winners", "[
 TEST_CASE("nvidia histogram mse: first minimiser, brute force", "[quant][nvidia]") {
   Generator gen(77);
   for (int trial = 0; trial < 4; ++trial) {
-    Histogram h{random_hist(gen, 300, 20 * trial), 0.0123 * (trial + 1)};
+    Histogram h = linear_histogram(random_hist(gen, 300, 20 * trial), 0.0123 * (trial + 1));
     for (auto [bits, uns, stride, start] :
          {std::tuple<int, bool, int, int>{8, false, 1, 128}, {4, true, 3, 10}}) {
       INFO("trial " << trial << " bits " << bits);
@@ -240,7 +242,7 @@ TEST_CASE("nvidia histogram mse: first minimiser, brute force", "[quant][nvidia]
   }
   // All mass in one bin k: any amax whose grid hits c_k exactly gives mse 0; the first such
   // candidate (at or after start) wins. With 2 bits (grid {-1, 0, 1} * amax) only amax = c_k does.
-  Histogram one{std::vector<std::int64_t>(64, 0), 1.0};
+  Histogram one = linear_histogram(std::vector<std::int64_t>(64, 0), 1.0);
   one.counts[40] = 9;
   CHECK(mse_best_bin(one, 2, false, 1, 1) == 40);
   CHECK(histogram_center(one, 40) == 40.5);
@@ -271,7 +273,7 @@ TEST_CASE("nvidia histogram entropy timing", "[.][benchmark][nvidia]") {
   // Not a test: prints how long the entropy search takes (reported in the hand-over notes).
   Generator gen(1);
   for (std::int64_t n : {2048, 8192, 32768}) {
-    Histogram h{random_hist(gen, n, 5), 1.0};
+    Histogram h = linear_histogram(random_hist(gen, n, 5), 1.0);
     const auto t0 = std::chrono::steady_clock::now();
     const std::int64_t best = entropy_best_bin(h);
     const auto t1 = std::chrono::steady_clock::now();
@@ -279,7 +281,7 @@ TEST_CASE("nvidia histogram entropy timing", "[.][benchmark][nvidia]") {
                 static_cast<long long>(best),
                 std::chrono::duration<double, std::milli>(t1 - t0).count());
   }
-  Histogram h{random_hist(gen, 2048, 5), 1.0};
+  Histogram h = linear_histogram(random_hist(gen, 2048, 5), 1.0);
   const auto t0 = std::chrono::steady_clock::now();
   brute_entropy(h.counts, 8, false, 1, 128);
   const auto t1 = std::chrono::steady_clock::now();
