@@ -368,7 +368,9 @@ const std::vector<ConfigKeyDoc>& train_config_keys() {
        "\"nvidia\", \"torch_ao\", \"lsq\", \"horizon\" or \"aimet\" (quantizer family)"},
       {"quant.weight", "family default",
        "Conv2d/Linear weight quantizer: an object of the family's fields replacing the default "
-       "as a whole; null = float weights"},
+       "as a whole; null = float weights. torch_ao's defaults (weight and input) are PyTorch "
+       "1.13's get_default_qat_qconfig(\"fbgemm\"): observer \"fused_moving_average_minmax\", "
+       "qint8 per_channel_symmetric weights, quint8 per_tensor_affine inputs with reduce_range"},
       {"quant.input", "family default",
        "Conv2d/Linear (and residual add) input quantizer, per tensor; null = float inputs"},
       {"quant.add", "true", "quantize both inputs of residual adds (resnet20)"},

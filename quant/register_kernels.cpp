@@ -17,6 +17,7 @@
 #include "quant/observer/aminmax_kernels.h"
 #include "quant/observer/histc_kernels.h"
 #include "quant/torch_ao/fake_quantize_kernels.h"
+#include "quant/torch_ao/fused_obs_fake_quant_kernels.h"
 
 namespace qgrad {
 
@@ -24,6 +25,7 @@ namespace {
 
 void register_cpu_kernels(KernelRegistry& r) {
   ao::register_fake_quantize_cpu_kernels(r);
+  ao::register_fused_obs_fake_quant_cpu_kernels(r);
   ao::register_aminmax_cpu_kernels(r);
   ao::register_histc_cpu_kernels(r);
   horizon::register_horizon_fake_quantize_cpu_kernels(r);
@@ -41,7 +43,10 @@ void add_torch_ao_ops(KernelRegistry& r) {
   r.add_op("fake_quantize_per_tensor_affine",
            {"torch_ao.fake_quantize_per_tensor", "torch_ao.masked_gradient"});
   r.add_op("fake_quantize_per_channel_affine",
-           {"torch_ao.fake_quantize_per_channel", "torch_ao.masked_gradient"});
+           {"torch_ao.fake_quantize_per_channel", "torch_ao.fake_quantize_per_channel_float_zp",
+            "torch_ao.masked_gradient"});
+  r.add_op("fused_moving_avg_obs_fake_quant",
+           {"torch_ao.fused_moving_avg_obs_fake_quant", "torch_ao.masked_gradient"});
   r.add_op("fake_quantize_learnable_per_tensor_affine",
            {"torch_ao.fake_quantize_per_tensor", "torch_ao.learnable_per_tensor_backward"});
   r.add_op("fake_quantize_learnable_per_channel_affine",

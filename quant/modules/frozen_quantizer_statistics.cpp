@@ -4,6 +4,7 @@
 #include <memory>
 
 #include "quant/modules/fake_quantize.h"
+#include "quant/modules/fused_fake_quantize.h"
 #include "quant/modules/horizon_fake_quantize.h"
 #include "quant/modules/learnable_fake_quantize.h"
 
@@ -17,6 +18,10 @@ FrozenQuantizerStatistics::FrozenQuantizerStatistics(nn::Module& model) {
       if (!fq->observer_enabled()) continue;
       fq->disable_observer();
       restore_.push_back([fq] { fq->enable_observer(); });
+    } else if (auto ff = std::dynamic_pointer_cast<FusedMovingAvgObsFakeQuantize>(m)) {
+      if (!ff->observer_enabled()) continue;
+      ff->disable_observer();
+      restore_.push_back([ff] { ff->enable_observer(); });
     } else if (auto hq = std::dynamic_pointer_cast<HorizonFakeQuantize>(m)) {
       if (!hq->observer_enabled()) continue;
       hq->disable_observer();

@@ -10,6 +10,7 @@
 
 #include "quant/modules/aimet_quantizer.h"
 #include "quant/modules/fake_quantize.h"
+#include "quant/modules/fused_fake_quantize.h"
 #include "quant/modules/horizon_fake_quantize.h"
 #include "quant/modules/learnable_fake_quantize.h"
 #include "quant/modules/tensor_quantizer.h"
@@ -184,8 +185,9 @@ Factories parse_torch_ao(const json& j, const std::string& role) {
   Fields f(j, role,
            {"observer", "dtype", "qscheme", "quant_min", "quant_max", "reduce_range",
             "averaging_constant", "ch_axis", "eps", "bins"});
-  const std::string obs = f.get_choice("observer", "moving_average_minmax",
-                                       {"minmax", "moving_average_minmax", "histogram"});
+  const std::string obs =
+      f.get_choice("observer", "moving_average_minmax",
+                   {"minmax", "moving_average_minmax", "histogram", "fused_moving_average_minmax"});
   const std::string dtype = f.get_choice("dtype", "quint8", {"qint8", "quint8", "qint32"});
   const std::string qscheme = f.get_choice(
       "qscheme", "per_tensor_affine",
@@ -211,22 +213,36 @@ Factories parse_torch_ao(const json& j, const std::string& role) {
       fail(f.where("observer") + " \"histogram\" is per tensor only, but " + f.where("qscheme") +
            " is \"" + qscheme + "\"");
     oc.kind = ObserverKind::Histogram;
+  } else if (obs == "fused_moving_average_minmax") {
+    // PyTorch 1.13's fused op quantizes per channel along axis 0 only.
+    if (per_channel && oc.ch_axis != 0)
+      fail(f.where("observer") +
+           " \"fused_moving_average_minmax\" is per channel along axis 0 "
+           "only, but " +
+           f.where("ch_axis") + " is " + std::to_string(oc.ch_axis));
+    oc.kind = per_channel ? ObserverKind::MovingAveragePerChannelMinMax
+                          : ObserverKind::MovingAverageMinMax;
   } else if (obs == "minmax") {
     oc.kind = per_channel ? ObserverKind::PerChannelMinMax : ObserverKind::MinMax;
   } else {
     oc.kind = per_channel ? ObserverKind::MovingAveragePerChannelMinMax
                           : ObserverKind::MovingAverageMinMax;
   }
+  const bool fused = obs == "fused_moving_average_minmax";
   Factories out;
   if (role == "input") {
-    out.input = [c] { return std::make_shared<FakeQuantize>(c); };
+    if (fused)
+      out.input = [c] { return std::make_shared<FusedMovingAvgObsFakeQuantize>(c); };
+    else
+      out.input = [c] { return std::make_shared<FakeQuantize>(c); };
     return out;
   }
-  out.weight = [c, per_channel](const Shape& ws) {
+  out.weight = [c, per_channel, fused](const Shape& ws) -> std::shared_ptr<nn::UnaryModule> {
     FakeQuantizeConfig wc = c;
     if (per_channel)
       wc.channel_len = ws[static_cast<std::size_t>(
           weight_axis(c.observer.ch_axis, ws.size(), "\"weight.ch_axis\""))];
+    if (fused) return std::make_shared<FusedMovingAvgObsFakeQuantize>(wc);
     return std::make_shared<FakeQuantize>(wc);
   };
   return out;
@@ -352,10 +368,14 @@ const std::vector<FamilyInfo>& families() {
   static const std::vector<FamilyInfo> f{
       {QuantFamily::NVIDIA, "nvidia", parse_nvidia, R"({"num_bits": 8, "axis": 0})",
        R"({"num_bits": 8})", 8},
+      // PyTorch 1.13's get_default_qat_qconfig("fbgemm"): default_fused_per_channel_wt_fake_quant
+      // and FusedMovingAvgObsFakeQuantize(quint8 [0, 255], reduce_range = True).
       {QuantFamily::TorchAO, "torch_ao", parse_torch_ao,
-       R"({"dtype": "qint8", "qscheme": "per_channel_symmetric", "quant_min": -128,
-           "quant_max": 127})",
-       R"({"dtype": "quint8", "qscheme": "per_tensor_affine", "quant_min": 0, "quant_max": 255})",
+       R"({"observer": "fused_moving_average_minmax", "dtype": "qint8",
+           "qscheme": "per_channel_symmetric", "quant_min": -128, "quant_max": 127})",
+       R"({"observer": "fused_moving_average_minmax", "dtype": "quint8",
+           "qscheme": "per_tensor_affine", "quant_min": 0, "quant_max": 255,
+           "reduce_range": true})",
        0},
       {QuantFamily::LSQ, "lsq", parse_lsq, R"({"signed": true, "init": "lsq"})",
        R"({"signed": false, "learn_zero_point": true, "init": "minmax"})", 0},

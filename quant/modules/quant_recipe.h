@@ -43,16 +43,22 @@
 //             ("max" | "histogram"), "unsigned", "narrow_range", "dynamic", "fake_quant", "name",
 //             plus "num_bins" [2048] for histogram calibration.
 //             Defaults: weight {"num_bits": 8, "axis": 0}, input {"num_bits": 8}.
-//   torch_ao: FakeQuantize: "observer" ["moving_average_minmax"] | "minmax" | "histogram",
+//   torch_ao: FakeQuantize, or FusedMovingAvgObsFakeQuantize for the fused observer:
+//             "observer" ["moving_average_minmax"] | "minmax" | "histogram" |
+//             "fused_moving_average_minmax" (torch.ao's fused observer + fake quant: ATen's
+//             ChooseQuantizationParams, qparams chosen only while fake quantizing, per channel
+//             along axis 0 only),
 //             "dtype" ["quint8"] | "qint8" | "qint32", "qscheme" ["per_tensor_affine"] |
 //             "per_tensor_symmetric" | "per_channel_affine" | "per_channel_symmetric",
 //             "quant_min" and "quant_max" (together) [the dtype's range], "reduce_range" [false],
 //             "averaging_constant" [0.01], "ch_axis" [0], "eps" [2^-23], "bins" [2048].
 //             Per-channel weights are sized from the weight along ch_axis.
-//             Defaults: weight {"dtype": "qint8", "qscheme": "per_channel_symmetric",
-//             "quant_min": -128, "quant_max": 127} (PyTorch's default_per_channel_weight_fake_
-//             quant), input {"dtype": "quint8", "qscheme": "per_tensor_affine", "quant_min": 0,
-//             "quant_max": 255}.
+//             Defaults: PyTorch 1.13's get_default_qat_qconfig("fbgemm") (also "x86"):
+//             weight {"observer": "fused_moving_average_minmax", "dtype": "qint8", "qscheme":
+//             "per_channel_symmetric", "quant_min": -128, "quant_max": 127}
+//             (default_fused_per_channel_wt_fake_quant), input {"observer":
+//             "fused_moving_average_minmax", "dtype": "quint8", "qscheme": "per_tensor_affine",
+//             "quant_min": 0, "quant_max": 255, "reduce_range": true} (so [0, 127]).
 //   lsq:      LearnableFakeQuantize: "num_bits" [8] (2..16), "signed" (grid [-2^(b-1),
 //             2^(b-1)-1], else [0, 2^b-1]), "per_channel" [false] (weights only, axis 0),
 //             "learn_zero_point" [false] (true: affine LSQ+, false: symmetric LSQ),

@@ -9,6 +9,7 @@
 #include "core/factory.h"
 #include "ops/device_check.h"
 #include "quant/torch_ao/fake_quantize_kernels.h"
+#include "quant/torch_ao/fused_obs_fake_quant_kernels.h"
 #include "quant/torch_ao/qparam_checks.h"
 
 namespace qgrad::ao {
@@ -37,6 +38,43 @@ std::int64_t integer_zero_point(const char* op, const Tensor& zp) {
   QGRAD_CHECK(std::isfinite(v) && v == std::floor(v), ValueError, op,
               ": zero_point must be an integer, got ", v);
   return static_cast<std::int64_t>(v);
+}
+
+// PyTorch's float zero point (per_channel_affine_float_qparams): zero points are not checked
+// against the range and enter the element math as floats.
+Tensor per_channel_float_zero_point(const Tensor& x, const std::vector<double>& scale,
+                                    const Tensor& zero_point, std::int64_t axis,
+                                    std::int64_t quant_min, std::int64_t quant_max) {
+  static const KernelTable<FakeQuantizePerChannelFloatZpKernel>& table =
+      kernel_table<FakeQuantizePerChannelFloatZpKernel>(
+          "torch_ao.fake_quantize_per_channel_float_zp");
+  const char* op = "fake_quantize_per_channel_affine";
+  FakeQuantizePerChannelFloatZpKernel& kernel = table(op, x);
+  const std::int64_t C = x.size(axis);
+  QGRAD_CHECK(zero_point.dim() == 1 && zero_point.numel() == C, ShapeError, op,
+              ": zero_point must be 1-D with ", C, " elements (one per channel of axis ", axis,
+              " of input shape ", x.shape(), "), got shape ", zero_point.shape());
+  std::vector<float> s(scale.size());
+  for (std::size_t c = 0; c < scale.size(); ++c) {
+    s[c] = static_cast<float>(scale[c]);
+    QGRAD_CHECK(std::isfinite(s[c]) && s[c] > 0, ValueError, op, ": scale[", c, "] = ", scale[c],
+                " must be finite and > 0");
+  }
+  const std::vector<float> zp = zero_point.to_vector<float>();
+  for (std::size_t c = 0; c < zp.size(); ++c)
+    QGRAD_CHECK(std::isfinite(zp[c]), ValueError, op, ": zero_point[", c, "] = ", zp[c],
+                " must be finite");
+  const bool grad = needs_grad({x});
+  const Tensor xc = x.detach().contiguous();
+  Tensor y = empty(x.shape(), TensorOptions().dtype(x.dtype()).device(x.device()));
+  Tensor mask =
+      grad ? empty(x.shape(), TensorOptions().dtype(kUInt8).device(x.device())) : Tensor();
+  kernel(xc, axis, s, zp, quant_min, quant_max, y, mask);
+  if (grad) {
+    record("FakeQuantizePerChannelAffineBackward", {x}, {&y},
+           [op, mask](const TensorList& g) { return TensorList{masked_backward(op, g[0], mask)}; });
+  }
+  return y;
 }
 
 }  // namespace
@@ -90,8 +128,11 @@ Tensor fake_quantize_per_channel_affine(const Tensor& x, const Tensor& scale,
   const std::int64_t C = x.size(ax);
   const std::vector<double> s = per_channel_floats(op, "scale", scale, C);
   require_defined(op, "zero_point", zero_point);
+  if (is_floating(zero_point.dtype()))
+    return per_channel_float_zero_point(x, s, zero_point, ax, quant_min, quant_max);
   QGRAD_CHECK(zero_point.dtype() == kInt32 || zero_point.dtype() == kInt64, DTypeError, op,
-              ": zero_point must be int32 or int64, got ", dtype_name(zero_point.dtype()));
+              ": zero_point must be int32, int64 or floating, got ",
+              dtype_name(zero_point.dtype()));
   QGRAD_CHECK(zero_point.dim() == 1 && zero_point.numel() == C, ShapeError, op,
               ": zero_point must be 1-D with ", C, " elements (one per channel of axis ", ax,
               " of input shape ", x.shape(), "), got shape ", zero_point.shape());

@@ -22,7 +22,10 @@ Tensor fake_quantize_per_tensor_affine(const Tensor& x, double scale, std::int64
 Tensor fake_quantize_per_tensor_affine(const Tensor& x, const Tensor& scale,
                                        const Tensor& zero_point, std::int64_t quant_min,
                                        std::int64_t quant_max);
-// scale: 1-D floating [C], zero_point: 1-D int32/int64 [C], C = x.size(axis).
+// scale: 1-D floating [C], zero_point: 1-D int32/int64 [C], C = x.size(axis). A floating
+// zero_point (per_channel_affine_float_qparams) is used as PyTorch 1.13 uses it:
+// q = rne(fma(x, 1/scale, zp)) in float (PyTorch's kernel is FMA-contracted), mask qmin <= q <=
+// qmax, y = (clamp(q, qmin, qmax) - zp) * scale in double; it is not checked against the range.
 Tensor fake_quantize_per_channel_affine(const Tensor& x, const Tensor& scale,
                                         const Tensor& zero_point, std::int64_t axis,
                                         std::int64_t quant_min, std::int64_t quant_max);

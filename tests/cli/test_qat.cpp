@@ -284,7 +284,7 @@ TEST_CASE("qat: resuming a QAT run gives bit-identical results", "[cli]") {
   REQUIRE_THROWS_AS(run_training(other, out), UsageError);
   // The message names the first key that differs and both values.
   REQUIRE_THROWS_WITH(run_training(other, out),
-                      Catch::Contains("resume: 'quant.input' is object of 4 elements in the "
+                      Catch::Contains("resume: 'quant.input' is object of 6 elements in the "
                                       "checkpoint") &&
                           Catch::Contains("but null in this config"));
   TrainConfig float_run = tiny_config(tmp.file("data"), tmp.file("float"), 1, nullptr);

@@ -24,6 +24,7 @@
 #include "ops/unary/unary.h"
 #include "quant/modules/fake_quantize.h"
 #include "quant/modules/fold_conv_bn.h"
+#include "quant/modules/fused_fake_quantize.h"
 #include "quant/modules/quant_conv_bn2d.h"
 #include "quant/modules/quant_recipe.h"
 #include "test_modules_helpers.h"
@@ -75,7 +76,21 @@ std::shared_ptr<QuantConvBn2d> golden_layer(const GoldenCase& c) {
   set_values(bn->bias(), fixture(c.name + "_beta0"));
   set_values(bn->running_mean(), fixture(c.name + "_rm0"));
   set_values(bn->running_var(), fixture(c.name + "_rv0"));
-  json recipe{{"family", "torch_ao"}};
+  // The fixtures use get_default_qat_qconfig("fbgemm", version=0): FakeQuantize, not the fused
+  // module of the torch_ao default recipe (version 1).
+  json recipe{{"family", "torch_ao"},
+              {"weight",
+               {{"observer", "moving_average_minmax"},
+                {"dtype", "qint8"},
+                {"qscheme", "per_channel_symmetric"},
+                {"quant_min", -128},
+                {"quant_max", 127}}},
+              {"input",
+               {{"observer", "moving_average_minmax"},
+                {"dtype", "quint8"},
+                {"qscheme", "per_tensor_affine"},
+                {"quant_min", 0},
+                {"quant_max", 255}}}};
   if (!c.input_quant) recipe["input"] = nullptr;
   const QuantRecipe r = QuantRecipe::from_json(recipe);
   return QuantConvBn2d::from_float(conv, bn, r.make_input_quantizer(),
@@ -400,8 +415,12 @@ TEST_CASE("quant.convbn: folding equals the eval-mode layer", "[quant][convbn]")
     }
     q->eval();
     // Observers off, as for export: both modules then see fixed scales.
-    for (const auto& m : {q->input_quantizer(), q->weight_quantizer()})
-      std::dynamic_pointer_cast<FakeQuantize>(m)->disable_observer();
+    // The default torch_ao recipe builds torch.ao's fused observer + fake quant modules.
+    for (const auto& m : {q->input_quantizer(), q->weight_quantizer()}) {
+      auto fused = std::dynamic_pointer_cast<FusedMovingAvgObsFakeQuantize>(m);
+      REQUIRE(fused != nullptr);
+      fused->disable_observer();
+    }
     NoGradGuard no_grad;
     const Tensor want = q->forward(x);
     // Float fold: the weights are not quantized, so it differs from the quantized layer...

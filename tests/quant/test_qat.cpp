@@ -25,6 +25,7 @@
 #include "quant/modules/aimet_quantizer.h"
 #include "quant/modules/calibrate.h"
 #include "quant/modules/fake_quantize.h"
+#include "quant/modules/fused_fake_quantize.h"
 #include "quant/modules/horizon_fake_quantize.h"
 #include "quant/modules/learnable_fake_quantize.h"
 #include "quant/modules/quant_add.h"
@@ -78,18 +79,16 @@ ManualQuantizers manual(const std::string& family) {
                   TensorQuantizerOptions().amax_shape(a));
             }};
   if (family == "torch_ao")
-    return {[] {
-              FakeQuantizeConfig c;
-              c.observer.options.dtype(ao::QuantDType::QUInt8)
-                  .qscheme(ao::QScheme::PerTensorAffine)
-                  .quant_range(0, 255);
-              return std::make_shared<FakeQuantize>(c);
-            },
-            [](const Shape& ws) {
-              FakeQuantizeConfig c = default_per_channel_weight_fake_quant_config();
-              c.channel_len = ws[0];
-              return std::make_shared<FakeQuantize>(c);
-            }};
+    // PyTorch 1.13's get_default_qat_qconfig("fbgemm"): the fused observer + fake quant.
+    return {
+        [] {
+          return std::make_shared<FusedMovingAvgObsFakeQuantize>(default_qat_activation_config());
+        },
+        [](const Shape& ws) {
+          FakeQuantizeConfig c = default_qat_weight_config();
+          c.channel_len = ws[0];
+          return std::make_shared<FusedMovingAvgObsFakeQuantize>(c);
+        }};
   if (family == "lsq")
     return {[] {
               LearnableFakeQuantizeConfig c;
@@ -318,7 +317,21 @@ TEST_CASE("quant.qat: quantize_model options, exclusions and errors", "[quant][q
   quantize_model(*net, json{{"family", "torch_ao"}, {"input", nullptr}});
   auto conv = net->at<QuantConv2d>(0);
   REQUIRE(conv->input_quantizer() == nullptr);
-  REQUIRE(std::dynamic_pointer_cast<FakeQuantize>(conv->weight_quantizer()) != nullptr);
+  REQUIRE(std::dynamic_pointer_cast<FusedMovingAvgObsFakeQuantize>(conv->weight_quantizer()) !=
+          nullptr);
+  // The unfused FakeQuantize is the observer "moving_average_minmax".
+  auto net1 = small_net(6);
+  quantize_model(*net1, json{{"family", "torch_ao"},
+                             {"input", nullptr},
+                             {"weight", {{"observer", "moving_average_minmax"}}}});
+  REQUIRE(std::dynamic_pointer_cast<FakeQuantize>(net1->at<QuantConv2d>(0)->weight_quantizer()) !=
+          nullptr);
+  REQUIRE_THROWS_WITH(QuantRecipe::from_json(json{{"family", "torch_ao"},
+                                                  {"weight",
+                                                   {{"observer", "fused_moving_average_minmax"},
+                                                    {"qscheme", "per_channel_affine"},
+                                                    {"ch_axis", 1}}}}),
+                      Catch::Contains("fused_moving_average_minmax") && Catch::Contains("axis 0"));
   // Quantizing again leaves quantized layers alone.
   REQUIRE(quantize_model(*net, json{{"family", "nvidia"}}).empty());
   // Excluding a nested Sequential keeps everything below it float.

@@ -162,7 +162,13 @@ TEST_CASE("ao fake quantize rejects bad arguments", "[quant][torch_ao]") {
                     ShapeError);
   REQUIRE_THROWS_WITH(ao::fake_quantize_per_channel_affine(x, full({3, 1}, 0.1), z3, 1, 0, 255),
                       Contains("fake_quantize_per_channel_affine") && Contains("scale"));
-  REQUIRE_THROWS_AS(ao::fake_quantize_per_channel_affine(x, s3, zeros({3}), 1, 0, 255), DTypeError);
+  // A float zero point is PyTorch's per_channel_affine_float_qparams (test_ao_fused.cpp); other
+  // dtypes are errors.
+  REQUIRE_NOTHROW(ao::fake_quantize_per_channel_affine(x, s3, zeros({3}), 1, 0, 255));
+  REQUIRE_THROWS_AS(ao::fake_quantize_per_channel_affine(
+                        x, s3, zeros({3}, TensorOptions().dtype(kUInt8)), 1, 0, 255),
+                    DTypeError);
+  REQUIRE_THROWS_AS(ao::fake_quantize_per_channel_affine(x, s3, zeros({2}), 1, 0, 255), ShapeError);
   REQUIRE_THROWS_AS(ao::fake_quantize_per_channel_affine(
                         x, s3, zeros({2}, TensorOptions().dtype(kInt32)), 1, 0, 255),
                     ShapeError);

@@ -1,0 +1,204 @@
+// CPU kernels of torch.ao's fused observer + fake quantization and of per-channel fake
+// quantization with float zero points, registered in the "torch_ao.*" tables at the end. Per
+// tensor the input is read twice: a min/max pass (split into a size-determined number of chunks,
+// so the result never depends on the thread count), then one pass that writes the output and the
+// gradient mask. Per channel (axis 0, each channel one contiguous row) every row is finished in
+// one go (min/max, running statistics, qparams, output and mask) while it is in cache. The
+// element math is fused_obs_fake_quant_math.h's, shared with a future CUDA kernel.
+#include <algorithm>
+#include <cstring>
+#include <limits>
+#include <string>
+
+#include "core/strided_loop.h"
+#include "quant/torch_ao/channel_loop.h"
+#include "quant/torch_ao/fused_obs_fake_quant_kernels.h"
+#include "quant/torch_ao/fused_obs_fake_quant_math.h"
+
+namespace qgrad::ao {
+
+namespace {
+
+const char* kOp = "fused_moving_avg_obs_fake_quant";
+
+struct RowMinMax {
+  float mn = std::numeric_limits<float>::infinity();
+  float mx = -std::numeric_limits<float>::infinity();
+  bool nan = false;
+};
+
+// Min/max of n floats with NaN tracking (torch.aminmax propagates NaN). Written as selects so
+// the loop vectorises.
+QGRAD_NOINLINE RowMinMax row_min_max(const float* __restrict__ p, std::int64_t n) {
+  float a = std::numeric_limits<float>::infinity(), b = -a;
+  bool has_nan = false;
+  for (std::int64_t i = 0; i < n; ++i) {
+    const float v = p[i];
+    has_nan |= (v != v);
+    a = v < a ? v : a;
+    b = v > b ? v : b;
+  }
+  return {a, b, has_nan};
+}
+
+float nan_or(bool nan, float v) {
+  return nan ? std::numeric_limits<float>::quiet_NaN() : v;
+}
+
+QGRAD_NOINLINE void fake_quant_row(const fused::FakeQuantElem& elem, const float* __restrict__ x,
+                                   float* __restrict__ y, std::uint8_t* __restrict__ m,
+                                   std::int64_t n) {
+  const fused::FakeQuantElem e = elem;
+  if (m != nullptr) {
+    for (std::int64_t i = 0; i < n; ++i) y[i] = e(x[i], m[i]);
+  } else {
+    std::uint8_t unused;
+    for (std::int64_t i = 0; i < n; ++i) y[i] = e(x[i], unused);
+  }
+}
+
+// PyTorch checks min <= max inside ChooseQuantizationParams.
+void check_range(bool ok, float mn, float mx, std::size_t c, bool per_channel) {
+  QGRAD_CHECK(ok, ValueError, kOp, ": the running min (", mn, ") should be <= the running max (",
+              mx, ")", per_channel ? " in channel " + std::to_string(c) : std::string(),
+              "; NaN in the input makes the running statistics NaN");
+}
+
+constexpr std::int64_t kMaxChunks = 64;
+constexpr std::int64_t kMinChunk = 32768;
+
+void fused_per_tensor(const float* px, float* py, std::uint8_t* pm, std::int64_t n,
+                      const FusedObsFakeQuantParams& p, float& rmin, float& rmax, float& scale,
+                      std::int32_t& zp) {
+  if (p.observe) {
+    const std::int64_t K =
+        std::max<std::int64_t>(1, std::min(kMaxChunks, (n + kMinChunk - 1) / kMinChunk));
+    const std::int64_t chunk = (n + K - 1) / K;
+    std::vector<RowMinMax> parts(static_cast<std::size_t>(K));
+    parallel_for(K, 2, [&](std::int64_t k0, std::int64_t k1) {
+      for (std::int64_t k = k0; k < k1; ++k) {
+        const std::int64_t b = k * chunk, e = std::min(n, b + chunk);
+        if (b < e) parts[static_cast<std::size_t>(k)] = row_min_max(px + b, e - b);
+      }
+    });
+    RowMinMax t;
+    for (const RowMinMax& r : parts) {
+      t.mn = std::min(t.mn, r.mn);
+      t.mx = std::max(t.mx, r.mx);
+      t.nan = t.nan || r.nan;
+    }
+    rmin = fused::moving_average(rmin, nan_or(t.nan, t.mn), p.averaging_const);
+    rmax = fused::moving_average(rmax, nan_or(t.nan, t.mx), p.averaging_const);
+  }
+  if (!p.fake_quant) {
+    std::memcpy(py, px, static_cast<std::size_t>(n) * sizeof(float));
+    return;
+  }
+  check_range(rmin <= rmax, rmin, rmax, 0, false);
+  const fused::ChosenQParams q =
+      fused::choose_qparams(rmin, rmax, p.quant_min, p.quant_max, p.symmetric);
+  scale = q.scale;
+  zp = q.zero_point;
+  const fused::FakeQuantElem elem =
+      fused::make_fake_quant_elem(q.scale, q.zero_point, p.quant_min, p.quant_max);
+  parallel_for(n, kParallelGrain, [&](std::int64_t b, std::int64_t e) {
+    fake_quant_row(elem, px + b, py + b, pm ? pm + b : nullptr, e - b);
+  });
+}
+
+void fused_per_channel(const float* px, float* py, std::uint8_t* pm, std::int64_t channels,
+                       std::int64_t inner, const FusedObsFakeQuantParams& p,
+                       std::vector<float>& rmin, std::vector<float>& rmax,
+                       std::vector<float>& scale, std::vector<std::int32_t>& zp) {
+  std::vector<std::uint8_t> bad(static_cast<std::size_t>(channels), 0);
+  const std::int64_t grain =
+      std::max<std::int64_t>(1, kParallelGrain / std::max<std::int64_t>(inner, 1));
+  parallel_for(channels, grain, [&](std::int64_t c0, std::int64_t c1) {
+    for (std::int64_t c = c0; c < c1; ++c) {
+      const std::size_t i = static_cast<std::size_t>(c);
+      const float* x = px + c * inner;
+      float* y = py + c * inner;
+      if (p.observe) {
+        const RowMinMax r = row_min_max(x, inner);
+        rmin[i] = fused::moving_average(rmin[i], nan_or(r.nan, r.mn), p.averaging_const);
+        rmax[i] = fused::moving_average(rmax[i], nan_or(r.nan, r.mx), p.averaging_const);
+      }
+      if (!p.fake_quant) {
+        std::memcpy(y, x, static_cast<std::size_t>(inner) * sizeof(float));
+        continue;
+      }
+      if (!(rmin[i] <= rmax[i])) {
+        bad[i] = 1;
+        continue;
+      }
+      const fused::ChosenQParams q =
+          fused::choose_qparams(rmin[i], rmax[i], p.quant_min, p.quant_max, p.symmetric);
+      scale[i] = q.scale;
+      zp[i] = q.zero_point;
+      fake_quant_row(fused::make_fake_quant_elem(q.scale, q.zero_point, p.quant_min, p.quant_max),
+                     x, y, pm ? pm + c * inner : nullptr, inner);
+    }
+  });
+  for (std::size_t c = 0; c < bad.size(); ++c) check_range(!bad[c], rmin[c], rmax[c], c, true);
+}
+
+void fused_moving_avg_obs_fake_quant_cpu(const Tensor& x, const FusedObsFakeQuantParams& p,
+                                         std::vector<float>& running_min,
+                                         std::vector<float>& running_max, std::vector<float>& scale,
+                                         std::vector<std::int32_t>& zero_point, const Tensor& y,
+                                         const Tensor& mask) {
+  QGRAD_CHECK(x.dtype() == kFloat32, DTypeError, kOp, ": input must be float32, got ",
+              dtype_name(x.dtype()));
+  const float* px = x.data_ptr<float>();
+  float* py = y.data_ptr<float>();
+  std::uint8_t* pm = mask.defined() ? mask.data_ptr<std::uint8_t>() : nullptr;
+  const std::int64_t n = x.numel();
+  if (n == 0) return;
+  if (p.per_channel) {
+    const std::int64_t C = x.size(0);
+    fused_per_channel(px, py, pm, C, n / C, p, running_min, running_max, scale, zero_point);
+  } else {
+    fused_per_tensor(px, py, pm, n, p, running_min[0], running_max[0], scale[0], zero_point[0]);
+  }
+}
+
+template <typename T>
+void float_zp_per_channel(const Tensor& x, std::int64_t axis, const std::vector<float>& scale,
+                          const std::vector<float>& zp, std::int64_t qmin, std::int64_t qmax,
+                          const Tensor& y, const Tensor& mask) {
+  std::vector<fused::FloatZpFakeQuantElem<T>> elems(scale.size());
+  for (std::size_t c = 0; c < scale.size(); ++c)
+    elems[c] = {1.0f / scale[c], scale[c], zp[c], static_cast<double>(qmin),
+                static_cast<double>(qmax)};
+  const T* px = x.data_ptr<T>();
+  T* py = y.data_ptr<T>();
+  std::uint8_t* pm = mask.defined() ? mask.data_ptr<std::uint8_t>() : nullptr;
+  ChannelLoop loop(x.shape(), axis);
+  loop.run([&](std::int64_t c, std::int64_t off, std::int64_t n) {
+    const fused::FloatZpFakeQuantElem<T> e = elems[static_cast<std::size_t>(c)];
+    std::uint8_t unused;
+    for (std::int64_t i = 0; i < n; ++i) py[off + i] = e(px[off + i], pm ? pm[off + i] : unused);
+  });
+}
+
+void fake_quantize_per_channel_float_zp_cpu(const Tensor& x, std::int64_t axis,
+                                            const std::vector<float>& scale,
+                                            const std::vector<float>& zero_point,
+                                            std::int64_t quant_min, std::int64_t quant_max,
+                                            const Tensor& y, const Tensor& mask) {
+  if (y.numel() == 0) return;
+  QGRAD_DISPATCH_FLOAT(x.dtype(), "fake_quantize_per_channel_affine", [&] {
+    float_zp_per_channel<scalar_t>(x, axis, scale, zero_point, quant_min, quant_max, y, mask);
+  });
+}
+
+}  // namespace
+
+void register_fused_obs_fake_quant_cpu_kernels(KernelRegistry& r) {
+  r.table<FusedObsFakeQuantKernel>("torch_ao.fused_moving_avg_obs_fake_quant")
+      .define(DeviceType::CPU, &fused_moving_avg_obs_fake_quant_cpu, DTypeSet{kFloat32});
+  r.table<FakeQuantizePerChannelFloatZpKernel>("torch_ao.fake_quantize_per_channel_float_zp")
+      .define(DeviceType::CPU, &fake_quantize_per_channel_float_zp_cpu, kFloatingDTypes);
+}
+
+}  // namespace qgrad::ao

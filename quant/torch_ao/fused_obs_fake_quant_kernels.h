@@ -1,0 +1,49 @@
+// Kernel signatures and per-device register functions of torch.ao's fused observer + fake
+// quantization (fused_moving_avg_obs_fake_quant) and of per-channel fake quantization with float
+// zero points. The fronts (fused_obs_fake_quant.cpp, fake_quantize.cpp) reach them through the
+// "torch_ao.fused_moving_avg_obs_fake_quant" and "torch_ao.fake_quantize_per_channel_float_zp"
+// tables; the element math lives in fused_obs_fake_quant_math.h so a CUDA kernel can share it.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "core/dispatch.h"
+#include "core/tensor.h"
+
+namespace qgrad::ao {
+
+struct FusedObsFakeQuantParams {
+  bool observe = true;
+  bool fake_quant = true;
+  bool per_channel = false;  // along axis 0 (PyTorch 1.13 supports no other axis)
+  bool symmetric = false;    // ChooseQuantizationParams' preserve_sparsity
+  float averaging_const = 0.01f;
+  std::int32_t quant_min = 0;
+  std::int32_t quant_max = 255;
+};
+
+// x: contiguous float32, non-empty. running_min / running_max: one value per channel (one per
+// tensor), updated when observing. scale / zero_point (same length) are written when fake
+// quantizing. y (x's shape) receives the fake-quantized x, or a copy of x when not fake
+// quantizing; mask (uint8, may be undefined) receives the straight-through mask when fake
+// quantizing. Running statistics for which min <= max fails (NaN) are a ValueError, as in
+// PyTorch, thrown after the statistics are updated.
+using FusedObsFakeQuantKernel = void(const Tensor& x, const FusedObsFakeQuantParams& params,
+                                     std::vector<float>& running_min,
+                                     std::vector<float>& running_max, std::vector<float>& scale,
+                                     std::vector<std::int32_t>& zero_point, const Tensor& y,
+                                     const Tensor& mask);
+
+// Per-channel fake quantization with float zero points (fused_obs_fake_quant_math.h's
+// FloatZpFakeQuantElem). x, y, mask contiguous; mask may be undefined.
+using FakeQuantizePerChannelFloatZpKernel = void(const Tensor& x, std::int64_t axis,
+                                                 const std::vector<float>& scale,
+                                                 const std::vector<float>& zero_point,
+                                                 std::int64_t quant_min, std::int64_t quant_max,
+                                                 const Tensor& y, const Tensor& mask);
+
+void register_fused_obs_fake_quant_cpu_kernels(KernelRegistry& r);
+void register_fused_obs_fake_quant_cuda_kernels(KernelRegistry& r);
+
+}  // namespace qgrad::ao

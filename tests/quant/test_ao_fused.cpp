@@ -1,0 +1,218 @@
+// Tests of torch.ao's fused observer + fake quantization (quant/torch_ao/fused_obs_fake_quant.h,
+// quant/modules/fused_fake_quantize.h) and of per-channel fake quantization with float zero
+// points: golden fixtures written by PyTorch 1.13's own FusedMovingAvgObsFakeQuantize module and
+// fake_quantize_per_channel_affine (tests/fixtures/gen_quant_ao_fused.py) compared bit for bit
+// over multi-step runs (running min/max, scale, zero point, output, gradient, enable flags,
+// all-zero and tiny batches), the scalar qparams rule, state-dict keys and bad-argument errors.
+#include <catch2/catch.hpp>
+
+#include <cmath>
+#include <limits>
+#include <string>
+
+#include "core/factory.h"
+#include "core/npy.h"
+#include "quant/modules/fused_fake_quantize.h"
+#include "quant/torch_ao/fake_quantize.h"
+#include "quant/torch_ao/fused_obs_fake_quant.h"
+#include "quant/torch_ao/fused_obs_fake_quant_math.h"
+#include "support/fixtures.h"
+
+using namespace qgrad;
+using qgrad_test::require_bitwise;
+
+namespace {
+
+const char* kDir = "quant_ao_fused";
+
+bool has_fixture(const std::string& name) {
+  return qgrad_test::has_fixture(kDir, name);
+}
+Tensor load(const std::string& name) {
+  return qgrad_test::load_fixture(kDir, name);
+}
+
+quant::FakeQuantizeConfig config_from(const std::vector<double>& c) {
+  quant::FakeQuantizeConfig fc;
+  const bool per_channel = c[0] != 0;
+  fc.observer.kind = per_channel ? quant::ObserverKind::MovingAveragePerChannelMinMax
+                                 : quant::ObserverKind::MovingAverageMinMax;
+  const ao::QScheme schemes[] = {ao::QScheme::PerTensorAffine, ao::QScheme::PerTensorSymmetric,
+                                 ao::QScheme::PerChannelAffine, ao::QScheme::PerChannelSymmetric};
+  fc.observer.options =
+      ao::ObserverOptions()
+          .dtype(c[1] == 0 ? ao::QuantDType::QInt8 : ao::QuantDType::QUInt8)
+          .qscheme(schemes[static_cast<int>(c[2])])
+          .reduce_range(c[3] != 0)
+          .quant_range(static_cast<std::int64_t>(c[4]), static_cast<std::int64_t>(c[5]))
+          .eps(c[7]);
+  fc.observer.averaging_constant = c[6];
+  return fc;
+}
+
+std::vector<std::int64_t> ints(const Tensor& t) {
+  return t.to_vector<std::int64_t>();
+}
+
+}  // namespace
+
+TEST_CASE("FusedMovingAvgObsFakeQuantize matches PyTorch 1.13 over multi-step runs",
+          "[quant][torch_ao][fused]") {
+  int cases = 0;
+  for (int i = 0; has_fixture("fused_" + std::to_string(i) + "_config"); ++i, ++cases) {
+    const std::vector<double> c =
+        load("fused_" + std::to_string(i) + "_config").to_vector<double>();
+    quant::FusedMovingAvgObsFakeQuantize m(config_from(c));
+    REQUIRE(m.quant_min() == static_cast<std::int64_t>(c[9]));
+    REQUIRE(m.quant_max() == static_cast<std::int64_t>(c[10]));
+    const int steps = static_cast<int>(c[8]);
+    for (int k = 0; k < steps; ++k) {
+      const std::string p = "fused_" + std::to_string(i) + "_s" + std::to_string(k) + "_";
+      const std::vector<double> flags = load(p + "flags").to_vector<double>();
+      INFO("case " << i << " step " << k << " observer " << flags[0] << " fake_quant " << flags[1]);
+      m.enable_observer(flags[0] != 0);
+      m.enable_fake_quant(flags[1] != 0);
+      Tensor x = load(p + "x").set_requires_grad(true);
+      Tensor y = m.forward(x);
+      require_bitwise(y, load(p + "y"), "output");
+      y.backward(load(p + "dy"));
+      require_bitwise(x.grad(), load(p + "dx"), "gradient");
+      require_bitwise(m.activation_post_process()->min_val().reshape({-1}), load(p + "min"),
+                      "running min");
+      require_bitwise(m.activation_post_process()->max_val().reshape({-1}), load(p + "max"),
+                      "running max");
+      require_bitwise(m.scale(), load(p + "scale"), "scale");
+      REQUIRE(ints(m.zero_point()) == ints(load(p + "zp")));
+    }
+    // calculate_qparams is the observer's rule, as PyTorch's module returns it.
+    const std::vector<double> q =
+        load("fused_" + std::to_string(i) + "_qparams").to_vector<double>();
+    const ao::QParams qp = m.calculate_qparams();
+    const std::vector<float> s = qp.scale.to_vector<float>();
+    const std::vector<double> z = qp.zero_point.to_vector<double>();
+    REQUIRE(s.size() * 2 == q.size());
+    for (std::size_t j = 0; j < s.size(); ++j) {
+      CHECK(s[j] == static_cast<float>(q[j]));
+      CHECK(z[j] == q[s.size() + j]);
+    }
+  }
+  REQUIRE(cases >= 10);
+}
+
+TEST_CASE("fake_quantize_per_channel_affine with float zero points matches PyTorch 1.13",
+          "[quant][torch_ao][fused]") {
+  int cases = 0;
+  for (int i = 0; has_fixture("fzp_" + std::to_string(i) + "_x"); ++i, ++cases) {
+    const std::string p = "fzp_" + std::to_string(i) + "_";
+    INFO("case " << i);
+    const std::vector<double> prm = load(p + "params").to_vector<double>();
+    Tensor x = load(p + "x").set_requires_grad(true);
+    Tensor y = ao::fake_quantize_per_channel_affine(
+        x, load(p + "scale"), load(p + "zp"), static_cast<std::int64_t>(prm[0]),
+        static_cast<std::int64_t>(prm[1]), static_cast<std::int64_t>(prm[2]));
+    require_bitwise(y, load(p + "y"), "forward");
+    y.backward(load(p + "dy"));
+    require_bitwise(x.grad(), load(p + "dx"), "gradient");
+  }
+  REQUIRE(cases >= 5);
+}
+
+TEST_CASE("choose_qparams follows ATen's ChooseQuantizationParams", "[quant][torch_ao][fused]") {
+  using ao::fused::choose_qparams;
+  // An empty range: scale 0.1; the zero point comes from the end with the smaller error.
+  CHECK(choose_qparams(0, 0, -128, 127, false).scale == 0.1f);
+  CHECK(choose_qparams(0, 0, -128, 127, false).zero_point == 127);
+  CHECK(choose_qparams(0, 0, 0, 255, true).zero_point == 0);
+  // Symmetric schemes put the zero point in the middle of the range (rounded half to even).
+  CHECK(choose_qparams(-1, 2, -128, 127, true).zero_point == 0);
+  CHECK(choose_qparams(-1, 2, 0, 255, true).zero_point == 128);
+  CHECK(choose_qparams(-1, 2, 0, 127, true).zero_point == 64);
+  // ... but not for one-sided data: qint8 symmetric with min >= 0 gives zero point -128.
+  CHECK(choose_qparams(0.5f, 2, -128, 127, true).zero_point == -128);
+  // The 6.1e-5 floor.
+  CHECK(choose_qparams(-1e-6f, 1e-6f, 0, 255, false).scale == 6.1e-5f);
+}
+
+TEST_CASE("fused_moving_avg_obs_fake_quant: state, flags and errors", "[quant][torch_ao][fused]") {
+  const TensorOptions i64 = TensorOptions().dtype(kInt64);
+  const Tensor on = ones({1}, i64), off = zeros({1}, i64);
+  const float inf = std::numeric_limits<float>::infinity();
+  Tensor rmin = scalar_tensor(inf), rmax = scalar_tensor(-inf);
+  Tensor scale = ones({1}), zp = zeros({1}, TensorOptions().dtype(kInt32));
+  const Tensor x = from_vector<float>({-1.0f, 0.5f, 2.0f}, {3});
+
+  SECTION("observer on, fake quant off: statistics move, qparams stay, x passes") {
+    Tensor y = ao::fused_moving_avg_obs_fake_quant(x, on, off, rmin, rmax, scale, zp, 0.01, 0, 255,
+                                                   -1, false, false);
+    require_bitwise(y, x);
+    CHECK(rmin.item<float>() == -1.0f);
+    CHECK(rmax.item<float>() == 2.0f);
+    CHECK(scale.item<float>() == 1.0f);
+    CHECK(rmin.dim() == 0);
+  }
+  SECTION("empty input: nothing updated") {
+    Tensor y = ao::fused_moving_avg_obs_fake_quant(empty({0}), on, on, rmin, rmax, scale, zp, 0.01,
+                                                   0, 255, -1, false, false);
+    CHECK(y.numel() == 0);
+    CHECK(std::isinf(rmin.item<float>()));
+  }
+  SECTION("per channel: empty state is sized in place") {
+    Tensor pmin = empty({0}), pmax = empty({0}), ps = ones({1}),
+           pz = zeros({1}, TensorOptions().dtype(kInt32));
+    const Tensor w = from_vector<float>({-1, 1, 2, 3, -4, 0}, {3, 2});
+    ao::fused_moving_avg_obs_fake_quant(w, on, on, pmin, pmax, ps, pz, 0.01, -128, 127, 0, true,
+                                        true);
+    CHECK(pmin.to_vector<float>() == std::vector<float>{-1, 2, -4});
+    CHECK(ps.numel() == 3);
+    CHECK(pz.numel() == 3);
+  }
+  SECTION("bad arguments name the op and the argument") {
+    CHECK_THROWS_WITH(
+        ao::fused_moving_avg_obs_fake_quant(x, on, on, rmin, rmax, scale, zp, 0.01, 10, 5, -1,
+                                            false, false),
+        Catch::Contains("fused_moving_avg_obs_fake_quant") && Catch::Contains("quant_min"));
+    CHECK_THROWS_AS(ao::fused_moving_avg_obs_fake_quant(x.to(kFloat64), on, on, rmin, rmax, scale,
+                                                        zp, 0.01, 0, 255, -1, false, false),
+                    DTypeError);
+    const Tensor w = zeros({2, 3});
+    CHECK_THROWS_WITH(
+        ao::fused_moving_avg_obs_fake_quant(w, on, on, empty({0}), empty({0}), ones({1}), zp, 0.01,
+                                            -128, 127, 1, true, true),
+        Catch::Contains("axis 0"));
+    CHECK_THROWS_WITH(ao::fused_moving_avg_obs_fake_quant(x, on, on, zeros({2}), rmax, scale, zp,
+                                                          0.01, 0, 255, -1, false, false),
+                      Catch::Contains("running_min"));
+    const Tensor nan = from_vector<float>({std::nanf(""), 1.0f}, {2});
+    CHECK_THROWS_AS(ao::fused_moving_avg_obs_fake_quant(nan, on, on, rmin, rmax, scale, zp, 0.01, 0,
+                                                        255, -1, false, false),
+                    ValueError);
+  }
+}
+
+TEST_CASE("FusedMovingAvgObsFakeQuantize module: PyTorch's state and checks",
+          "[quant][torch_ao][fused]") {
+  quant::FusedMovingAvgObsFakeQuantize act(quant::default_qat_activation_config());
+  CHECK(act.quant_min() == 0);
+  CHECK(act.quant_max() == 127);
+  const auto sd = act.state_dict();
+  for (const char* k : {"fake_quant_enabled", "observer_enabled", "scale", "zero_point",
+                        "activation_post_process.eps", "activation_post_process.min_val",
+                        "activation_post_process.max_val"})
+    CHECK(sd.find(k) != nullptr);
+  CHECK(sd.find("fake_quant_enabled")->dtype() == kInt64);
+  CHECK(act.activation_post_process()->name() == "MovingAverageMinMaxObserver");
+
+  quant::FusedMovingAvgObsFakeQuantize w(quant::default_qat_weight_config());
+  CHECK(w.is_per_channel());
+  CHECK(w.is_symmetric_quant());
+  Tensor y = w.forward(from_vector<float>({-1, 1, 2, 3}, {2, 2}));
+  CHECK(w.scale().numel() == 2);
+
+  quant::FakeQuantizeConfig bad = quant::default_fused_act_fake_quant_config();
+  bad.observer.kind = quant::ObserverKind::MinMax;
+  CHECK_THROWS_WITH(quant::FusedMovingAvgObsFakeQuantize(bad),
+                    Catch::Contains("MovingAverageMinMaxObserver"));
+  quant::FakeQuantizeConfig axis1 = quant::default_qat_weight_config();
+  axis1.observer.ch_axis = 1;
+  CHECK_THROWS_AS(quant::FusedMovingAvgObsFakeQuantize(axis1), ValueError);
+}
