@@ -24,7 +24,10 @@ void learnable_clip_forward_cpu(const Tensor& x, const Tensor& lo, const Tensor&
       for (std::int64_t i = 0; i < n; ++i) {
         const T v = px[off[1] + i * st[1]];
         const T l = pl[off[2] + i * st[2]], h = ph[off[3] + i * st[3]];
-        py[off[0] + i * st[0]] = v < l ? l : (v > h ? h : v);
+        // torch.min(x, hi) then torch.max(., lo) as PyTorch's vectorised CPU kernels compute
+        // them: a tie returns the bound (clip(-0.0, 0, 6) = +0.0), NaN propagates.
+        const T m = (v != v) ? v : (v < h ? v : h);
+        py[off[0] + i * st[0]] = (m != m) ? m : (m > l ? m : l);
       }
     });
   });
@@ -53,9 +56,13 @@ void learnable_clip_backward_cpu(const Tensor& dy, const Tensor& x, const Tensor
         const T g = pg[off[3] + i * st[3]];
         const T v = px[off[4] + i * st[4]];
         const T l = pl[off[5] + i * st[5]], h = ph[off[6] + i * st[6]];
-        pdx[off[0] + i * st[0]] = (l < v && v < h) ? g : T(0);
-        pdl[off[1] + i * st[1]] = v <= l ? g : T(0);
-        pdh[off[2] + i * st[2]] = v >= h ? g : T(0);
+        // pq's ClipFunction: float masks and multiplies, so a masked element with a negative
+        // dy gives -0.0 and NaN in dy propagates; NaN x is outside both masks.
+        const T min_mask = v > l ? T(1) : T(0);
+        const T max_mask = v < h ? T(1) : T(0);
+        pdx[off[0] + i * st[0]] = g * min_mask * max_mask;
+        pdl[off[1] + i * st[1]] = g * (T(1) - min_mask);
+        pdh[off[2] + i * st[2]] = g * (T(1) - max_mask);
       }
     });
   });

@@ -8,10 +8,13 @@
 
 namespace qgrad::learnable {
 
-// y = clamp(x, lo, hi) (NaN passes through).
+// y = max(min(x, hi), lo) as PyTorch's torch.min/torch.max: a tie returns the bound (so
+// clip(-0.0, 0, 6) = +0.0), NaN passes through.
 using LearnableClipForwardKernel = void(const Tensor& x, const Tensor& lo, const Tensor& hi,
                                         const Tensor& y);
-// dx = dy where lo < x < hi; dlo = dy where x <= lo; dhi = dy where x >= hi (unreduced).
+// With the float masks a = (x > lo), b = (x < hi): dx = dy * a * b, dlo = dy * (1 - a),
+// dhi = dy * (1 - b) (unreduced; a masked dx with negative dy is -0.0, NaN x counts for both
+// bounds), as pytorch_quantization's ClipFunction.
 using LearnableClipBackwardKernel = void(const Tensor& dy, const Tensor& x, const Tensor& lo,
                                          const Tensor& hi, const Tensor& dx, const Tensor& dlo,
                                          const Tensor& dhi);

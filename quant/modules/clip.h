@@ -1,8 +1,9 @@
 // Clip: pytorch_quantization's Clip module with learnable bounds, the clip stage of a
 // TensorQuantizer with learn_amax. Parameters clip_value_min / clip_value_max are 0-d float32
 // scalars; forward is learnable_clip (quant/learnable/learnable_clip.h): y = clamp(x, min, max)
-// with PACT gradients for both bounds (dmin = sum of dy where x <= min, dmax = sum of dy where
-// x >= max, dx = dy strictly inside).
+// computed as the reference's torch.min/torch.max (a tie returns the bound), with PACT gradients
+// for both bounds (dmin = sum of dy where x <= min, dmax = sum of dy where x >= max, dx = dy * mask
+// as a float multiply, so a masked element keeps the sign of dy on its zero).
 #pragma once
 
 #include <string>
@@ -19,7 +20,8 @@ class Clip : public nn::UnaryModule {
   Tensor forward(const Tensor& x) override;
   // max(-min, max), differentiable in both bounds.
   Tensor amax() const;
-  // Sets the bounds to -amax and +amax (no gradient recorded).
+  // Sets the bounds to (clip_value_min, clip_value_max) (no gradient recorded); a TensorQuantizer
+  // with learn_amax passes (-amax, +amax). ValueError unless finite with min <= max.
   void set_bounds(double clip_value_min, double clip_value_max);
 
   const Tensor& clip_value_min() const { return min_; }

@@ -5,7 +5,10 @@
 #include <cmath>
 
 #include "core/autograd/function.h"
+#include "core/autograd/grad_mode.h"
 #include "core/factory.h"
+#include "ops/binary/binary.h"
+#include "ops/where/where.h"
 #include "quant/nvidia/tensor_quant_kernels.h"
 
 namespace qgrad::nvidia {
@@ -48,9 +51,13 @@ Tensor apply_scaled_minifloat(const char* op, const Tensor& xc, const BlockLayou
   FpScaledQuantKernel& kernel = table(op, xc);
   Tensor s, d;
   if (amax.defined()) {
-    s = empty(L.grid_shape, options_of(xc));
-    d = empty(L.grid_shape, options_of(xc));
-    amax_scales(op, amax, fmt.max_value, s, d);
+    // s = fl(fl(1 / amax) * maxval), as PyTorch evaluates the references' `448. / amax`; 0 for
+    // the rounding and 1 for the division where amax <= 2^-24.
+    NoGradGuard no_grad;
+    const Tensor r = mul(div(1.0, amax), fmt.max_value);
+    const Tensor tiny = le(amax, kMinAmax);
+    s = where(tiny, 0.0, r).contiguous();
+    d = where(tiny, 1.0, r).contiguous();
   } else {  // the plain cast
     s = full(L.grid_shape, 1.0, options_of(xc));
     d = full(L.grid_shape, 1.0, options_of(xc));
@@ -58,6 +65,17 @@ Tensor apply_scaled_minifloat(const char* op, const Tensor& xc, const BlockLayou
   Tensor out = empty(xc.shape(), options_of(xc));
   if (xc.numel() > 0) kernel(xc, out, L, s, d, fmt, amax.defined(), fake);
   if (scale_out) *scale_out = d;
+  return out;
+}
+
+Tensor apply_scaled_minifloat_with_scales(const char* op, const Tensor& xc, const BlockLayout& L,
+                                          const Tensor& s, const Tensor& d,
+                                          const MiniFloatSpec& fmt, bool zero_small, bool fake) {
+  static const KernelTable<FpScaledQuantKernel>& table =
+      kernel_table<FpScaledQuantKernel>("nvidia.fp_scaled_quant");
+  FpScaledQuantKernel& kernel = table(op, xc);
+  Tensor out = empty(xc.shape(), options_of(xc));
+  if (xc.numel() > 0) kernel(xc, out, L, s, d, fmt, zero_small, fake);
   return out;
 }
 

@@ -20,11 +20,18 @@ namespace qgrad::nvidia {
 Tensor apply_int_quant(const char* op, const Tensor& xc, const BlockLayout& L, const Tensor& amax,
                        const IntRange& range, bool fake, Tensor* scale_out = nullptr);
 
-// Scaled minifloat quantization (s = maxval / amax, zero mask |x| < 2^-24); an undefined amax
+// Scaled minifloat quantization (s = fl(fl(1 / amax) * maxval), q = cast(x * s) / s, zero mask
+// |x| < 2^-24, amax <= 2^-24 gives x * 0; used by the block quantizers); an undefined amax
 // means the plain cast. *scale_out receives s (1 where amax <= 2^-24 or amax is undefined).
 Tensor apply_scaled_minifloat(const char* op, const Tensor& xc, const BlockLayout& L,
                               const Tensor& amax, const MiniFloatSpec& fmt, bool fake,
                               Tensor* scale_out = nullptr);
+
+// q = cast(x * s[g]); out = q / d[g] (fake) or q, with the |x| < 2^-24 -> +0 mask when
+// zero_small: the scales are given (s and d grids of xc's dtype, contiguous).
+Tensor apply_scaled_minifloat_with_scales(const char* op, const Tensor& xc, const BlockLayout& L,
+                                          const Tensor& s, const Tensor& d,
+                                          const MiniFloatSpec& fmt, bool zero_small, bool fake);
 
 // q = cast(x / s[g]); out = q * s[g] (fake) or q.
 Tensor apply_divmul_minifloat(const char* op, const Tensor& xc, const BlockLayout& L,

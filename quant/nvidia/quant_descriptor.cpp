@@ -228,6 +228,37 @@ json QuantDescriptor::to_json() const {
   return j;
 }
 
+json QuantDescriptor::to_dict() const {
+  const QuantDescriptorOptions def;
+  json j = json::object();
+  j["num_bits"] = num_bits_json(o_.num_bits_);
+  j["name"] = o_.name_ ? json(*o_.name_) : json(nullptr);
+  if (!o_.fake_quant_) j["fake_quant"] = false;
+  if (o_.axis_.kind == QuantAxis::Kind::Int) j["axis"] = o_.axis_.axes[0];
+  if (o_.axis_.kind == QuantAxis::Kind::Tuple) j["axis"] = o_.axis_.axes;
+  if (o_.amax_) {
+    AmaxValue a = *o_.amax_;
+    for (double& v : a.values) v = static_cast<double>(static_cast<float>(v));
+    std::size_t pos = 0;
+    j["amax"] = amax_json(a, 0, pos);
+  }
+  if (o_.scale_amax_) j["scale_amax"] = *o_.scale_amax_;
+  if (o_.learn_amax_) j["learn_amax"] = true;
+  if (o_.unsigned_) j["unsigned"] = true;
+  if (o_.block_sizes_) j["block_sizes"] = block_sizes_json(*o_.block_sizes_);
+  if (o_.dynamic_ != def.dynamic_) j["dynamic"] = o_.dynamic_;
+  return j;
+}
+
+QuantDescriptor QuantDescriptor::from_dict(const json& j) {
+  QGRAD_CHECK(j.is_object(), ValueError, kOp, ".from_dict: expected a JSON object, got ",
+              describe_json(j));
+  json k = j;
+  const auto name = k.find("name");
+  if (name != k.end() && name->is_null()) k.erase(name);
+  return from_json(k);
+}
+
 QuantDescriptor QuantDescriptor::from_json(const json& j) {
   QGRAD_CHECK(j.is_object(), ValueError, kOp, ".from_json: expected a JSON object, got ",
               describe_json(j));

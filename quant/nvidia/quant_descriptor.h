@@ -19,7 +19,8 @@
 // equal descriptor; integers never wrap or truncate (num_bits 4294967304 is an error, not 8).
 // Unlike the reference (whose dict() drops narrow_range and calib_method and
 // whose YAML writer crashes on an int axis), every field round-trips; axis keeps the difference
-// between 0 and (0,), amax keeps its shape.
+// between 0 and (0,), amax keeps its shape. to_dict()/from_dict() are the reference's dict()
+// format, for moving descriptors between pq and qgrad.
 #pragma once
 
 #include <optional>
@@ -125,6 +126,16 @@ class QuantDescriptor {
   const QuantDescriptorOptions& options() const { return o_; }
 
   nlohmann::json to_json() const;
+  // pytorch_quantization's ScaledQuantDescriptor.dict(), key for key: always "num_bits" and
+  // "name" (null when unset); "fake_quant", "axis", "amax", "scale_amax", "learn_amax" and
+  // "unsigned" only when not default; never "calib_method" nor "narrow_range" (pq drops them);
+  // amax holds the float32 value of each element as a double (0.1 -> 0.10000000149011612), as
+  // pq stores amax in a float32 array. Fields pq does not have (modelopt's block_sizes and
+  // dynamic) are written under their names when set, so that nothing is lost silently.
+  nlohmann::json to_dict() const;
+  // Reads pq's dict() (or its constructor keyword arguments): to_json's fields, with "name"
+  // allowed to be null. from_dict(d.to_dict()).to_dict() == d.to_dict().
+  static QuantDescriptor from_dict(const nlohmann::json& j);
   static QuantDescriptor from_json(const nlohmann::json& j);
   // JSON text through parse_json (depth-bounded, no duplicate keys, no 1e400), then from_json;
   // every problem is a ValueError.

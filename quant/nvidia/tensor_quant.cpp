@@ -6,8 +6,11 @@
 #include <cmath>
 
 #include "core/autograd/function.h"
+#include "core/autograd/grad_mode.h"
 #include "core/factory.h"
+#include "ops/binary/binary.h"
 #include "ops/device_check.h"
+#include "ops/where/where.h"
 #include "quant/nvidia/quant_apply.h"
 #include "quant/nvidia/tensor_quant_kernels.h"
 
@@ -169,18 +172,25 @@ Tensor scaled_minifloat_quant(const Tensor& x, const Tensor& amax, FloatFormat f
   check_input(op, x, table);
   const MiniFloatSpec fmt = minifloat_spec(format, op);
   BlockLayout L;
-  Tensor am, eff;
+  Tensor eff, s;
+  const TensorOptions o = TensorOptions().dtype(x.dtype()).device(x.device());
   if (amax.defined()) {
     check_amax(op, x, amax);
     L = amax_layout(op, x, amax);
-    am = checked_amax_copy(op, amax, x.dtype());
-    eff = am;
+    eff = checked_amax_copy(op, amax, x.dtype());
+    // pytorch_quantization writes `448. / amax`, which PyTorch evaluates as a reciprocal then a
+    // multiply: s = fl(fl(1 / amax) * maxval). No special case for a tiny or zero amax (s is
+    // huge or Inf; the small-value mask still zeroes |x| < 2^-24).
+    s = mul(div(1.0, eff), fmt.max_value).contiguous();
   } else {
     L = make_block_layout(x.shape(), Shape(x.shape().size(), 0));
-    eff = full(L.grid_shape, fmt.max_value, TensorOptions().dtype(x.dtype()).device(x.device()));
+    eff = full(L.grid_shape, fmt.max_value, o);
+    s = full(L.grid_shape, 1.0, o);
   }
   Tensor xc = x.contiguous();
-  Tensor out = apply_scaled_minifloat(op, xc, L, am, fmt, /*fake=*/true);
+  // The |x| < 2^-24 -> +0 mask applies with and without amax, as the reference's.
+  Tensor out = apply_scaled_minifloat_with_scales(op, xc, L, s, s, fmt, /*zero_small=*/true,
+                                                  /*fake=*/true);
   if (amax.defined())
     record_clip_ste("ScaledE4M3Backward", {x, amax}, out, xc, L, eff);
   else
@@ -190,6 +200,59 @@ Tensor scaled_minifloat_quant(const Tensor& x, const Tensor& amax, FloatFormat f
 
 Tensor scaled_e4m3(const Tensor& x, const Tensor& amax, int E, int M) {
   return scaled_minifloat_quant(x, amax, FloatFormat{E, M});
+}
+
+Tensor minifloat_cast(const Tensor& x, FloatFormat format) {
+  static const KernelTable<FpScaledQuantKernel>& table =
+      kernel_table<FpScaledQuantKernel>("nvidia.fp_scaled_quant");
+  const char* op = "minifloat_cast";
+  check_input(op, x, table);
+  const MiniFloatSpec fmt = minifloat_spec(format, op);
+  const TensorOptions o = TensorOptions().dtype(x.dtype()).device(x.device());
+  const BlockLayout L = make_block_layout(x.shape(), Shape(x.shape().size(), 0));
+  const Tensor one = full(L.grid_shape, 1.0, o);
+  const Tensor xc = x.contiguous();
+  Tensor out = apply_scaled_minifloat_with_scales(op, xc, L, one, one, fmt, false, true);
+  record_clip_ste("MinifloatCastBackward", {x}, out, xc, L, full(L.grid_shape, fmt.max_value, o));
+  return out;
+}
+
+Tensor modelopt_scaled_fp8(const Tensor& x, const Tensor& amax, FloatFormat format) {
+  static const KernelTable<FpScaledQuantKernel>& table =
+      kernel_table<FpScaledQuantKernel>("nvidia.fp_scaled_quant");
+  const char* op = "modelopt_scaled_fp8";
+  check_input(op, x, table);
+  const MiniFloatSpec fmt = minifloat_spec(format, op);
+  const TensorOptions o = TensorOptions().dtype(x.dtype()).device(x.device());
+  const BlockLayout whole = make_block_layout(x.shape(), Shape(x.shape().size(), 0));
+  const Tensor one = full(whole.grid_shape, 1.0, o);
+  Tensor out, eff;
+  BlockLayout L = whole;
+  {
+    NoGradGuard no_grad;
+    if (amax.defined()) {
+      check_amax(op, x, amax);
+      L = amax_layout(op, x, amax);
+      eff = checked_amax_copy(op, amax, x.dtype());
+      const Tensor safe = where(le(eff, kMinAmax), 1.0, eff);
+      const Tensor s = mul(div(1.0, safe), fmt.max_value);
+      const Tensor inv = div(1.0, s);
+      // Three exact passes: x * s, the cast (scale 1, no mask), * inv; each rounds as written.
+      const Tensor xs = mul(x, s.reshape(amax.shape())).contiguous();
+      out = mul(apply_scaled_minifloat_with_scales(op, xs, whole, one, one, fmt, false, true),
+                inv.reshape(amax.shape()));
+    } else {
+      eff = full(whole.grid_shape, fmt.max_value, o);
+      out =
+          apply_scaled_minifloat_with_scales(op, x.contiguous(), whole, one, one, fmt, false, true);
+    }
+  }
+  const Tensor xc = x.contiguous();
+  if (amax.defined())
+    record_clip_ste("ModeloptScaledFp8Backward", {x, amax}, out, xc, L, eff);
+  else
+    record_clip_ste("ModeloptScaledFp8Backward", {x}, out, xc, L, eff);
+  return out;
 }
 
 }  // namespace qgrad::nvidia

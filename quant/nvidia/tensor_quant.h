@@ -21,13 +21,15 @@
 // -2^(b-1), max_bound = 2^(b-1) - 1, qz = rne(min/step) - min_bound, q = clamp(rne(x/step) - qz,
 // min_bound, max_bound), out = (q + qz) * step, all in x's dtype; dx = dy where min <= x <= max.
 //
-// Minifloat (ScaledE4M3Function generalised to any supported (E,M), see num_bits.h): with amax,
-// s = maxval / amax and out = cast(x * s) / s, and inputs with |x| < 2^-24 give +0 (modelopt
-// writes 0 into those positions). amax <= 2^-24 gives x * 0 (signed zero) as the integer path.
-// Without amax: out = cast(x). cast = round to nearest even, saturating finite values and +-Inf to
-// +-maxval (PyTorch's eager E4M3 cast turns |v| > 464 into NaN; qgrad does not), NaN stays NaN.
-// Backward: dx = dy where |x| <= amax (maxval without amax). Note: modelopt's eager and CUDA
-// paths multiply by a precomputed 1/s; qgrad divides by s as the spec defines.
+// Minifloat (ScaledE4M3Function generalised to any supported (E,M), see num_bits.h), as
+// pytorch_quantization computes it: with amax, s = fl(fl(1 / amax) * maxval) (PyTorch evaluates
+// pq's `448. / amax` as a reciprocal then a multiply) and out = cast(x * s) / s; without amax,
+// out = cast(x). In both cases inputs with |x| < 2^-24 give +0 (so -0.0 becomes +0.0). There is
+// no special case for a tiny amax: amax = 2^-24 maps 1.0 to 2^-24 and amax = 0 gives s = Inf
+// (finite x -> signed 0; NaN stays NaN). cast = round to nearest even, saturating finite values
+// and +-Inf to +-maxval (CUDA's __NV_SATFINITE; PyTorch's eager E4M3 cast turns |v| > 464 into
+// NaN; qgrad does not), NaN stays NaN. Backward: dx = dy where |x| <= amax (maxval without amax).
+// TensorRT Model Optimizer's own FP8 recipe differs: see modelopt_scaled_fp8 below.
 #pragma once
 
 #include <utility>
@@ -63,5 +65,18 @@ Tensor fake_affine_tensor_quant(const Tensor& x, double min_range, double max_ra
 // amax may be undefined (plain cast). scaled_e4m3 is the same function with modelopt's defaults.
 Tensor scaled_minifloat_quant(const Tensor& x, const Tensor& amax, FloatFormat format);
 Tensor scaled_e4m3(const Tensor& x, const Tensor& amax, int E = 4, int M = 3);
+
+// The plain cast into an (E,M) format (round to nearest even, saturating, NaN stays NaN, the sign
+// of zero kept), with no scale and no small-value mask; backward dx = dy where |x| <= maxval.
+Tensor minifloat_cast(const Tensor& x, FloatFormat format);
+
+// TensorRT Model Optimizer's FP8 fake quant (modelopt.torch.quantization.tensor_quant._fp8_eager,
+// its CPU path), a different recipe from pq's scaled_e4m3: an amax <= 2^-24 is replaced by 1;
+// s = fl(fl(1 / amax) * maxval), inv = fl(1 / s) and out = cast(x * s) * inv (a multiply by the
+// reciprocal, not a division), with NO small-value mask (-0.0 stays -0.0). Without amax: cast(x).
+// cast saturates as above (modelopt clamps x * s to +-maxval before its cast, the same thing;
+// without amax PyTorch's own cast would give NaN above 464). Backward: dx = dy where
+// |x| <= amax (maxval without amax), as scaled_e4m3.
+Tensor modelopt_scaled_fp8(const Tensor& x, const Tensor& amax, FloatFormat format = kE4M3);
 
 }  // namespace qgrad::nvidia

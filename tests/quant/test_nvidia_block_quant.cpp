@@ -170,7 +170,7 @@ TEST_CASE("nvidia block_fake_quant: double quantization of the block amax", "[qu
   for (int r = 0; r < 4; ++r)
     for (int b = 0; b < 4; ++b) {
       const float m2 = std::max(av[r * 4 + (b / 2) * 2], av[r * 4 + (b / 2) * 2 + 1]);
-      const float s2 = 448.0f / m2;
+      const float s2 = (1.0f / m2) * 448.0f;  // fl(fl(1 / amax) * 448), as PyTorch
       const float expect = static_cast<float>(minifloat_round(av[r * 4 + b] * s2, e4m3)) / s2;
       CHECK(same_bits_or_nan(ev[r * 4 + b], expect));
     }
