@@ -83,7 +83,8 @@ TEST_CASE("TensorQuantizer: last_amax is the amax the last forward used",
   require_bitwise(q->last_amax(), amax(abs(x2)), "the latest batch");
   CHECK_FALSE(q->last_amax().requires_grad());
   // The output is fake_tensor_quant with exactly that amax.
-  require_bitwise(q->forward(x), nvidia::fake_tensor_quant(x, q->last_amax(), 8, false, false),
+  const Tensor y = q->forward(x);
+  require_bitwise(y, nvidia::fake_tensor_quant(x, q->last_amax(), 8, false, false),
                   "output with last_amax");
 
   // Per channel along axis 1: the keepdim shape.
