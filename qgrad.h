@@ -78,6 +78,7 @@
 #include "quant/modules/clip.h"
 #include "quant/modules/default_quantizers.h"
 #include "quant/modules/fake_quantize.h"
+#include "quant/modules/fixed_qparams_fake_quantize.h"
 #include "quant/modules/fold_conv_bn.h"
 #include "quant/modules/frozen_quantizer_statistics.h"
 #include "quant/modules/fused_fake_quantize.h"

@@ -113,10 +113,29 @@ Tensor arange(double start, double end, double step, TensorOptions opts) {
 
 template <typename T>
 Tensor from_vector(const std::vector<T>& data, const Shape& shape, TensorOptions opts) {
-  Shape sh = shape.empty() ? Shape{static_cast<std::int64_t>(data.size())} : shape;
+  const auto count = static_cast<std::int64_t>(data.size());
+  Shape sh = shape;
+  // One -1 dim takes whatever the other dims leave (the default {-1} is 1-D of every value).
+  std::int64_t infer = -1, known = 1;
+  for (std::size_t i = 0; i < sh.size(); ++i) {
+    if (sh[i] == -1) {
+      QGRAD_CHECK(infer < 0, ShapeError, "from_vector: only one dim of shape ", shape,
+                  " can be -1");
+      infer = static_cast<std::int64_t>(i);
+    } else {
+      QGRAD_CHECK(sh[i] >= 0, ShapeError, "from_vector: invalid size ", sh[i], " in shape ", shape);
+      if (__builtin_mul_overflow(known, sh[i], &known)) known = -1;  // matches no count
+    }
+  }
+  if (infer >= 0) {
+    QGRAD_CHECK(known > 0 && count % known == 0, ShapeError, "from_vector: shape ", shape,
+                " does not fit ", count, " values");
+    sh[infer] = count / known;
+  }
   const std::int64_t n = checked_numel(sh, sizeof(T), "from_vector");
-  QGRAD_CHECK(n == static_cast<std::int64_t>(data.size()), ShapeError, "from_vector: shape ", sh,
-              " needs ", n, " values, got ", data.size());
+  QGRAD_CHECK(n == count, ShapeError, "from_vector: shape ", sh, " needs ", n, " value",
+              n == 1 ? "" : "s", ", got ", count,
+              sh.empty() ? " (an empty shape is 0-d: one value; pass {-1} for 1-D)" : "");
   Tensor t = empty(sh, TensorOptions().dtype(dtype_v<T>));
   std::copy(data.begin(), data.end(), t.data_ptr<T>());
   const DType target = opts.dtype_or(dtype_v<T>);
@@ -139,7 +158,7 @@ template Tensor from_vector<std::int64_t>(const std::vector<std::int64_t>&, cons
 
 Tensor tensor(std::initializer_list<double> values, TensorOptions opts) {
   if (!opts.dtype_) opts.dtype(kFloat32);
-  return from_vector(std::vector<double>(values), {}, opts);
+  return from_vector(std::vector<double>(values), {-1}, opts);
 }
 
 Tensor uniform(const Shape& shape, double low, double high, Generator& gen, TensorOptions opts) {

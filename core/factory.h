@@ -48,11 +48,13 @@ Tensor full_like(const Tensor& t, double value);
 Tensor arange(double end, TensorOptions opts = {});
 Tensor arange(double start, double end, double step = 1.0, TensorOptions opts = {});
 
-// From host values (converted to opts.dtype, which defaults to T's dtype). Shape {} or empty means
-// 1-D of data.size().
+// From host values (converted to opts.dtype, which defaults to T's dtype), laid out in `shape`
+// as torch.tensor(data).view(shape) would: the default {-1} is 1-D of data.size() elements, one
+// -1 dim is inferred, and {} is 0-d (exactly one value). A count that does not fit the shape
+// throws ShapeError.
 template <typename T>
-Tensor from_vector(const std::vector<T>& data, const Shape& shape = {}, TensorOptions opts = {});
-// tensor({1, 2, 3}) -> float32 1-D.
+Tensor from_vector(const std::vector<T>& data, const Shape& shape = {-1}, TensorOptions opts = {});
+// tensor({1, 2, 3}) -> float32 1-D (tensor({}) -> 1-D of 0 elements).
 Tensor tensor(std::initializer_list<double> values, TensorOptions opts = {});
 
 // Random tensors; each call advances `gen`.

@@ -518,6 +518,22 @@ bool Tensor::is_leaf() const {
   return grad_fn() == nullptr;
 }
 
+void Tensor::retain_grad() const {
+  check_defined("retain_grad");
+  QGRAD_CHECK(requires_grad(), AutogradError,
+              "retain_grad: can't retain_grad on Tensor that has requires_grad=False");
+  if (is_leaf()) return;  // leaves keep .grad anyway
+  AutogradMeta& m = impl_->autograd_meta();
+  if (m.retains_grad) return;
+  m.retains_grad = true;
+  m.grad_fn->retained_grads.emplace_back(m.output_nr, impl_);
+}
+
+bool Tensor::retains_grad() const {
+  check_defined("retains_grad");
+  return impl_->autograd && impl_->autograd->retains_grad && !is_leaf();
+}
+
 void Tensor::backward(const Tensor& gradient, bool retain_graph) const {
   check_defined("backward");
   QGRAD_CHECK(requires_grad(), AutogradError,

@@ -121,6 +121,11 @@ class Tensor {
   const std::shared_ptr<Node>& grad_fn() const;
   std::uint32_t output_nr() const;
   bool is_leaf() const;
+  // Makes this interior tensor keep its gradient in .grad() after backward() or autograd::grad
+  // (later passes add to it, as for leaves), like torch's retain_grad(). No-op on a leaf;
+  // AutogradError on a tensor that does not require grad.
+  void retain_grad() const;
+  bool retains_grad() const;  // true after retain_grad() on a non-leaf
   // Backpropagates from this tensor. A scalar may omit `gradient` (implicitly 1).
   void backward(const Tensor& gradient = Tensor(), bool retain_graph = false) const;
   Tensor detach() const;  // shares storage, no autograd history

@@ -8,6 +8,7 @@
 #include <functional>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "core/tensor.h"
@@ -48,6 +49,10 @@ class Node : public std::enable_shared_from_this<Node> {
 
   std::vector<Edge> next_edges;
   std::vector<OutputMeta> outputs;
+  // Outputs of this node that called retain_grad(): (output slot, tensor). The engine stores
+  // the slot's gradient in the tensor's .grad before apply(). Weak, so the graph does not keep
+  // a tensor alive (nor form a cycle through its grad_fn).
+  std::vector<std::pair<std::uint32_t, std::weak_ptr<TensorImpl>>> retained_grads;
 
  private:
   std::string name_;

@@ -26,10 +26,7 @@ std::pair<Tensor, Tensor> minmax_merge_cpu(const Tensor& run_min, const Tensor& 
     mx[i] = (std::isnan(c[i]) || std::isnan(d[i])) ? std::nan("") : std::max(c[i], d[i]);
   }
   const TensorOptions o = TensorOptions().dtype(run_min.dtype());
-  // (from_vector reads an empty shape as 1-D, so build 1-D and reshape to the encoding shape.)
-  const Shape flat{static_cast<std::int64_t>(mn.size())};
-  return {from_vector<double>(mn, flat, o).reshape(run_min.shape()),
-          from_vector<double>(mx, flat, o).reshape(run_min.shape())};
+  return {from_vector<double>(mn, run_min.shape(), o), from_vector<double>(mx, run_min.shape(), o)};
 }
 
 void minmax_encodings_cpu(const Tensor& min, const Tensor& max, std::int64_t num_steps,

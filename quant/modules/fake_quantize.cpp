@@ -98,6 +98,101 @@ Tensor FakeQuantize::forward(const Tensor& x) {
   return ao::fake_quantize_per_tensor_affine(x, scale_, zero_point_, quant_min(), quant_max());
 }
 
+namespace {
+
+// The qparams as they will be stored (float32 scale, int32 zero point), after the checks that
+// set_qparams promises: one value per tensor, 1-D [C] per channel, scale finite and > 0, zero
+// point an integer in [qmin, qmax].
+Tensor checked_scale(const char* op, const Tensor& scale, bool per_channel) {
+  QGRAD_CHECK(scale.defined(), ValueError, op, ": scale is undefined");
+  QGRAD_CHECK(is_floating(scale.dtype()), DTypeError, op, ": scale must be floating, got ",
+              dtype_name(scale.dtype()));
+  if (per_channel) {
+    QGRAD_CHECK(scale.dim() == 1 && scale.numel() >= 1, ShapeError, op,
+                ": a per-channel scale must be 1-D with at least one element, got shape ",
+                scale.shape());
+  } else {
+    QGRAD_CHECK(scale.numel() == 1, ShapeError, op,
+                ": a per-tensor scale must have one element, got shape ", scale.shape());
+  }
+  NoGradGuard no_grad;
+  const Tensor s = scale.detach().to(kFloat32).reshape({scale.numel()}).contiguous();
+  for (float v : s.to_vector<float>())
+    QGRAD_CHECK(std::isfinite(v) && v > 0, ValueError, op,
+                ": scale must be finite and > 0 (as float32), got ", v);
+  return s;
+}
+
+Tensor checked_zero_point(const char* op, const Tensor& zero_point, bool per_channel,
+                          std::int64_t qmin, std::int64_t qmax) {
+  QGRAD_CHECK(zero_point.defined(), ValueError, op, ": zero_point is undefined");
+  if (per_channel) {
+    QGRAD_CHECK(zero_point.dim() == 1 && zero_point.numel() >= 1, ShapeError, op,
+                ": a per-channel zero_point must be 1-D with at least one element, got shape ",
+                zero_point.shape());
+  } else {
+    QGRAD_CHECK(zero_point.numel() == 1, ShapeError, op,
+                ": a per-tensor zero_point must have one element, got shape ", zero_point.shape());
+  }
+  NoGradGuard no_grad;
+  for (double v : zero_point.to_vector<double>())
+    QGRAD_CHECK(
+        v == std::nearbyint(v) && v >= static_cast<double>(qmin) && v <= static_cast<double>(qmax),
+        ValueError, op, ": zero_point must be an integer in [quant_min, quant_max] = [", qmin, ", ",
+        qmax, "], got ", v);
+  return zero_point.detach().to(kInt32).reshape({zero_point.numel()}).contiguous();
+}
+
+// Writes `value` into a registered buffer: in place when the shape is unchanged, else rebinding
+// it (a per-channel buffer taking a new channel count).
+void store(const Tensor& buffer, const Tensor& value) {
+  NoGradGuard no_grad;
+  if (value.shape() == buffer.shape()) {
+    Tensor b = buffer;
+    b.copy_(value);
+  } else {
+    rebind_buffer(buffer, value);
+  }
+}
+
+}  // namespace
+
+void FakeQuantize::set_qparams(const Tensor& scale, const Tensor& zero_point) {
+  const char* op = "FakeQuantize::set_qparams";
+  const Tensor s = checked_scale(op, scale, is_per_channel());
+  const Tensor z = checked_zero_point(op, zero_point, is_per_channel(), quant_min(), quant_max());
+  QGRAD_CHECK(s.numel() == z.numel(), ShapeError, op, ": scale has ", s.numel(),
+              " elements but zero_point has ", z.numel());
+  store(scale_, s);
+  store(zero_point_, z);
+}
+
+void FakeQuantize::set_qparams(double scale, std::int64_t zero_point) {
+  QGRAD_CHECK(!is_per_channel(), ValueError,
+              "FakeQuantize::set_qparams: a per-channel FakeQuantize needs [C] tensors, not a "
+              "scalar scale and zero point");
+  set_qparams(full({1}, scale, TensorOptions().dtype(kFloat64)),
+              full({1}, static_cast<double>(zero_point), TensorOptions().dtype(kInt64)));
+}
+
+void FakeQuantize::set_scale(const Tensor& scale) {
+  const char* op = "FakeQuantize::set_scale";
+  const Tensor s = checked_scale(op, scale, is_per_channel());
+  QGRAD_CHECK(s.numel() == zero_point_.numel(), ShapeError, op, ": scale has ", s.numel(),
+              " elements but the zero_point buffer has ", zero_point_.numel(),
+              " (use set_qparams to change both)");
+  store(scale_, s);
+}
+
+void FakeQuantize::set_zero_point(const Tensor& zero_point) {
+  const char* op = "FakeQuantize::set_zero_point";
+  const Tensor z = checked_zero_point(op, zero_point, is_per_channel(), quant_min(), quant_max());
+  QGRAD_CHECK(z.numel() == scale_.numel(), ShapeError, op, ": zero_point has ", z.numel(),
+              " elements but the scale buffer has ", scale_.numel(),
+              " (use set_qparams to change both)");
+  store(zero_point_, z);
+}
+
 void FakeQuantize::enable_fake_quant(bool on) {
   fake_quant_enabled_.fill_(on ? 1 : 0);
 }

@@ -66,6 +66,17 @@ class FakeQuantize : public nn::UnaryModule, public Calibratable {
   std::int64_t quant_max() const { return observer_->quant_max(); }
   const Tensor& scale() const { return scale_; }
   const Tensor& zero_point() const { return zero_point_; }
+  // Set the qparams directly (no state_dict round trip), e.g. to freeze a quantizer: call
+  // disable_observer() too, or the next observing forward recomputes them. Per tensor: one value
+  // each (any shape of one element; stored as [1]). Per channel: 1-D [C] each (C >= 1, the
+  // same for both; a new C resizes the buffers, as load_state_dict would). Scales must be
+  // finite and > 0, zero points integers in [quant_min, quant_max]; ValueError / ShapeError
+  // otherwise, naming the argument, and nothing changes. set_scale / set_zero_point keep the
+  // other buffer, so they need its current element count.
+  void set_qparams(const Tensor& scale, const Tensor& zero_point);
+  void set_qparams(double scale, std::int64_t zero_point);  // per tensor
+  void set_scale(const Tensor& scale);
+  void set_zero_point(const Tensor& zero_point);
   const std::shared_ptr<Observer>& activation_post_process() const { return observer_; }
   const FakeQuantizeConfig& config() const { return config_; }
 

@@ -58,15 +58,9 @@ Observer::Observer(const ObserverConfig& config)
 }
 
 std::vector<Tensor*> Observer::state_handles() {
-  std::vector<Tensor*> h{&observer_->eps()};
-  if (auto* hist = dynamic_cast<ao::HistogramObserver*>(observer_.get())) {
-    h.insert(h.end(), {&hist->min_val(), &hist->max_val(), &hist->histogram()});
-  } else if (auto* pc = dynamic_cast<ao::PerChannelMinMaxObserver*>(observer_.get())) {
-    h.insert(h.end(), {&pc->min_val(), &pc->max_val()});
-  } else {
-    auto* pt = dynamic_cast<ao::MinMaxObserver*>(observer_.get());
-    h.insert(h.end(), {&pt->min_val(), &pt->max_val()});
-  }
+  std::vector<Tensor*> h{&observer_->eps(), &observer_->min_val(), &observer_->max_val()};
+  if (auto* hist = dynamic_cast<ao::HistogramObserver*>(observer_.get()))
+    h.push_back(&hist->histogram());
   return h;
 }
 

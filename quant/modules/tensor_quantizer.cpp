@@ -206,6 +206,7 @@ Tensor TensorQuantizer::quant_forward(const Tensor& x) {
     NoGradGuard no_grad;
     a = mul(a, *desc_.scale_amax());
   }
+  last_amax_ = a.detach();
   if (desc_.num_bits().is_float())
     return nvidia::scaled_minifloat_quant(input, a, desc_.num_bits().format());
   const int bits = desc_.num_bits().bits();

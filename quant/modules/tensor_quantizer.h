@@ -114,6 +114,11 @@ class TensorQuantizer : public nn::UnaryModule, public Calibratable {
   void set_amax(double amax);
   // Back to "not set" (dynamic amax); the buffer keeps its shape.
   void reset_amax();
+  // The amax the last quantizing forward used (detached, times scale_amax when given): for a
+  // dynamic quantizer the batch's max |x| (keepdim shape per channel), else the buffer or the
+  // learned amax. Undefined before the first quantizing forward and for block_sizes (the block
+  // kernels compute their amax inside). Not state (not in state_dict).
+  const Tensor& last_amax() const { return last_amax_; }
 
   // Loads amax from the calibrator: method "max" for a max calibrator (and static blocks);
   // "entropy", "mse" or "percentile" for a histogram calibrator. A quantizer that saw no data
@@ -153,6 +158,7 @@ class TensorQuantizer : public nn::UnaryModule, public Calibratable {
   Tensor amax_;  // "_amax"
   Tensor disabled_, if_quant_, if_calib_;
   Tensor scale_;
+  Tensor last_amax_;
   std::shared_ptr<Clip> clip_;
   std::unique_ptr<nvidia::MaxCalibrator> max_calib_;
   std::unique_ptr<nvidia::HistogramCalibrator> hist_calib_;

@@ -28,11 +28,7 @@ class HistogramObserver : public UniformQuantizationObserver {
 
   std::int64_t bins() const { return bins_; }
   Tensor& histogram() { return histogram_; }  // float32 [bins]
-  Tensor& min_val() { return min_val_; }      // float32 0-d
-  Tensor& max_val() { return max_val_; }
   const Tensor& histogram() const { return histogram_; }
-  const Tensor& min_val() const { return min_val_; }
-  const Tensor& max_val() const { return max_val_; }
 
   // The (min, max) the non-linear search selects (exposed for tests and diagnostics).
   std::pair<float, float> non_linear_param_search() const;
@@ -42,7 +38,7 @@ class HistogramObserver : public UniformQuantizationObserver {
 
   std::int64_t bins_, upsample_rate_;
   double dst_nbins_;
-  Tensor histogram_, min_val_, max_val_;
+  Tensor histogram_;  // min_val_, max_val_ (0-d) are the base's
 };
 
 }  // namespace qgrad::ao

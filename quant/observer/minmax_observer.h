@@ -20,18 +20,10 @@ class MinMaxObserver : public UniformQuantizationObserver {
   QParams calculate_qparams() const override;
   void reset_min_max_vals() override;
 
-  Tensor& min_val() { return min_val_; }
-  Tensor& max_val() { return max_val_; }
-  const Tensor& min_val() const { return min_val_; }
-  const Tensor& max_val() const { return max_val_; }
-
  protected:
   MinMaxObserver(const char* name, const ObserverOptions& options);
   // The batch (min, max) of x, after PyTorch's conversion of x to float32.
   static void batch_min_max(const char* name, const Tensor& x, float& mn, float& mx);
-
-  Tensor min_val_;  // float32 0-d
-  Tensor max_val_;
 };
 
 class MovingAverageMinMaxObserver : public MinMaxObserver {

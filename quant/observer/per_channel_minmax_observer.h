@@ -26,10 +26,6 @@ class PerChannelMinMaxObserver : public UniformQuantizationObserver {
   void reset_min_max_vals() override;
 
   std::int64_t ch_axis() const { return ch_axis_; }
-  Tensor& min_val() { return min_val_; }
-  Tensor& max_val() { return max_val_; }
-  const Tensor& min_val() const { return min_val_; }
-  const Tensor& max_val() const { return max_val_; }
 
  protected:
   PerChannelMinMaxObserver(const char* name, std::int64_t ch_axis, const ObserverOptions& options);
@@ -38,8 +34,6 @@ class PerChannelMinMaxObserver : public UniformQuantizationObserver {
   void batch_min_max(const Tensor& x, std::vector<float>& mn, std::vector<float>& mx) const;
 
   std::int64_t ch_axis_;
-  Tensor min_val_;  // float32 [C] ([0] before the first batch)
-  Tensor max_val_;
 };
 
 class MovingAveragePerChannelMinMaxObserver : public PerChannelMinMaxObserver {

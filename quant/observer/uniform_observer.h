@@ -73,6 +73,14 @@ class UniformQuantizationObserver {
   virtual QParams calculate_qparams() const = 0;
   virtual void reset_min_max_vals() = 0;
 
+  // The running statistics, float32: 0-d per tensor (+inf / -inf before any data), [C] per
+  // channel ([0] before the first batch). Here on the base so code holding any observer can
+  // read them; the concrete observers update them.
+  Tensor& min_val() { return min_val_; }
+  Tensor& max_val() { return max_val_; }
+  const Tensor& min_val() const { return min_val_; }
+  const Tensor& max_val() const { return max_val_; }
+
   // _calculate_qparams for given statistics (0-d for per-tensor, 1-D per channel).
   QParams calculate_qparams_from(const Tensor& min_val, const Tensor& max_val) const;
 
@@ -80,6 +88,7 @@ class UniformQuantizationObserver {
   // `name` is used in error messages; `per_channel` says which schemes the observer accepts.
   UniformQuantizationObserver(const char* name, const ObserverOptions& options, bool per_channel);
   const char* name_;
+  Tensor min_val_, max_val_;  // set by the concrete observers' constructors
 
  private:
   ObserverOptions options_;

@@ -19,7 +19,7 @@ std::vector<double> values(const Tensor& t) {
   return t.to_vector<double>();
 }
 
-Tensor f64(std::vector<double> v, const Shape& shape = {}) {
+Tensor f64(std::vector<double> v, const Shape& shape = {-1}) {
   return from_vector(v, shape, TensorOptions().dtype(kFloat64));
 }
 
@@ -423,7 +423,7 @@ TEST_CASE("gradcheck detects a wrong backward rule and accepts a right one",
   };
   CHECK_FALSE(gradcheck(no_grad_rule, {leaf({3})}).ok);
   // Only inputs that require grad are checked; others may be anything.
-  Tensor c = from_vector(std::vector<double>{1, 2, 3}, {}, TensorOptions().dtype(kFloat64));
+  Tensor c = from_vector(std::vector<double>{1, 2, 3}, {-1}, TensorOptions().dtype(kFloat64));
   CHECK(gradcheck([](const std::vector<Tensor>& in) { return mul(in[0], in[1]); }, {leaf({3}), c})
             .ok);
   // Bad inputs.

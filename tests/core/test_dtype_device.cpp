@@ -72,7 +72,7 @@ TEST_CASE("float -> int conversion truncates, clamps and maps NaN to 0", "[core]
   const double nan = std::numeric_limits<double>::quiet_NaN();
   const std::vector<double> v = {0.0, 2.7, -2.7, 300.7, -300.7, 1e30, -1e30, nan, inf, -inf, 255.9};
   for (DType src : {kFloat32, kFloat64}) {
-    Tensor x = from_vector(v, {}, TensorOptions().dtype(src));
+    Tensor x = from_vector(v, {-1}, TensorOptions().dtype(src));
     INFO(dtype_name(src));
     CHECK(x.to(kInt8).to_vector<std::int8_t>() ==
           std::vector<std::int8_t>{0, 2, -2, 127, -128, 127, -128, 0, 127, -128, 127});
@@ -287,7 +287,7 @@ TEST_CASE("CUDA tensors in a CPU-only build throw DeviceError naming the op", "[
   CHECK_THROWS_AS(ones({2}).to(kCUDA), DeviceError);
   CHECK_THROWS_WITH(ones({2}).to(Device::parse("cuda:1")),
                     Catch::StartsWith("to:") && Catch::Contains("cuda:1"));
-  CHECK_THROWS_AS(from_vector(std::vector<float>{1, 2}, {}, TensorOptions().device(kCUDA)),
+  CHECK_THROWS_AS(from_vector(std::vector<float>{1, 2}, {-1}, TensorOptions().device(kCUDA)),
                   DeviceError);
   Generator gen(0);
   CHECK_THROWS_AS(rand({3}, gen, TensorOptions().device(kCUDA)), DeviceError);

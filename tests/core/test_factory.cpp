@@ -124,7 +124,7 @@ TEST_CASE("from_vector and tensor({..})", "[core][factory]") {
   CHECK(from_vector(std::vector<std::int16_t>{-7, 300}).to_vector<std::int16_t>() ==
         std::vector<std::int16_t>{-7, 300});
   Tensor conv16 =
-      from_vector(std::vector<double>{1.9, -2.9, 1e6}, {}, TensorOptions().dtype(kInt16));
+      from_vector(std::vector<double>{1.9, -2.9, 1e6}, {-1}, TensorOptions().dtype(kInt16));
   CHECK(conv16.dtype() == kInt16);
   CHECK(conv16.to_vector<std::int16_t>() == std::vector<std::int16_t>{1, -2, 32767});
   CHECK(ones({3}, TensorOptions().dtype(kInt16)).to_vector<std::int16_t>() ==
@@ -134,7 +134,7 @@ TEST_CASE("from_vector and tensor({..})", "[core][factory]") {
   CHECK(arange(-2.0, 3.0, 2.0, TensorOptions().dtype(kInt16)).to_vector<std::int16_t>() ==
         std::vector<std::int16_t>{-2, 0, 2});
   CHECK(zeros_like(conv16).dtype() == kInt16);
-  Tensor conv = from_vector(std::vector<double>{1.5, -2.5}, {}, TensorOptions().dtype(kInt32));
+  Tensor conv = from_vector(std::vector<double>{1.5, -2.5}, {-1}, TensorOptions().dtype(kInt32));
   CHECK(conv.dtype() == kInt32);
   CHECK(conv.to_vector<std::int32_t>() == std::vector<std::int32_t>{1, -2});
   Tensor rg = from_vector(std::vector<double>{1, 2}, {2, 1},
@@ -147,7 +147,39 @@ TEST_CASE("from_vector and tensor({..})", "[core][factory]") {
   CHECK_THROWS_WITH(
       from_vector(std::vector<float>{1, 2, 3}, {2, 2}),
       Catch::Contains("from_vector") && Catch::Contains("[2, 2]") && Catch::Contains("3"));
+}
 
+TEST_CASE("from_vector: {} is 0-d, -1 is inferred, a count that does not fit throws",
+          "[core][factory]") {
+  // As torch.tensor(values).view(shape): view([]) of one value is 0-d, view(-1) is 1-D.
+  Tensor s = from_vector(std::vector<float>{2.5f}, {});
+  CHECK(s.dim() == 0);
+  CHECK(s.shape() == Shape{});
+  CHECK(s.numel() == 1);
+  CHECK(s.item<float>() == 2.5f);
+  Tensor sd = from_vector(std::vector<double>{-1.0}, {}, TensorOptions().dtype(kInt32));
+  CHECK(sd.dim() == 0);
+  CHECK(sd.item<std::int32_t>() == -1);
+  // The default is 1-D of every value, also for one value.
+  CHECK(from_vector(std::vector<float>{7}).shape() == Shape{1});
+  CHECK(from_vector(std::vector<float>{1, 2, 3}, {-1}).shape() == Shape{3});
+  CHECK(from_vector(std::vector<float>(6, 0.f), {-1, 2}).shape() == Shape{3, 2});
+  CHECK(from_vector(std::vector<float>(6, 0.f), {2, -1, 1}).shape() == Shape{2, 3, 1});
+  // Errors name the op, the shape and the count, and say what {} means.
+  CHECK_THROWS_AS(from_vector(std::vector<float>{1, 2, 3}, {}), ShapeError);
+  CHECK_THROWS_WITH(from_vector(std::vector<float>{1, 2, 3}, {}),
+                    Catch::Contains("from_vector") && Catch::Contains("[]") &&
+                        Catch::Contains("got 3") && Catch::Contains("0-d"));
+  CHECK_THROWS_AS(from_vector(std::vector<float>{}, {}), ShapeError);
+  CHECK_THROWS_WITH(
+      from_vector(std::vector<float>(5, 0.f), {-1, 2}),
+      Catch::Contains("from_vector") && Catch::Contains("[-1, 2]") && Catch::Contains("5 values"));
+  CHECK_THROWS_AS(from_vector(std::vector<float>(4, 0.f), {-1, -1}), ShapeError);
+  CHECK_THROWS_AS(from_vector(std::vector<float>(4, 0.f), {-2, -2}), ShapeError);
+  CHECK_THROWS_AS(from_vector(std::vector<float>{}, {0, -1}), ShapeError);
+}
+
+TEST_CASE("tensor({..}) is 1-D float32", "[core][factory]") {
   Tensor t = tensor({1, 2.5, -3});
   CHECK(t.dtype() == kFloat32);
   CHECK(t.shape() == Shape{3});

@@ -14,7 +14,7 @@ using namespace qgrad;
 
 namespace {
 
-Tensor f32(const std::vector<float>& v, const Shape& shape = {}) {
+Tensor f32(const std::vector<float>& v, const Shape& shape = {-1}) {
   return from_vector(v, shape);
 }
 
