@@ -4,6 +4,7 @@
 #include <ostream>
 
 #include "cli/eval_command.h"
+#include "cli/export_command.h"
 #include "cli/train_command.h"
 #include "cli/train_config.h"
 #include "cli/usage_error.h"
@@ -17,10 +18,12 @@ std::string main_usage() {
          "commands:\n"
          "  train [--config FILE.json]   train a model (defaults: lenet5bn on Fashion-MNIST)\n"
          "  eval --checkpoint FILE       test loss and accuracy of a checkpoint\n"
+         "  export --checkpoint FILE --onnx OUT.onnx\n"
+         "                               the checkpoint's model as ONNX (float or QDQ)\n"
          "  help [command]               this text, or a command's\n"
          "  version                      the version and git commit (also --version)\n"
          "\n"
-         "qgrad train --help and qgrad eval --help describe each command.\n"
+         "qgrad train --help, qgrad eval --help and qgrad export --help describe each command.\n"
          "\n"
          "train config keys (JSON, nested objects by dots; every key optional):\n" +
          train_config_help();
@@ -37,6 +40,8 @@ int run_command_line(const std::vector<std::string>& args, std::ostream& out, st
         out << train_usage();
       } else if (rest[0] == "eval") {
         out << eval_usage();
+      } else if (rest[0] == "export") {
+        out << export_usage();
       } else {
         throw UsageError("help: unknown command '" + rest[0] + "'");
       }
@@ -48,11 +53,12 @@ int run_command_line(const std::vector<std::string>& args, std::ostream& out, st
     }
     if (command == "train") return train_command(rest, out);
     if (command == "eval") return eval_command(rest, out);
+    if (command == "export") return export_command(rest, out);
     if (command.empty()) {
       err << main_usage();
       return 2;
     }
-    throw UsageError("unknown command '" + command + "' (commands: train, eval, help, version)");
+    throw UsageError("unknown command '" + command + "' (commands: train, eval, export, help, version)");
   } catch (const UsageError& e) {
     err << "qgrad" << (command.empty() || command[0] == '-' ? "" : " " + command)
         << ": error: " << e.what() << "\n";

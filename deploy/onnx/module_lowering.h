@@ -1,0 +1,53 @@
+// ModuleLowering: turns a qgrad module tree into ONNX nodes in an OnnxGraph, layer by layer in
+// forward order. Float layers: Conv2d (a BatchNorm2d right after it, in a Sequential or a
+// BasicBlock, is folded into its weight and bias), BatchNorm2d on its own (BatchNormalization),
+// Linear (Gemm), ReLU, ReLU6, LeakyReLU, Sigmoid, Tanh, MaxPool2d, AvgPool2d,
+// AdaptiveAvgPool2d(1) (GlobalAveragePool), Flatten(1, -1), Add, Identity and Dropout (dropped:
+// inference), Sequential and BasicBlock. QAT layers (QuantConv2d, QuantConvBn2d, QuantLinear,
+// QuantAdd): QuantizeLinear / DequantizeLinear on each quantized activation (a Clip first when
+// the grid is narrower than int8 / uint8) and DequantizeLinear of int8 / uint8 weight
+// initializers; QuantConvBn2d exports its folded weight quantized as in training, with bias
+// (b - mean) * s + beta, s = gamma / sqrt(var + eps). Any other module is a ValueError naming
+// the layer and its type.
+#pragma once
+
+#include <memory>
+#include <string>
+
+#include "deploy/onnx/onnx_graph.h"
+#include "nn/unary_module.h"
+
+namespace qgrad::deploy {
+
+class ModuleLowering {
+ public:
+  explicit ModuleLowering(OnnxGraph& graph) : g_(graph) {}
+  // Appends the nodes of `module` (qualified name `path`, "" for the root) applied to the value
+  // `x`; returns the name of its output.
+  std::string lower(const nn::Module& module, const std::string& path, const std::string& x);
+
+ private:
+  // `first` then `second`, folding a BatchNorm2d `second` into a Conv2d `first`.
+  std::string lower_pair(const std::shared_ptr<nn::Module>& first, const std::string& first_path,
+                         const std::shared_ptr<nn::Module>& second,
+                         const std::string& second_path, const std::string& x);
+  std::string lower_sequential(const nn::Module& seq, const std::string& path, const std::string& x);
+  std::string lower_basic_block(const nn::Module& block, const std::string& path,
+                                const std::string& x);
+  // Q/DQ (and Clip) of an activation by `quantizer` (null: none).
+  std::string quantize_activation(const std::shared_ptr<nn::UnaryModule>& quantizer,
+                                  const std::string& where, const std::string& base,
+                                  const std::string& x);
+  // The weight as a float initializer, or int8/uint8 initializer + DequantizeLinear.
+  std::string weight_value(const std::shared_ptr<nn::UnaryModule>& quantizer, const Tensor& w,
+                           const std::string& where, const std::string& base);
+  std::string conv_node(const nn::Module& conv_like, const std::string& path,
+                        const std::string& x, const std::string& w, const std::string& b);
+
+  OnnxGraph& g_;
+};
+
+// "layer 'layer1.0.conv1' (QuantConv2d)", "the model (Sequential)" for the root.
+std::string describe_layer(const nn::Module& module, const std::string& path);
+
+}  // namespace qgrad::deploy
