@@ -29,9 +29,8 @@ void run_export(const ExportOptions& options, std::ostream& out) {
   quant::load_quant_state_dict(*model, ckpt.model, /*strict=*/true);
   model->eval();
   deploy::export_onnx(*model, options.onnx);
-  out << options.checkpoint << ": " << config.model << " exported as " << kind
-      << " ONNX (opset " << deploy::kOnnxOpset << ", input [batch, 1, 28, 28]) to "
-      << options.onnx << "\n"
+  out << options.checkpoint << ": " << config.model << " exported as " << kind << " ONNX (opset "
+      << deploy::kOnnxOpset << ", input [batch, 1, 28, 28]) to " << options.onnx << "\n"
       << std::flush;
 #else
   (void)options;
@@ -46,7 +45,8 @@ std::string export_usage() {
   return "usage: qgrad export --checkpoint FILE --onnx OUT.onnx\n"
          "\n"
          "Writes the model of a checkpoint written by qgrad train as ONNX (opset 13, input\n"
-         "[batch, 1, 28, 28] named \"input\", output \"output\"): a float model as plain ONNX with\n"
+         "[batch, 1, 28, 28] named \"input\", output \"output\"): a float model as plain ONNX "
+         "with\n"
          "batch norm folded into the convolutions, a quantization-aware model as QDQ ONNX\n"
          "(QuantizeLinear / DequantizeLinear on quantized activations, int8 / uint8 weights).\n"
          "QDQ export supports the torch_ao and nvidia recipe families; others are an error naming\n"

@@ -62,11 +62,11 @@ void write_file_atomically(const std::string& path, const std::string& bytes) {
   // mkstemp creates 0600; give the file the permissions an ordinary write would (0666 & ~umask).
   const mode_t mask = ::umask(0);
   ::umask(mask);
-  QGRAD_CHECK(::fchmod(tmp.fd(), 0666 & ~mask) == 0, IOError, "cannot write '", path, "': ",
-              std::strerror(errno));
+  QGRAD_CHECK(::fchmod(tmp.fd(), 0666 & ~mask) == 0, IOError, "cannot write '", path,
+              "': ", std::strerror(errno));
   QGRAD_CHECK(tmp.close() == 0, IOError, "cannot write '", path, "': ", std::strerror(errno));
-  QGRAD_CHECK(::rename(tmp.name(), path.c_str()) == 0, IOError, "cannot write '", path, "': ",
-              std::strerror(errno));
+  QGRAD_CHECK(::rename(tmp.name(), path.c_str()) == 0, IOError, "cannot write '", path,
+              "': ", std::strerror(errno));
   tmp.release();
 }
 

@@ -36,7 +36,9 @@ std::string join(const std::string& path, const std::string& name) {
 }
 
 // A readable value-name base for the layer: "layer1.0.conv1", "input" for the root.
-std::string base_of(const std::string& path) { return path.empty() ? "model" : path; }
+std::string base_of(const std::string& path) {
+  return path.empty() ? "model" : path;
+}
 
 std::vector<std::int64_t> dims_of(const Tensor& t) {
   return std::vector<std::int64_t>(t.shape().begin(), t.shape().end());
@@ -46,10 +48,19 @@ std::vector<float> floats(const Tensor& t) {
   return t.detach().contiguous().to(DType::Float32).to_vector<float>();
 }
 
-// ONNX pads: {h_begin, w_begin, h_end, w_end} from qgrad's symmetric {h, w}.
-std::vector<std::int64_t> pads_of(const Shape& p) { return {p[0], p[1], p[0], p[1]}; }
+// A spatial setting as {h, w}: qgrad keeps a single value for both dims as one entry.
+std::vector<std::int64_t> v(const Shape& s) {
+  QGRAD_CHECK(s.size() == 1 || s.size() == 2, ValueError,
+              "ONNX export: a spatial setting must have 1 or 2 values, got ", shape_str(s));
+  return s.size() == 1 ? std::vector<std::int64_t>{s[0], s[0]}
+                       : std::vector<std::int64_t>{s[0], s[1]};
+}
 
-std::vector<std::int64_t> v(const Shape& s) { return std::vector<std::int64_t>(s.begin(), s.end()); }
+// ONNX pads: {h_begin, w_begin, h_end, w_end} from qgrad's symmetric {h, w}.
+std::vector<std::int64_t> pads_of(const Shape& p) {
+  const std::vector<std::int64_t> hw = v(p);
+  return {hw[0], hw[1], hw[0], hw[1]};
+}
 
 // BatchNorm2d in inference: per channel y = x * k + c with k = gamma / sqrt(var + eps) and
 // c = beta - mean * k (computed in double).
@@ -88,8 +99,8 @@ std::string describe_layer(const nn::Module& module, const std::string& path) {
 }
 
 std::string ModuleLowering::quantize_activation(const std::shared_ptr<nn::UnaryModule>& quantizer,
-                                                const std::string& where,
-                                                const std::string& base, const std::string& x) {
+                                                const std::string& where, const std::string& base,
+                                                const std::string& x) {
   if (!quantizer) return x;
   const QdqParams p = qdq_params(*quantizer, where);
   if (p.identity) return x;
@@ -120,8 +131,8 @@ std::string ModuleLowering::weight_value(const std::shared_ptr<nn::UnaryModule>&
   if (!quantizer || p.identity) return g_.add_float(base, floats(w), dims_of(w));
   const std::vector<std::int32_t> q = quantize_weight(*quantizer, p, w, where);
   const std::int64_t n = static_cast<std::int64_t>(p.scale.size());
-  const std::vector<std::int64_t> pdims = p.axis ? std::vector<std::int64_t>{n}
-                                                 : std::vector<std::int64_t>{};
+  const std::vector<std::int64_t> pdims =
+      p.axis ? std::vector<std::int64_t>{n} : std::vector<std::int64_t>{};
   const std::string scale = g_.add_float(base + "_scale", p.scale, pdims);
   std::string qw, zp;
   if (p.is_uint8()) {
@@ -131,8 +142,8 @@ std::string ModuleLowering::weight_value(const std::shared_ptr<nn::UnaryModule>&
     qw = g_.add_int8(base + "_quantized", q, dims_of(w));
     zp = g_.add_int8(base + "_zero_point", p.zero_point, pdims);
   }
-  onnx::NodeProto& dq = g_.add_node("DequantizeLinear", {qw, scale, zp}, base + "_dequantized",
-                                    nullptr);
+  onnx::NodeProto& dq =
+      g_.add_node("DequantizeLinear", {qw, scale, zp}, base + "_dequantized", nullptr);
   if (p.axis) OnnxGraph::set_attr(dq, "axis", *p.axis);
   return dq.output(0);
 }
@@ -172,9 +183,10 @@ std::string ModuleLowering::lower_pair(const std::shared_ptr<nn::Module>& first,
   const BnAffine a = bn_affine(*bn, describe_layer(*bn, second_path));
   const Tensor& w = conv->weight();
   const std::int64_t out_ch = w.size(0);
-  QGRAD_CHECK(static_cast<std::int64_t>(a.k.size()) == out_ch, ValueError, "ONNX export: ",
-              describe_layer(*bn, second_path), " has ", a.k.size(), " features but ",
-              describe_layer(*conv, first_path), " has ", out_ch, " output channels");
+  QGRAD_CHECK(static_cast<std::int64_t>(a.k.size()) == out_ch, ValueError,
+              "ONNX export: ", describe_layer(*bn, second_path), " has ", a.k.size(),
+              " features but ", describe_layer(*conv, first_path), " has ", out_ch,
+              " output channels");
   std::vector<float> wv = floats(w);
   const std::size_t per = wv.size() / static_cast<std::size_t>(out_ch);
   for (std::size_t i = 0; i < wv.size(); ++i) wv[i] = static_cast<float>(wv[i] * a.k[i / per]);
@@ -254,8 +266,8 @@ std::string ModuleLowering::lower(const nn::Module& m, const std::string& path,
     // As BatchNormalization with the folded form (scale k, bias c, mean 0, var 1 - eps would be
     // inexact): keep the module's own statistics and eps.
     const std::vector<float> ones(n, 1.0f), zeros(n, 0.0f);
-    const std::string gamma = g_.add_float(
-        base + "_weight", bn->weight().defined() ? floats(bn->weight()) : ones, {n});
+    const std::string gamma =
+        g_.add_float(base + "_weight", bn->weight().defined() ? floats(bn->weight()) : ones, {n});
     const std::string beta =
         g_.add_float(base + "_bias", bn->bias().defined() ? floats(bn->bias()) : zeros, {n});
     const std::string mean = g_.add_float(base + "_running_mean", floats(bn->running_mean()), {n});
@@ -278,12 +290,11 @@ std::string ModuleLowering::lower(const nn::Module& m, const std::string& path,
   if (const auto* q = dynamic_cast<const quant::QuantConv2d*>(&m)) {
     const std::string xq =
         quantize_activation(q->input_quantizer(), where + " input quantizer", base + "_input", x);
-    const std::string w =
-        weight_value(q->weight_quantizer(), q->weight(), where + " weight quantizer",
-                     base + "_weight");
-    const std::string b =
-        q->bias().defined() ? g_.add_float(base + "_bias", floats(q->bias()), dims_of(q->bias()))
-                            : "";
+    const std::string w = weight_value(q->weight_quantizer(), q->weight(),
+                                       where + " weight quantizer", base + "_weight");
+    const std::string b = q->bias().defined()
+                              ? g_.add_float(base + "_bias", floats(q->bias()), dims_of(q->bias()))
+                              : "";
     return conv_node(m, path, xq, w, b);
   }
   if (const auto* q = dynamic_cast<const quant::QuantConvBn2d*>(&m)) {
@@ -300,8 +311,7 @@ std::string ModuleLowering::lower(const nn::Module& m, const std::string& path,
     const std::vector<float> bias =
         q->bias().defined() ? floats(q->bias()) : std::vector<float>(c, 0.0f);
     std::vector<float> bv(c);
-    for (std::int64_t i = 0; i < c; ++i)
-      bv[i] = static_cast<float>(bias[i] * a.k[i] + a.c[i]);
+    for (std::int64_t i = 0; i < c; ++i) bv[i] = static_cast<float>(bias[i] * a.k[i] + a.c[i]);
     return conv_node(m, path, xq, w, g_.add_float(base + "_bias", bv, {c}));
   }
   if (const auto* q = dynamic_cast<const quant::QuantLinear*>(&m)) {
@@ -320,9 +330,10 @@ std::string ModuleLowering::lower(const nn::Module& m, const std::string& path,
   if (dynamic_cast<const nn::Sigmoid*>(&m)) return g_.node("Sigmoid", {x}, base);
   if (dynamic_cast<const nn::Tanh*>(&m)) return g_.node("Tanh", {x}, base);
   if (dynamic_cast<const nn::ReLU6*>(&m)) {
-    return g_.node("Clip", {x, g_.add_float(base + "_min", {0.0f}, {}),
-                            g_.add_float(base + "_max", {6.0f}, {})},
-                   base);
+    return g_.node(
+        "Clip",
+        {x, g_.add_float(base + "_min", {0.0f}, {}), g_.add_float(base + "_max", {6.0f}, {})},
+        base);
   }
   if (const auto* r = dynamic_cast<const nn::LeakyReLU*>(&m)) {
     std::string out;

@@ -29,9 +29,10 @@ class ModuleLowering {
  private:
   // `first` then `second`, folding a BatchNorm2d `second` into a Conv2d `first`.
   std::string lower_pair(const std::shared_ptr<nn::Module>& first, const std::string& first_path,
-                         const std::shared_ptr<nn::Module>& second,
-                         const std::string& second_path, const std::string& x);
-  std::string lower_sequential(const nn::Module& seq, const std::string& path, const std::string& x);
+                         const std::shared_ptr<nn::Module>& second, const std::string& second_path,
+                         const std::string& x);
+  std::string lower_sequential(const nn::Module& seq, const std::string& path,
+                               const std::string& x);
   std::string lower_basic_block(const nn::Module& block, const std::string& path,
                                 const std::string& x);
   // Q/DQ (and Clip) of an activation by `quantizer` (null: none).
@@ -41,8 +42,8 @@ class ModuleLowering {
   // The weight as a float initializer, or int8/uint8 initializer + DequantizeLinear.
   std::string weight_value(const std::shared_ptr<nn::UnaryModule>& quantizer, const Tensor& w,
                            const std::string& where, const std::string& base);
-  std::string conv_node(const nn::Module& conv_like, const std::string& path,
-                        const std::string& x, const std::string& w, const std::string& b);
+  std::string conv_node(const nn::Module& conv_like, const std::string& path, const std::string& x,
+                        const std::string& w, const std::string& b);
 
   OnnxGraph& g_;
 };

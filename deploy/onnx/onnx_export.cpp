@@ -4,6 +4,7 @@
 
 #include <onnx/checker.h>
 #include <onnx/defs/schema.h>
+#include <onnx/shape_inference/implementation.h>
 
 #include "core/error.h"
 #include "core/version.h"
@@ -51,15 +52,27 @@ onnx::ModelProto build_onnx_model(const nn::Module& model, const OnnxExportOptio
     out = g.node("Identity", {out}, options.output_name);
   } else {
     onnx::NodeProto* last = graph->mutable_node(graph->node_size() - 1);
-    QGRAD_CHECK(last->output(0) == out, ValueError, "ONNX export: internal error: the output ",
-                out, " is not the last node's");
+    QGRAD_CHECK(last->output(0) == out, ValueError, "ONNX export: internal error: the output ", out,
+                " is not the last node's");
     const std::string name = g.unique_name(options.output_name);
     last->set_output(0, name);
     out = name;
   }
+  // The output's type and shape from ONNX's own shape inference (on a copy, so the model keeps
+  // no value_info of the intermediate values); strict mode also catches shape mismatches, such as
+  // a Linear after a 4-D value.
+  onnx::ModelProto inferred = m;
+  try {
+    onnx::ShapeInferenceOptions strict{/*check_type=*/true, /*error_mode=*/1};
+    onnx::shape_inference::InferShapes(inferred, onnx::OpSchemaRegistry::Instance(), strict);
+  } catch (const std::exception& e) {
+    throw ValueError(std::string("ONNX export: shape inference failed on the exported graph: ") +
+                     e.what());
+  }
   onnx::ValueInfoProto* o = graph->add_output();
-  o->set_name(out);
-  o->mutable_type()->mutable_tensor_type()->set_elem_type(onnx::TensorProto_DataType_FLOAT);
+  for (const onnx::ValueInfoProto& vi : inferred.graph().value_info())
+    if (vi.name() == out) *o = vi;
+  QGRAD_CHECK(o->name() == out, ValueError, "ONNX export: shape inference gave no type for ", out);
 
   try {
     onnx::checker::check_model(m);

@@ -26,13 +26,14 @@ void check_scales(const QdqParams& p, const std::string& where) {
   for (std::size_t i = 0; i < p.scale.size(); ++i) {
     const float s = p.scale[i];
     QGRAD_CHECK(std::isfinite(s) && s >= FLT_MIN, ValueError, "ONNX export: ", where, ": scale",
-                p.scale.size() > 1 ? " of channel " + std::to_string(i) : std::string(), " is ",
-                s, " (zero, negative, NaN, infinite or denormal scales cannot be exported)");
+                p.scale.size() > 1 ? " of channel " + std::to_string(i) : std::string(), " is ", s,
+                " (zero, negative, NaN, infinite or denormal scales cannot be exported)");
   }
 }
 
 void check_8bit(const QdqParams& p, const std::string& where) {
-  const bool fits = p.quant_min >= 0 ? p.quant_max <= 255 : p.quant_min >= -128 && p.quant_max <= 127;
+  const bool fits =
+      p.quant_min >= 0 ? p.quant_max <= 255 : p.quant_min >= -128 && p.quant_max <= 127;
   QGRAD_CHECK(fits && p.quant_min < p.quant_max, ValueError, "ONNX export: ", where,
               ": the integer grid [", p.quant_min, ", ", p.quant_max,
               "] is wider than 8 bits (ONNX opset 13's QuantizeLinear has int8 and uint8 only)");
@@ -137,9 +138,9 @@ std::vector<std::int32_t> quantize_weight(const nn::UnaryModule& quantizer, cons
   if (const auto* tq = dynamic_cast<const quant::TensorQuantizer*>(&quantizer)) {
     // pq's own kernel gives the integers directly.
     const nvidia::QuantDescriptor& d = tq->descriptor();
-    const Tensor ints = nvidia::tensor_quant(w, tq->amax(), d.num_bits().bits(), d.is_unsigned(),
-                                             d.narrow_range())
-                            .first;
+    const Tensor ints =
+        nvidia::tensor_quant(w, tq->amax(), d.num_bits().bits(), d.is_unsigned(), d.narrow_range())
+            .first;
     const std::vector<float> v = ints.to_vector<float>();
     for (std::size_t i = 0; i < v.size(); ++i) q[i] = static_cast<std::int32_t>(v[i]);
     return q;
@@ -160,9 +161,8 @@ std::vector<std::int32_t> quantize_weight(const nn::UnaryModule& quantizer, cons
   }
   const std::vector<float> v = fq.contiguous().to_vector<float>();
   for (std::size_t i = 0; i < v.size(); ++i) {
-    const std::size_t c = p.axis ? (i / static_cast<std::size_t>(inner)) %
-                                       static_cast<std::size_t>(channels)
-                                 : 0;
+    const std::size_t c =
+        p.axis ? (i / static_cast<std::size_t>(inner)) % static_cast<std::size_t>(channels) : 0;
     const double k = std::nearbyint(static_cast<double>(v[i]) / p.scale[c]) + p.zero_point[c];
     q[i] = static_cast<std::int32_t>(k);
   }

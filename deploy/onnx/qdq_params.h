@@ -21,8 +21,8 @@
 namespace qgrad::deploy {
 
 struct QdqParams {
-  bool identity = false;          // the quantizer passes values through (disabled): no Q/DQ
-  std::vector<float> scale;       // one value per tensor, else one per channel
+  bool identity = false;                 // the quantizer passes values through (disabled): no Q/DQ
+  std::vector<float> scale;              // one value per tensor, else one per channel
   std::vector<std::int32_t> zero_point;  // as scale
   std::optional<std::int64_t> axis;      // the channel axis of per-channel parameters
   std::int64_t quant_min = 0;            // the quantizer's integer grid

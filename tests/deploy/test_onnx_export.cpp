@@ -1,0 +1,295 @@
+// ONNX export (deploy/onnx): every zoo model, float and QDQ (torch.ao and pytorch_quantization
+// recipes), passes onnx::checker::check_model; the graph's structure (node types in order,
+// initializer shapes), the BN folding and the QDQ scales and zero points are checked against
+// qgrad's own modules; unsupported quantizers, bad scales, unknown layers and unwritable paths
+// are clear errors that leave no file behind. No ONNX runtime runs here (see README).
+#include <onnx/checker.h>
+#include <onnx/onnx_pb.h>
+
+#include <algorithm>
+#include <catch2/catch.hpp>
+#include <cmath>
+#include <cstdio>
+#include <fstream>
+#include <map>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "core/autograd/grad_mode.h"
+#include "core/factory.h"
+#include "deploy/onnx/onnx_export.h"
+#include "nn/models/zoo.h"
+#include "nn/modules/batchnorm.h"
+#include "nn/modules/conv.h"
+#include "nn/modules/dropout.h"
+#include "nn/modules/sequential.h"
+#include "ops/binary/binary.h"
+#include "quant/modules/calibrate.h"
+#include "quant/modules/fused_fake_quantize.h"
+#include "quant/modules/quant_conv2d.h"
+#include "quant/modules/quant_linear.h"
+#include "quant/modules/quant_recipe.h"
+#include "quant/modules/quantize_model.h"
+#include "quant/modules/tensor_quantizer.h"
+#include "quant/torch_ao/fake_quantize.h"
+
+using namespace qgrad;
+
+namespace {
+
+std::vector<std::string> op_types(const onnx::ModelProto& m) {
+  std::vector<std::string> ops;
+  for (const auto& n : m.graph().node()) ops.push_back(n.op_type());
+  return ops;
+}
+
+std::size_t count(const std::vector<std::string>& ops, const std::string& op) {
+  return static_cast<std::size_t>(std::count(ops.begin(), ops.end(), op));
+}
+
+const onnx::TensorProto& initializer(const onnx::ModelProto& m, const std::string& name) {
+  for (const auto& t : m.graph().initializer())
+    if (t.name() == name) return t;
+  FAIL("no initializer " << name);
+  throw std::logic_error("unreachable");
+}
+
+std::vector<std::int64_t> dims(const onnx::TensorProto& t) {
+  return std::vector<std::int64_t>(t.dims().begin(), t.dims().end());
+}
+
+// Gives every BatchNorm2d non-trivial running statistics and affine parameters.
+void randomise_bn(nn::Module& model) {
+  Generator gen(7);
+  for (const auto& item : model.named_modules()) {
+    auto* bn = dynamic_cast<nn::BatchNorm2d*>(item.value.get());
+    if (bn == nullptr) continue;
+    const std::int64_t c = bn->options().num_features_;
+    bn->running_mean().detach().copy_(randn({c}, gen) * 0.1);
+    bn->running_var().detach().copy_(rand({c}, gen) + 0.5);
+    bn->weight().detach().copy_(rand({c}, gen) + 0.5);
+    bn->bias().detach().copy_(randn({c}, gen) * 0.1);
+  }
+}
+
+std::shared_ptr<nn::UnaryModule> qat_model(const std::string& name, const std::string& recipe) {
+  auto model = nn::make_model(name, 1);
+  randomise_bn(*model);
+  const quant::QuantRecipe r = quant::QuantRecipe::parse(recipe);
+  quant::quantize_model(*model, r);
+  Generator gen(3);
+  const Tensor x = randn({8, 1, 28, 28}, gen);
+  if (r.family() == quant::QuantFamily::NVIDIA) {
+    if (r.calibration_batches() == 0) return model;
+    quant::calibrate_model(
+        *model, 1, [&](std::int64_t) { model->forward(x); }, r.calibration_options());
+  } else {
+    NoGradGuard no_grad;
+    model->forward(x);  // torch.ao: the observers choose scale and zero point
+  }
+  model->eval();
+  return model;
+}
+
+}  // namespace
+
+TEST_CASE("ONNX export: lenet5bn as float ONNX, BN folded, passes the checker", "[onnx]") {
+  auto model = nn::make_model("lenet5bn", 1);
+  randomise_bn(*model);
+  model->eval();
+  const onnx::ModelProto m = deploy::build_onnx_model(*model);
+  CHECK(m.opset_import(0).version() == 13);
+  CHECK(op_types(m) == std::vector<std::string>{"Conv", "Relu", "MaxPool", "Conv", "Relu",
+                                                "MaxPool", "Flatten", "Gemm", "Relu", "Gemm",
+                                                "Relu", "Gemm"});
+  CHECK(dims(initializer(m, "0_weight")) == std::vector<std::int64_t>{6, 1, 5, 5});
+  CHECK(dims(initializer(m, "0_bias")) == std::vector<std::int64_t>{6});
+  CHECK(dims(initializer(m, "9_weight")) == std::vector<std::int64_t>{120, 256});
+  CHECK(m.graph().input(0).name() == "input");
+  CHECK(m.graph().output(0).name() == "output");
+
+  // W' = W * gamma / sigma, b' = (0 - mean) * gamma / sigma + beta, per output channel.
+  auto conv = std::dynamic_pointer_cast<nn::Sequential>(model)->at<nn::Conv2d>(0);
+  auto bn = std::dynamic_pointer_cast<nn::Sequential>(model)->at<nn::BatchNorm2d>(1);
+  const auto w = conv->weight().to_vector<double>();
+  const auto g = bn->weight().to_vector<double>(), beta = bn->bias().to_vector<double>();
+  const auto mu = bn->running_mean().to_vector<double>();
+  const auto var = bn->running_var().to_vector<double>();
+  const auto& wf = initializer(m, "0_weight");
+  const auto& bf = initializer(m, "0_bias");
+  for (int c = 0; c < 6; ++c) {
+    const double k = g[c] / std::sqrt(var[c] + 1e-5);
+    CHECK(bf.float_data(c) == Approx(beta[c] - mu[c] * k).epsilon(1e-6));
+    for (int i = 0; i < 25; ++i)
+      CHECK(wf.float_data(c * 25 + i) == Approx(w[c * 25 + i] * k).epsilon(1e-6));
+  }
+}
+
+TEST_CASE("ONNX export: vggfm and resnet20 as float ONNX pass the checker", "[onnx]") {
+  auto vgg = nn::make_model("vggfm", 1);
+  vgg->eval();
+  const auto ops = op_types(deploy::build_onnx_model(*vgg));
+  CHECK(count(ops, "Conv") == 4);
+  CHECK(count(ops, "BatchNormalization") == 0);
+  CHECK(count(ops, "Gemm") == 2);
+
+  auto resnet = nn::make_model("resnet20", 1);
+  randomise_bn(*resnet);
+  resnet->eval();
+  const onnx::ModelProto m = deploy::build_onnx_model(*resnet);
+  const auto rops = op_types(m);
+  CHECK(count(rops, "Conv") == 21);  // 19 3x3 + 2 projection shortcuts
+  CHECK(count(rops, "Add") == 9);
+  CHECK(count(rops, "BatchNormalization") == 0);
+  CHECK(rops[rops.size() - 3] == "GlobalAveragePool");
+  CHECK(rops.back() == "Gemm");
+  CHECK(dims(initializer(m, "layer2.0.downsample.0_weight")) ==
+        std::vector<std::int64_t>{32, 16, 1, 1});
+}
+
+TEST_CASE("ONNX export: torch.ao QAT lenet5bn as QDQ with torch.ao's scales", "[onnx]") {
+  auto model = qat_model("lenet5bn", R"({"family": "torch_ao"})");
+  const onnx::ModelProto m = deploy::build_onnx_model(*model);
+  const auto ops = op_types(m);
+  // Five quantized layers: one Q/DQ pair per input, one weight DQ each.
+  CHECK(count(ops, "QuantizeLinear") == 5);
+  CHECK(count(ops, "DequantizeLinear") == 10);
+  // reduce_range: the activation grid [0, 127] is narrower than uint8, so a Clip comes first.
+  CHECK(count(ops, "Clip") == 5);
+  CHECK(std::vector<std::string>(ops.begin(), ops.begin() + 6) ==
+        std::vector<std::string>{"Clip", "QuantizeLinear", "DequantizeLinear", "DequantizeLinear",
+                                 "Conv", "BatchNormalization"});
+
+  auto seq = std::dynamic_pointer_cast<nn::Sequential>(model);
+  auto qconv = seq->at<quant::QuantConv2d>(0);
+  const auto& in_fq =
+      dynamic_cast<const quant::FusedMovingAvgObsFakeQuantize&>(*qconv->input_quantizer());
+  const auto& w_fq =
+      dynamic_cast<const quant::FusedMovingAvgObsFakeQuantize&>(*qconv->weight_quantizer());
+  CHECK(initializer(m, "0_input_scale").float_data(0) == in_fq.scale().item<float>());
+  CHECK(initializer(m, "0_input_zero_point").data_type() == onnx::TensorProto_DataType_UINT8);
+  CHECK(initializer(m, "0_input_zero_point").int32_data(0) == in_fq.zero_point().item<int>());
+  const auto& ws = initializer(m, "0_weight_scale");
+  CHECK(dims(ws) == std::vector<std::int64_t>{6});
+  const auto scales = w_fq.scale().to_vector<float>();
+  for (int c = 0; c < 6; ++c) CHECK(ws.float_data(c) == scales[c]);
+  const auto& wq = initializer(m, "0_weight_quantized");
+  CHECK(wq.data_type() == onnx::TensorProto_DataType_INT8);
+  CHECK(dims(wq) == std::vector<std::int64_t>{6, 1, 5, 5});
+  // The DequantizeLinear of the weight is per axis 0; the integers times the scale give back
+  // torch.ao's fake-quantized weight.
+  bool per_axis = false;
+  for (const auto& n : m.graph().node())
+    if (n.op_type() == "DequantizeLinear" && n.input(0) == "0_weight_quantized")
+      for (const auto& a : n.attribute()) per_axis = per_axis || (a.name() == "axis" && a.i() == 0);
+  CHECK(per_axis);
+  const auto wfq = ao::fake_quantize_per_channel_affine(qconv->weight().detach(), w_fq.scale(),
+                                                        w_fq.zero_point(), 0, -128, 127)
+                       .to_vector<float>();
+  for (int i = 0; i < 150; ++i)
+    CHECK(wq.int32_data(i) * scales[i / 25] == Approx(wfq[i]).margin(1e-7));
+}
+
+TEST_CASE("ONNX export: torch.ao fuse_bn resnet20 as QDQ: QuantConvBn2d folded, adds quantized",
+          "[onnx]") {
+  auto model = qat_model("resnet20", R"({"family": "torch_ao", "fuse_bn": true})");
+  const auto ops = op_types(deploy::build_onnx_model(*model));
+  CHECK(count(ops, "Conv") == 21);
+  CHECK(count(ops, "BatchNormalization") == 0);  // folded as torch.ao's convert does
+  CHECK(count(ops, "Add") == 9);
+  // 21 conv inputs + 1 fc input + 2 per add.
+  CHECK(count(ops, "QuantizeLinear") == 21 + 1 + 18);
+}
+
+TEST_CASE("ONNX export: pytorch_quantization QAT as QDQ with scale amax / max_bound", "[onnx]") {
+  for (const char* name : {"lenet5bn", "vggfm", "resnet20"}) {
+    INFO(name);
+    auto model = qat_model(name, R"({"family": "nvidia"})");
+    const onnx::ModelProto m = deploy::build_onnx_model(*model);
+    CHECK(count(op_types(m), "Clip") == 0);  // signed 8-bit: the full int8 range
+  }
+  auto model = qat_model("lenet5bn", R"({"family": "nvidia"})");
+  const onnx::ModelProto m = deploy::build_onnx_model(*model);
+  auto qlin = std::dynamic_pointer_cast<nn::Sequential>(model)->at<quant::QuantLinear>(9);
+  const auto& in_q = dynamic_cast<const quant::TensorQuantizer&>(*qlin->input_quantizer());
+  CHECK(initializer(m, "9_input_scale").float_data(0) ==
+        static_cast<float>(in_q.amax().item<double>() / 127));
+  CHECK(initializer(m, "9_input_zero_point").data_type() == onnx::TensorProto_DataType_INT8);
+  const auto& w_q = dynamic_cast<const quant::TensorQuantizer&>(*qlin->weight_quantizer());
+  const auto amax = w_q.amax().to_vector<double>();
+  const auto& ws = initializer(m, "9_weight_scale");
+  REQUIRE(ws.float_data_size() == 120);
+  for (int c = 0; c < 120; ++c) CHECK(ws.float_data(c) == static_cast<float>(amax[c] / 127));
+}
+
+TEST_CASE("ONNX export: 4-bit weights travel as int8 on their grid, 4-bit activations clipped",
+          "[onnx]") {
+  auto model = qat_model("lenet5bn", R"({"family": "nvidia", "weight": {"num_bits": 4, "axis": 0},
+                                         "input": {"num_bits": 4}})");
+  const onnx::ModelProto m = deploy::build_onnx_model(*model);
+  const auto& wq = initializer(m, "0_weight_quantized");
+  CHECK(wq.data_type() == onnx::TensorProto_DataType_INT8);
+  for (int v : wq.int32_data()) CHECK((v >= -8 && v <= 7));
+  const auto ops = op_types(m);
+  CHECK(count(ops, "Clip") == 5);
+  CHECK(ops[0] == "Clip");
+  auto qconv = std::dynamic_pointer_cast<nn::Sequential>(model)->at<quant::QuantConv2d>(0);
+  const double amax =
+      dynamic_cast<const quant::TensorQuantizer&>(*qconv->input_quantizer()).amax().item<double>();
+  const float scale = static_cast<float>(amax / 7);
+  CHECK(initializer(m, "0_input_scale").float_data(0) == scale);
+  CHECK(initializer(m, "0_input_clip_max").float_data(0) == static_cast<float>(7.0 * scale));
+  CHECK(initializer(m, "0_input_clip_min").float_data(0) == static_cast<float>(-8.0 * scale));
+}
+
+TEST_CASE("ONNX export: unsupported quantizers, bad scales and layers are errors naming the layer",
+          "[onnx]") {
+  auto lsq = qat_model("lenet5bn", R"({"family": "lsq"})");
+  CHECK_THROWS_WITH(deploy::build_onnx_model(*lsq),
+                    Catch::Contains("layer '0' (QuantConv2d) input quantizer") &&
+                        Catch::Contains("LearnableFakeQuantize") &&
+                        Catch::Contains("does not support yet"));
+
+  auto ao = qat_model("lenet5bn", R"({"family": "torch_ao"})");
+  auto qconv = std::dynamic_pointer_cast<nn::Sequential>(ao)->at<quant::QuantConv2d>(0);
+  auto& fq = dynamic_cast<quant::FusedMovingAvgObsFakeQuantize&>(*qconv->input_quantizer());
+  for (float bad : {0.0f, 1e-40f, std::nanf("")}) {
+    fq.scale().detach().fill_(bad);
+    CHECK_THROWS_WITH(deploy::build_onnx_model(*ao),
+                      Catch::Contains("layer '0' (QuantConv2d) input quantizer: scale is"));
+  }
+
+  auto dyn = qat_model("lenet5bn", R"({"family": "nvidia", "calibration": {"batches": 0}})");
+  CHECK_THROWS_WITH(deploy::build_onnx_model(*dyn), Catch::Contains("no amax"));
+
+  nn::Sequential seq;
+  seq.push_back(std::make_shared<nn::Dropout>(0.5, 1));
+  seq.push_back(std::make_shared<nn::BatchNorm1d>(nn::BatchNormOptions(4)));
+  CHECK_THROWS_WITH(deploy::build_onnx_model(seq),
+                    Catch::Contains("layer '1' (BatchNorm1d) has no ONNX mapping"));
+}
+
+TEST_CASE("ONNX export: export_onnx writes a checked file atomically; bad paths leave nothing",
+          "[onnx]") {
+  auto model = nn::make_model("lenet5bn", 1);
+  model->eval();
+  const std::string path = std::string(QGRAD_BINARY_DIR) + "/test_onnx_export_lenet5bn.onnx";
+  std::remove(path.c_str());
+  deploy::export_onnx(*model, path);
+  onnx::checker::check_model(path);  // throws on a bad file
+  std::ifstream in(path, std::ios::binary);
+  onnx::ModelProto m;
+  REQUIRE(m.ParseFromIstream(&in));
+  CHECK(m.graph().node_size() == 12);
+  std::remove(path.c_str());
+
+  CHECK_THROWS_WITH(deploy::export_onnx(*model, "/nonexistent-dir/x.onnx"),
+                    Catch::Contains("cannot write '/nonexistent-dir/x.onnx'"));
+  // A failing export writes nothing: no target, no temporary file.
+  nn::Sequential bad;
+  bad.push_back(std::make_shared<nn::BatchNorm1d>(nn::BatchNormOptions(4)));
+  const std::string bad_path = std::string(QGRAD_BINARY_DIR) + "/test_onnx_export_bad.onnx";
+  CHECK_THROWS(deploy::export_onnx(bad, bad_path));
+  CHECK(!std::ifstream(bad_path).good());
+}
