@@ -7,8 +7,11 @@ set -euo pipefail
 
 # ocl-icd-opencl-dev: Debian's oneDNN CMake package (dnnl-config.cmake) requires OpenCL, which
 # libdnnl-dev only recommends; --no-install-recommends below would drop it.
+# libonnx-dev libprotobuf-dev: the ONNX exporter (deploy/onnx, QGRAD_ONNX=AUTO builds it when
+# found); ONNX's CMake package links protobuf::libprotobuf, which CMake's FindProtobuf makes from
+# libprotobuf-dev (protoc is not needed: the exporter uses libonnx-dev's generated classes).
 pkgs=(build-essential cmake libdnnl-dev ocl-icd-opencl-dev catch2 nlohmann-json3-dev zlib1g-dev
-  dataset-fashion-mnist)
+  dataset-fashion-mnist libonnx-dev libprotobuf-dev)
 if [[ "${QGRAD_WITH_TORCH:-0}" == "1" ]]; then
   pkgs+=(python3-torch python3-numpy)
 fi
