@@ -160,7 +160,7 @@ fi
 (cd "$build" && ctest -j"$jobs" --output-on-failure --timeout 900) >"$logs/ctest.log" 2>&1
 rc=$?
 res=$(grep -E "tests passed|tests failed" "$logs/ctest.log" | tail -1)
-skipped=$(grep -c "Skipped" "$logs/ctest.log")
+skipped=$(grep -c "\*\*\*Skipped" "$logs/ctest.log")
 if [[ $rc == 0 ]]; then
   step ctest OK "$res; $skipped skipped; $(($(date +%s) - t0)) s"
 else
