@@ -45,9 +45,13 @@ AffineEncoding::AffineEncoding(Tensor scale, Tensor offset, int bitwidth, bool s
 }
 
 DType AffineEncoding::dtype() const {
-  if (!grid_.is_signed) return bitwidth_ <= 8 ? kUInt8 : kInt32;
-  if (bitwidth_ <= 8) return kInt8;
-  return bitwidth_ <= 16 ? kInt16 : kInt32;
+  // AIMET's AffineEncoding.dtype decides by the grid, not by signedness: the first of uint8,
+  // int8, int16 that holds [qmin, qmax], else int32 (so unsigned 9..15-bit grids are int16).
+  const std::int64_t lo = grid_.qmin, hi = grid_.qmax;
+  if (lo >= 0 && lo < hi && hi < 256) return kUInt8;
+  if (lo >= -128 && lo < hi && hi < 128) return kInt8;
+  if (lo >= -32768 && lo < hi && hi < 32768) return kInt16;
+  return kInt32;
 }
 
 Tensor AffineEncoding::min() const {

@@ -38,9 +38,10 @@ class AffineEncoding {
   bool is_signed() const { return grid_.is_signed; }
   std::int64_t qmin() const { return grid_.qmin; }
   std::int64_t qmax() const { return grid_.qmax; }
-  // The dtype of quantized_repr(), AIMET's AffineEncoding.dtype: signed grids int8 (<= 8 bits),
-  // int16 (<= 16 bits) or int32; unsigned grids uint8 (<= 8 bits), else int32 (torch has no
-  // uint16 / uint32), so the upper half of an unsigned 32-bit grid does not fit.
+  // The dtype of quantized_repr(), AIMET's AffineEncoding.dtype: the first of uint8
+  // (0 <= qmin < qmax < 256), int8 (-128 <= qmin < qmax < 128), int16 (-32768 <= qmin < qmax <
+  // 32768) that holds the grid, else int32 (torch has no uint16 / uint32, so the upper half of an
+  // unsigned 32-bit grid does not fit). Unsigned 9..15-bit grids are int16, 16-bit ones int32.
   DType dtype() const;
   // The represented range: (offset + qmin) * scale and (offset + qmax) * scale.
   Tensor min() const;

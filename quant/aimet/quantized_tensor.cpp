@@ -33,7 +33,7 @@ Tensor QuantizedTensor::quantized_repr() const {
     for (std::size_t i = 0; i < v.size(); ++i)
       QGRAD_CHECK(v[i] <= tmax, ValueError, "aimet.QuantizedTensor.quantized_repr: element ", i,
                   " = ", v[i], " does not fit the encoding's dtype ", dtype_name(dt),
-                  " (AIMET represents unsigned grids wider than 8 bits as int32)");
+                  " (AIMET represents unsigned grids of 16 or more bits as int32)");
     scalar_t* p = out.data_ptr<scalar_t>();
     // + 0.0 turns -0.0 into 0 before the conversion (values are exact integers).
     for (std::size_t i = 0; i < v.size(); ++i) p[i] = static_cast<scalar_t>(v[i] + 0.0);

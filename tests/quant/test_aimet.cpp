@@ -191,7 +191,10 @@ TEST_CASE("aimet: DequantizedTensor.quantize is exact and idempotent", "[quant][
       REQUIRE(qt.dequantize().data().to_vector<float>() == d.data().to_vector<float>());
       REQUIRE(qt.dequantize().quantize().data().to_vector<float>() == qv);
       const Tensor repr = qt.quantized_repr();
-      const DType want = bw <= 8 ? (sym ? kInt8 : kUInt8) : (sym ? kInt16 : kInt32);
+      const DType want = bw <= 8    ? (sym ? kInt8 : kUInt8)
+                         : bw < 16  ? kInt16
+                         : bw == 16 ? (sym ? kInt16 : kInt32)
+                                    : kInt32;
       REQUIRE(repr.dtype() == want);
       REQUIRE(repr.to(kFloat32).to_vector<float>() == qv);
     }
@@ -199,14 +202,14 @@ TEST_CASE("aimet: DequantizedTensor.quantize is exact and idempotent", "[quant][
 }
 
 TEST_CASE("aimet: quantized_repr dtype follows AIMET for every bitwidth", "[quant][aimet]") {
-  // AIMET's AffineEncoding.dtype: signed int8 / int16 / int32 by bitwidth; unsigned uint8 up to
-  // 8 bits, else int32 (torch has no uint16).
+  // AIMET's AffineEncoding.dtype: the first of uint8 / int8 / int16 that holds [qmin, qmax], else
+  // int32 (torch has no uint16): unsigned 9..15-bit grids are int16, 16-bit ones int32.
   for (int bw = 1; bw <= 32; ++bw) {
     INFO("bitwidth " << bw);
     const AffineEncoding sym(full({}, 1.0), zeros({}), bw, true);
     const AffineEncoding asym(full({}, 1.0), zeros({}), bw, false);
     CHECK(sym.dtype() == (bw <= 8 ? kInt8 : bw <= 16 ? kInt16 : kInt32));
-    CHECK(asym.dtype() == (bw <= 8 ? kUInt8 : kInt32));
+    CHECK(asym.dtype() == (bw <= 8 ? kUInt8 : bw < 16 ? kInt16 : kInt32));
   }
   // The grid edges survive the conversion: 16-bit signed into int16, 16-bit unsigned into int32.
   const Tensor q16 = from_vector<double>({-32768, -1, 0, 32767}, {2, 2});
