@@ -58,7 +58,8 @@ int run_command_line(const std::vector<std::string>& args, std::ostream& out, st
       err << main_usage();
       return 2;
     }
-    throw UsageError("unknown command '" + command + "' (commands: train, eval, export, help, version)");
+    throw UsageError("unknown command '" + command +
+                     "' (commands: train, eval, export, help, version)");
   } catch (const UsageError& e) {
     err << "qgrad" << (command.empty() || command[0] == '-' ? "" : " " + command)
         << ": error: " << e.what() << "\n";
