@@ -7,6 +7,7 @@
 #include <cstdio>
 #include <ostream>
 
+#include "cli/command_options.h"
 #include "cli/qat_setup.h"
 #include "cli/stored_config.h"
 #include "cli/train_config.h"
@@ -89,26 +90,13 @@ std::string eval_usage() {
 
 int eval_command(const std::vector<std::string>& args, std::ostream& out) {
   EvalOptions o;
-  for (std::size_t i = 0; i < args.size(); ++i) {
-    const std::string& a = args[i];
-    if (a == "--help" || a == "-h") {
-      out << eval_usage();
-      return 0;
-    }
-    std::string name = a, value;
-    const std::size_t eq = a.find('=');
-    const bool inline_value = a.rfind("--", 0) == 0 && eq != std::string::npos;
-    if (inline_value) {
-      name = a.substr(0, eq);
-      value = a.substr(eq + 1);
-    }
-    if (name != "--checkpoint" && name != "--data-dir" && name != "--batch-size" &&
-        name != "--threads")
-      throw UsageError("eval: unknown argument '" + a + "' (see qgrad eval --help)");
-    if (!inline_value) {
-      if (i + 1 >= args.size()) throw UsageError("eval: " + name + " needs a value");
-      value = args[++i];
-    }
+  const auto options = parse_command_options(
+      "eval", args, {"--checkpoint", "--data-dir", "--batch-size", "--threads"});
+  if (!options) {
+    out << eval_usage();
+    return 0;
+  }
+  for (const auto& [name, value] : *options) {
     if (name == "--checkpoint") o.checkpoint = value;
     if (name == "--data-dir") o.data_dir = value;
     if (name == "--batch-size") o.batch_size = parse_count(name, value, kMaxBatchSize);

@@ -4,6 +4,7 @@
 
 #include <ostream>
 
+#include "cli/command_options.h"
 #include "cli/qat_setup.h"
 #include "cli/stored_config.h"
 #include "cli/train_config.h"
@@ -61,25 +62,12 @@ std::string export_usage() {
 
 int export_command(const std::vector<std::string>& args, std::ostream& out) {
   ExportOptions o;
-  for (std::size_t i = 0; i < args.size(); ++i) {
-    const std::string& a = args[i];
-    if (a == "--help" || a == "-h") {
-      out << export_usage();
-      return 0;
-    }
-    std::string name = a, value;
-    const std::size_t eq = a.find('=');
-    const bool inline_value = a.rfind("--", 0) == 0 && eq != std::string::npos;
-    if (inline_value) {
-      name = a.substr(0, eq);
-      value = a.substr(eq + 1);
-    }
-    if (name != "--checkpoint" && name != "--onnx")
-      throw UsageError("export: unknown argument '" + a + "' (see qgrad export --help)");
-    if (!inline_value) {
-      if (i + 1 >= args.size()) throw UsageError("export: " + name + " needs a value");
-      value = args[++i];
-    }
+  const auto options = parse_command_options("export", args, {"--checkpoint", "--onnx"});
+  if (!options) {
+    out << export_usage();
+    return 0;
+  }
+  for (const auto& [name, value] : *options) {
     if (name == "--checkpoint") o.checkpoint = value;
     if (name == "--onnx") o.onnx = value;
   }

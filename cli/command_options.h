@@ -1,0 +1,20 @@
+// The `--name value` / `--name=value` options of qgrad's subcommands (eval, export): one parser,
+// so every command accepts the same spellings and refuses unknown or incomplete options with the
+// same UsageError ("<command>: unknown argument '...' (see qgrad <command> --help)").
+#pragma once
+
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace qgrad::cli {
+
+// The (name, value) pairs of `args` in order, each name one of `known` (e.g. "--checkpoint").
+// Returns nullopt when --help or -h is among them (the caller prints its usage). Throws
+// UsageError naming `command` for an unknown argument or a missing value.
+std::optional<std::vector<std::pair<std::string, std::string>>> parse_command_options(
+    const std::string& command, const std::vector<std::string>& args,
+    const std::vector<std::string>& known);
+
+}  // namespace qgrad::cli
