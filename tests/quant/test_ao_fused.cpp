@@ -189,6 +189,50 @@ TEST_CASE("fused_moving_avg_obs_fake_quant: state, flags and errors", "[quant][t
   }
 }
 
+// The batch min/max is taken in vector lanes; it must be the value a sequential scan keeps (the
+// first element equal to the extreme), including the sign of a zero extreme, at every length and
+// position (lane, tail), and NaN anywhere must be seen.
+TEST_CASE("fused_moving_avg_obs_fake_quant: batch min/max as a sequential scan",
+          "[quant][torch_ao][fused]") {
+  const TensorOptions i64 = TensorOptions().dtype(kInt64);
+  const Tensor on = ones({1}, i64), off = zeros({1}, i64);
+  const float inf = std::numeric_limits<float>::infinity();
+  auto observe = [&](const std::vector<float>& v) {
+    Tensor rmin = scalar_tensor(inf), rmax = scalar_tensor(-inf);
+    Tensor scale = ones({1}), zp = zeros({1}, TensorOptions().dtype(kInt32));
+    ao::fused_moving_avg_obs_fake_quant(
+        from_vector<float>(v, {static_cast<std::int64_t>(v.size())}), on, off, rmin, rmax, scale,
+        zp, 0.01, 0, 255, -1, false, false);
+    return std::make_pair(rmin.item<float>(), rmax.item<float>());
+  };
+  for (std::size_t n : {1u, 15u, 16u, 17u, 40u, 100u}) {
+    for (std::size_t first = 0; first < n; first += 3) {
+      // Non-negative values whose first zero is -0.0 at `first`, +0.0 zeros after it.
+      std::vector<float> v(n, 1.5f);
+      for (std::size_t i = first; i < n; i += 5) v[i] = 0.0f;
+      v[first] = -0.0f;
+      auto r = observe(v);
+      CHECK(r.first == 0.0f);
+      CHECK(std::signbit(r.first));
+      // Non-positive values: the max is the first zero, +0.0 here and -0.0 after it.
+      for (float& e : v) e = e == 0.0f ? -0.0f : -2.0f;
+      v[first] = 0.0f;
+      r = observe(v);
+      CHECK(r.second == 0.0f);
+      CHECK(!std::signbit(r.second));
+      // A NaN at any position makes the statistics NaN.
+      std::vector<float> w(n, 1.0f);
+      w[first] = std::nanf("");
+      r = observe(w);
+      CHECK(std::isnan(r.first));
+      CHECK(std::isnan(r.second));
+    }
+  }
+  std::vector<float> v(37);
+  for (std::size_t i = 0; i < v.size(); ++i) v[i] = static_cast<float>((i * 7) % 37) - 11.0f;
+  CHECK(observe(v) == std::make_pair(-11.0f, 25.0f));
+}
+
 TEST_CASE("FusedMovingAvgObsFakeQuantize module: PyTorch's state and checks",
           "[quant][torch_ao][fused]") {
   quant::FusedMovingAvgObsFakeQuantize act(quant::default_qat_activation_config());
