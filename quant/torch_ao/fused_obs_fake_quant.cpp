@@ -45,6 +45,14 @@ void assign(const Tensor& dst, const Tensor& src) {
   d->strides = s->strides;
 }
 
+// True when `g` is the only handle on its whole, contiguous buffer (as AccumulateGrad checks
+// before taking over a gradient) and needs no gradient itself, so it may be written in place.
+bool sole_owner(const Tensor& g) {
+  return g.impl_ptr().use_count() == 1 && g.impl()->storage.use_count() == 1 &&
+         !g.requires_grad() && g.is_contiguous() && g.storage_offset() == 0 &&
+         static_cast<std::size_t>(g.numel()) * g.element_size() == g.impl()->storage->nbytes();
+}
+
 void check_state(const char* arg, const Tensor& t, std::int64_t n, bool allow_empty) {
   require_defined(kOp, arg, t);
   QGRAD_CHECK(t.device() == Device(), DeviceError, kOp, ": ", arg,
@@ -152,7 +160,11 @@ Tensor fused_moving_avg_obs_fake_quant(const Tensor& x, const Tensor& observer_o
       record("FusedMovingAvgObsFakeQuantBackward", {x}, {&y}, [mask](const TensorList& g) {
         static const KernelTable<MaskedGradientKernel>& mg =
             kernel_table<MaskedGradientKernel>("torch_ao.masked_gradient");
-        Tensor dx = empty(g[0].shape(), TensorOptions().dtype(g[0].dtype()));
+        // The mask is applied where the incoming gradient lies when nothing else can see that
+        // buffer (the usual case: a fresh gradient from the layer above), so no new buffer is
+        // written; otherwise into a new one.
+        const Tensor dx =
+            sole_owner(g[0]) ? g[0] : empty(g[0].shape(), TensorOptions().dtype(g[0].dtype()));
         mg(kOp, g[0])(g[0], mask, dx);
         return TensorList{dx};
       });
