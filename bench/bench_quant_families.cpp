@@ -3,7 +3,12 @@
 // fake_tensor_quant, Horizon fake_quantize and AIMET quantize_dequantize, per tensor and per
 // channel, forward only and forward + backward, on 16M float32 values, next to a plain copy of
 // the same size measured in the same run (x.clone() and y.copy_(x) into a preallocated y).
-// Two learnable forms with parameter gradients are timed too (torch.ao LSQ, AIMET range learning).
+// Two learnable forms with parameter gradients are timed too (torch.ao LSQ, AIMET range learning),
+// and torch.ao's fused observer + fake quantization (fused_moving_avg_obs_fake_quant, observer and
+// fake quantization on, quint8 [0, 255] per tensor affine and qint8 [-128, 127] per channel
+// symmetric along axis 0, the running statistics carried over between repetitions as in training;
+// it must read x twice, once for the batch min/max and once to quantize, but is counted with the
+// same minimal bytes as the other rows).
 //
 // Built by CMake with the library (bench/CMakeLists.txt).
 // Run:  OMP_NUM_THREADS=2 ./build/bench/bench_quant_families [threads] [reps]
@@ -22,6 +27,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <functional>
+#include <limits>
 #include <vector>
 
 #include "bench/bench_timer.h"
@@ -33,6 +39,7 @@
 #include "quant/horizon/horizon_fake_quantize.h"
 #include "quant/nvidia/tensor_quant.h"
 #include "quant/torch_ao/fake_quantize.h"
+#include "quant/torch_ao/fused_obs_fake_quant.h"
 #include "quant/torch_ao/learnable_fake_quantize.h"
 
 using namespace qgrad;
@@ -126,6 +133,32 @@ int main(int argc, char** argv) {
       "aimet per-channel fwd", "aimet per-channel fwd+bwd",
       [&](const Tensor& v) { return aimet::quantize_dequantize(v, scale_c1, offset_c1, 0, 255); },
       x, dy, reps, nd);
+
+  // torch.ao's fused observer + fake quantization, with its state tensors as a module holds them.
+  {
+    const TensorOptions i64 = TensorOptions().dtype(kInt64);
+    const TensorOptions f32 = TensorOptions().dtype(kFloat32);
+    const Tensor on = ones({1}, i64);
+    const float inf = std::numeric_limits<float>::infinity();
+    Tensor rmin = full({1}, inf, f32), rmax = full({1}, -inf, f32);
+    Tensor sc = ones({1}, f32), zp = zeros({1}, TensorOptions().dtype(kInt32));
+    bench_pair(
+        "torch.ao fused obs+fq per-tensor fwd", "torch.ao fused obs+fq per-tensor fwd+bwd",
+        [&](const Tensor& v) {
+          return ao::fused_moving_avg_obs_fake_quant(v, on, on, rmin, rmax, sc, zp, 0.01, 0, 255, 0,
+                                                     false, false);
+        },
+        x, dy, reps, nd);
+    Tensor cmin = empty({0}, f32), cmax = empty({0}, f32);
+    Tensor csc = empty({0}, f32), czp = empty({0}, TensorOptions().dtype(kInt32));
+    bench_pair(
+        "torch.ao fused obs+fq per-channel fwd", "torch.ao fused obs+fq per-channel fwd+bwd",
+        [&](const Tensor& v) {
+          return ao::fused_moving_avg_obs_fake_quant(v, on, on, cmin, cmax, csc, czp, 0.01, -128,
+                                                     127, 0, true, true);
+        },
+        x, dy, reps, nd);
+  }
 
   // Learnable forms: the scale (and offset / zero point) receive gradients too.
   Tensor xg = x.detach().set_requires_grad(true);

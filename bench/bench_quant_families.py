@@ -4,8 +4,12 @@
 Runs build/bench/bench_quant_families (bench/bench_quant_families.cpp: torch.ao, NVIDIA, Horizon
 and AIMET fake quantization through qgrad's public APIs) and measures the same workload in PyTorch:
 torch.fake_quantize_per_tensor_affine / per_channel_affine (forward, forward + backward),
-torch._fake_quantize_learnable_per_tensor_affine (LSQ), x.clone() and y.copy_(x), on 16M float32
-values (shape [256, 64, 1024], per channel along axis 1) with the same thread count.
+torch._fake_quantize_learnable_per_tensor_affine (LSQ), torch.fused_moving_avg_obs_fake_quant
+(torch.ao's fused observer + fake quantization, the op of FusedMovingAvgObsFakeQuantize: per tensor
+quint8 [0, 255] affine, and per channel qint8 [-128, 127] symmetric along axis 0, observer and fake
+quantization on, running statistics carried between repetitions), x.clone() and y.copy_(x), on
+16M float32 values (shape [256, 64, 1024], per channel along axis 1 except the fused op's axis 0)
+with the same thread count.
 
 The machine may be shared, so both sides run --rounds times, alternating (C++ program, then
 PyTorch); each round reports the median of --reps repetitions, and the table shows the median over
@@ -14,7 +18,8 @@ rounds. GB/s counts read + written bytes: forward 8 bytes/element, forward + bac
 Columns: qgrad time and GB/s; "/copy": qgrad GB/s relative to qgrad's own x.clone() (the same
 allocation of a fresh output); the PyTorch op the row is compared with (fq_tensor / fq_channel:
 torch.fake_quantize_per_{tensor,channel}_affine in the same direction, lfq_tensor: the learnable
-per-tensor form) and its time; "speed-up": PyTorch time / qgrad time (> 1: qgrad is faster).
+per-tensor form, fused_tensor / fused_channel: torch.fused_moving_avg_obs_fake_quant per tensor /
+per channel) and its time; "speed-up": PyTorch time / qgrad time (> 1: qgrad is faster).
 
 Run from the repository root after building:
     /usr/bin/python3 bench/bench_quant_families.py [--threads 2] [--rounds 5] [--reps 9]
@@ -45,6 +50,8 @@ def reference_for(name):
     if name in REFERENCE:
         return REFERENCE[name]
     kind = "fq_tensor" if "per-tensor" in name else "fq_channel"
+    if "fused obs+fq" in name:
+        kind = "fused_tensor" if "per-tensor" in name else "fused_channel"
     return kind + (" fwd+bwd" if name.endswith("fwd+bwd") else " fwd")
 
 
@@ -101,6 +108,27 @@ def run_torch(reps):
         rows["fq_channel fwd"] = median_seconds(lambda: fq_c(x), reps)
     rows["fq_tensor fwd+bwd"] = median_seconds(fb(fq_t), reps)
     rows["fq_channel fwd+bwd"] = median_seconds(fb(fq_c), reps)
+    on = torch.ones(1, dtype=torch.long)
+
+    def fused(per_channel):
+        if per_channel:
+            state = [torch.empty(0), torch.empty(0), torch.ones(256),
+                     torch.zeros(256, dtype=torch.int32)]
+            state[0].resize_(256).fill_(float("inf"))
+            state[1].resize_(256).fill_(float("-inf"))
+            qmin, qmax = -128, 127
+        else:
+            state = [torch.tensor([float("inf")]), torch.tensor([float("-inf")]), torch.ones(1),
+                     torch.zeros(1, dtype=torch.int32)]
+            qmin, qmax = 0, 255
+        return lambda v: torch.fused_moving_avg_obs_fake_quant(
+            v, on, on, *state, 0.01, qmin, qmax, 0, per_channel, per_channel)
+
+    for label, pc in (("fused_tensor", False), ("fused_channel", True)):
+        op = fused(pc)
+        with torch.no_grad():
+            rows[label + " fwd"] = median_seconds(lambda: op(x), reps)
+        rows[label + " fwd+bwd"] = median_seconds(fb(op), reps)
     rows["lfq_tensor fwd+bwd"] = median_seconds(
         fb(lambda v: torch._fake_quantize_learnable_per_tensor_affine(v, s, z, 0, 255, 1.0)), reps)
     return rows

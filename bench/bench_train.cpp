@@ -3,7 +3,12 @@
 // the work bench_train.py times in PyTorch 1.13 with identical models. Run by bench_train.py
 // (one process per measurement, alternating with PyTorch), or directly:
 //   build/bench/bench_train <model> [--batch 128] [--steps 30] [--warmup 5] [--threads 2]
-//                           [--device cpu|cuda|cuda:N]
+//                           [--device cpu|cuda|cuda:N] [--qat torch_ao]
+// --qat <family> quantizes the model first as `qgrad train` does with {"family": <family>} and no
+// other key (quant::quantize_model with the family's default recipe; torch_ao: PyTorch 1.13's
+// get_default_qat_qconfig("fbgemm"), a FusedMovingAvgObsFakeQuantize on the input and the
+// per-channel weight of every Conv2d and Linear, no batch-norm fusion), with no calibration
+// batches (the torch_ao default), so every timed step observes and fake-quantizes.
 // Prints one line: <model> <batch> <images per second> <peak RSS MiB (VmHWM)>, and on a GPU a
 // fifth field: the peak MiB held by tensors on it (the caching allocator's peak_bytes; cached
 // free blocks not counted, as torch.cuda.max_memory_allocated). bench_gpu.py runs it on CUDA.
@@ -24,6 +29,7 @@
 #include "nn/models/zoo.h"
 #include "nn/optim/sgd.h"
 #include "ops/loss/loss.h"
+#include "quant/modules/quantize_model.h"
 
 using namespace qgrad;
 
@@ -51,17 +57,20 @@ int main(int argc, char** argv) {
   if (argc < 2) {
     std::fprintf(stderr,
                  "usage: bench_train <model> [--batch N] [--steps N] [--warmup N] [--threads N] "
-                 "[--device D]\n");
+                 "[--device D] [--qat FAMILY]\n");
     return 2;
   }
   const std::string model_name = argv[1];
   std::int64_t batch = 128, steps = 30, warmup = 5, threads = 0;
   Device device = kCPU;
+  std::string qat;
   for (int i = 2; i + 1 < argc; i += 2) {
     const std::string k = argv[i];
     const std::int64_t v = std::atoll(argv[i + 1]);
     if (k == "--device")
       device = Device::parse(argv[i + 1]);
+    else if (k == "--qat")
+      qat = argv[i + 1];
     else if (k == "--batch")
       batch = v;
     else if (k == "--steps")
@@ -86,6 +95,7 @@ int main(int argc, char** argv) {
     ys.push_back(randint(0, 10, {batch}, gen).to(device));
   }
   auto model = nn::make_model(model_name, 0);
+  if (!qat.empty()) quant::quantize_model(*model, nlohmann::json{{"family", qat}});
   model->to(device);
   model->train();
   optim::SGD sgd(model->parameters(), optim::SGDOptions(0.01).momentum(0.9).weight_decay(5e-4));

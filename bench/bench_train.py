@@ -11,6 +11,26 @@ means qgrad is faster) and the peak RSS of each.
 Usage: python3 bench/bench_train.py [build/bench/bench_train] [--models lenet5bn,vggfm]
                                     [--rounds 5] [--steps 30] [--warmup 5] [--batch 128]
                                     [--threads 2]   (or --threads 1,2 for one table each)
+                                    [--qat torch_ao] [--torch-qat matched|standard]
+
+--qat torch_ao adds quantization-aware training: each round then runs four processes per model
+(qgrad float, PyTorch float, qgrad QAT, PyTorch QAT) and the table gives the images/s of each,
+the QAT/float step cost ratio of each framework (float images/s / QAT images/s; 1.05 = QAT
+steps take 5% longer) and qgrad QAT / PyTorch QAT. qgrad: `bench_train --qat torch_ao`, the
+default torch_ao recipe of `qgrad train` (PyTorch 1.13's get_default_qat_qconfig("fbgemm"):
+FusedMovingAvgObsFakeQuantize on the input of every Conv2d and Linear, quint8 [0, 127]
+per-tensor affine, and on their weights, qint8 per-channel symmetric; no batch-norm fusion).
+PyTorch, eager mode, prepared by torch.ao.quantization.prepare_qat with that qconfig:
+  matched  (default) what qgrad quantizes: every Conv2d / Linear is wrapped as
+           QuantStub -> layer -> DeQuantStub; the QuantStub carries the default qconfig (its
+           output fake quantizer is the layer's input quantizer) and the layer the default
+           weight fake quantizer with an nn.Identity activation (no output fake quantizer, as
+           qgrad quantizes the next layer's input instead). No fusion, as qgrad's default
+           recipe (fuse_bn false). Differences: PyTorch calls the Identity through a forward
+           hook, and its QuantStub/DeQuantStub are Python module calls qgrad does not make.
+  standard the usual eager recipe: QuantStub -> model -> DeQuantStub with the default qconfig
+           on the whole model, no fusion: fake quantizers on the outputs of the stub, every
+           Conv2d, BatchNorm2d and Linear (more and larger tensors than qgrad quantizes).
 
 On a machine shared with other work, 2-thread numbers of both frameworks collapse whenever
 another process takes one core (OpenMP barriers wait for the descheduled thread): compare the
@@ -41,15 +61,45 @@ def torch_models():
     return MODELS
 
 
-def torch_training_step(model_name, batch, device="cpu"):
+def torch_qat_model(model, recipe):
+    """`model` prepared for eager QAT with get_default_qat_qconfig("fbgemm") (see the module
+    docstring for the two recipes)."""
+    import torch.nn as nn
+    import torch.ao.quantization as tq
+    qconfig = tq.get_default_qat_qconfig("fbgemm")
+    if recipe == "standard":
+        model = nn.Sequential(tq.QuantStub(), model, tq.DeQuantStub())
+        model.qconfig = qconfig
+        return tq.prepare_qat(model)
+    weight_only = tq.QConfig(activation=nn.Identity, weight=qconfig.weight)
+
+    def wrap(module):
+        for name, child in list(module.named_children()):
+            if isinstance(child, (nn.Conv2d, nn.Linear)):
+                stub = tq.QuantStub()
+                stub.qconfig = qconfig
+                child.qconfig = weight_only
+                setattr(module, name, nn.Sequential(stub, child, tq.DeQuantStub()))
+            else:
+                wrap(child)
+
+    wrap(model)
+    return tq.prepare_qat(model)
+
+
+def torch_training_step(model_name, batch, device="cpu", qat=None):
     """The benchmark's PyTorch training step on `device`: returns step(i), which trains on the
-    i-th batch of a pool of 4 synthetic ones (bench_gpu.py uses it too)."""
+    i-th batch of a pool of 4 synthetic ones (bench_gpu.py uses it too). qat: None (float), or
+    "matched" / "standard" (torch_qat_model)."""
     import torch
     import torch.nn.functional as F
     torch.manual_seed(0)
     pool = [(torch.randn(batch, 1, 28, 28, device=device),
              torch.randint(0, 10, (batch,), device=device)) for _ in range(4)]
-    model = torch_models()[model_name]().to(device)
+    model = torch_models()[model_name]()
+    if qat:
+        model = torch_qat_model(model, qat)
+    model = model.to(device)
     model.train()
     opt = torch.optim.SGD(model.parameters(), lr=0.01, momentum=0.9, weight_decay=5e-4)
 
@@ -63,11 +113,13 @@ def torch_training_step(model_name, batch, device="cpu"):
     return step
 
 
-def torch_worker(model_name, batch, steps, warmup, threads):
+def torch_worker(model_name, batch, steps, warmup, threads, qat=None):
     """Runs in its own process; prints the same line as bench_train."""
+    import warnings
     import torch
+    warnings.filterwarnings("ignore", message="Please use quant_min and quant_max")
     torch.set_num_threads(threads)
-    step = torch_training_step(model_name, batch)
+    step = torch_training_step(model_name, batch, qat=qat)
     for i in range(warmup):
         step(i)
     start = time.perf_counter()
@@ -92,10 +144,19 @@ def main():
     ap.add_argument("--warmup", type=int, default=5)
     ap.add_argument("--batch", type=int, default=128)
     ap.add_argument("--threads", default="2", help="thread count, or a list: 1,2")
+    ap.add_argument("--qat", choices=["torch_ao"],
+                    help="also time quantization-aware training with this recipe")
+    ap.add_argument("--torch-qat", choices=["matched", "standard"], default="matched",
+                    help="the PyTorch QAT model (see the docstring)")
     ap.add_argument("--torch-worker", metavar="MODEL", help=argparse.SUPPRESS)
+    ap.add_argument("--worker-qat", choices=["matched", "standard"], help=argparse.SUPPRESS)
     args = ap.parse_args()
     if args.torch_worker:
-        torch_worker(args.torch_worker, args.batch, args.steps, args.warmup, int(args.threads))
+        torch_worker(args.torch_worker, args.batch, args.steps, args.warmup, int(args.threads),
+                     args.worker_qat)
+        return
+    if args.qat:
+        qat_main(args)
         return
     models = args.models.split(",")
     import torch
@@ -122,6 +183,42 @@ def main():
             qr, tr = max(x[1] for x in q), max(x[1] for x in t)
             print(f"{m:<9} {qb:10.0f} {tb:10.0f} {qb / tb:6.2f} {qm:10.0f} {tm:10.0f} "
                   f"{qm / tm:6.2f} {qr:6.0f} MiB {tr:6.0f} MiB", flush=True)
+
+def qat_main(args):
+    """Float and QAT steps of both frameworks, four alternating processes per model and round."""
+    import torch
+    models = args.models.split(",")
+    print(f"training images/s, float and QAT (qgrad --qat {args.qat}; PyTorch eager prepare_qat "
+          f"with get_default_qat_qconfig('fbgemm'), {args.torch_qat} recipe), batch "
+          f"{args.batch}, torch {torch.__version__}; {args.rounds} alternating rounds of "
+          f"{args.steps} timed steps (after {args.warmup}); QAT/float = float images/s / QAT "
+          f"images/s (the step cost ratio); q/t = qgrad QAT / PyTorch QAT images/s")
+    for threads in [int(t) for t in str(args.threads).split(",")]:
+        env = dict(os.environ, OMP_NUM_THREADS=str(threads))
+        common = ["--batch", str(args.batch), "--steps", str(args.steps), "--warmup",
+                  str(args.warmup), "--threads", str(threads)]
+        kinds = ("qgrad", "qgrad_qat", "torch", "torch_qat")
+        res = {(m, k): [] for m in models for k in kinds}
+        me = [sys.executable, os.path.abspath(__file__)]
+        for _ in range(args.rounds):
+            for m in models:
+                res[(m, "qgrad")].append(run([args.binary, m] + common, env)[0])
+                res[(m, "torch")].append(run(me + ["--torch-worker", m] + common, env)[0])
+                res[(m, "qgrad_qat")].append(
+                    run([args.binary, m] + common + ["--qat", args.qat], env)[0])
+                res[(m, "torch_qat")].append(run(
+                    me + ["--torch-worker", m, "--worker-qat", args.torch_qat] + common, env)[0])
+        print(f"\n{threads} thread(s)")
+        print(f"{'model':<9} {'':4} {'qgrad':>7} {'qgrad':>7} {'QAT/':>6} {'torch':>7} "
+              f"{'torch':>7} {'QAT/':>6} {'q/t':>5}")
+        print(f"{'':<9} {'':4} {'float':>7} {'QAT':>7} {'float':>6} {'float':>7} {'QAT':>7} "
+              f"{'float':>6} {'QAT':>5}")
+        for m in models:
+            for label, agg in (("best", max), ("med", statistics.median)):
+                qf, qq, tf, tq = (agg(res[(m, k)]) for k in kinds)
+                print(f"{m:<9} {label:<4} {qf:7.0f} {qq:7.0f} {qf / qq:6.3f} {tf:7.0f} "
+                      f"{tq:7.0f} {tf / tq:6.3f} {qq / tq:5.2f}", flush=True)
+
 
 if __name__ == "__main__":
     main()

@@ -4,6 +4,7 @@
 #include "quant/torch_ao/fused_obs_fake_quant.h"
 
 #include <cmath>
+#include <cstring>
 #include <limits>
 
 #include "core/autograd/function.h"
@@ -24,6 +25,9 @@ bool flag(const char* arg, const Tensor& t) {
   require_defined(kOp, arg, t);
   QGRAD_CHECK(t.numel() == 1, ShapeError, kOp, ": ", arg, " must hold one element, got shape ",
               t.shape());
+  // A module's int64 flag on the CPU is read directly (item() goes through a conversion).
+  if (t.device() == Device() && t.dtype() == kInt64)
+    return *static_cast<const std::int64_t*>(t.raw_data()) != 0;
   return t.item<double>() != 0;
 }
 
@@ -43,6 +47,28 @@ void assign(const Tensor& dst, const Tensor& src) {
   d->offset = s->offset;
   d->shape = s->shape;
   d->strides = s->strides;
+}
+
+// dst takes the values v, laid out in `shape` (assign above). The common case, a contiguous CPU
+// tensor of T's dtype and v's size, is a memcpy and a version bump, as copy_ does, without a
+// temporary tensor.
+template <typename T>
+void write_state(const Tensor& dst, const std::vector<T>& v, const Shape& shape) {
+  if (dst.device() == Device() && dst.dtype() == dtype_of<T>::value && dst.is_contiguous() &&
+      dst.numel() == static_cast<std::int64_t>(v.size())) {
+    if (!v.empty()) std::memcpy(dst.raw_data(), v.data(), v.size() * sizeof(T));
+    dst.bump_version();
+    return;
+  }
+  assign(dst, from_vector<T>(v, shape, TensorOptions().dtype(dtype_of<T>::value)));
+}
+
+// True when `g` is the only handle on its whole, contiguous buffer (as AccumulateGrad checks
+// before taking over a gradient) and needs no gradient itself, so it may be written in place.
+bool sole_owner(const Tensor& g) {
+  return g.impl_ptr().use_count() == 1 && g.impl()->storage.use_count() == 1 &&
+         !g.requires_grad() && g.is_contiguous() && g.storage_offset() == 0 &&
+         static_cast<std::size_t>(g.numel()) * g.element_size() == g.impl()->storage->nbytes();
 }
 
 void check_state(const char* arg, const Tensor& t, std::int64_t n, bool allow_empty) {
@@ -129,11 +155,10 @@ Tensor fused_moving_avg_obs_fake_quant(const Tensor& x, const Tensor& observer_o
   const Tensor xc = x.detach().contiguous();
   Tensor y = empty(x.shape(), TensorOptions().dtype(kFloat32));
   Tensor mask = grad && fake_quant ? empty(x.shape(), TensorOptions().dtype(kUInt8)) : Tensor();
-  const TensorOptions f32 = TensorOptions().dtype(kFloat32);
   const Shape state_shape = running_min.shape();
   auto write_stats = [&] {
-    assign(running_min, from_vector<float>(rmin, state_shape, f32));
-    assign(running_max, from_vector<float>(rmax, state_shape, f32));
+    write_state<float>(running_min, rmin, state_shape);
+    write_state<float>(running_max, rmax, state_shape);
   };
   try {
     kernel(xc, p, rmin, rmax, s, z, y, mask);
@@ -143,16 +168,19 @@ Tensor fused_moving_avg_obs_fake_quant(const Tensor& x, const Tensor& observer_o
   }
   write_stats();
   if (fake_quant) {
-    assign(scale, from_vector<float>(s, scale.shape(), f32));
-    assign(zero_point,
-           from_vector<std::int32_t>(z, zero_point.shape(), TensorOptions().dtype(kInt32)));
+    write_state<float>(scale, s, scale.shape());
+    write_state<std::int32_t>(zero_point, z, zero_point.shape());
   }
   if (grad) {
     if (fake_quant) {
       record("FusedMovingAvgObsFakeQuantBackward", {x}, {&y}, [mask](const TensorList& g) {
         static const KernelTable<MaskedGradientKernel>& mg =
             kernel_table<MaskedGradientKernel>("torch_ao.masked_gradient");
-        Tensor dx = empty(g[0].shape(), TensorOptions().dtype(g[0].dtype()));
+        // The mask is applied where the incoming gradient lies when nothing else can see that
+        // buffer (the usual case: a fresh gradient from the layer above), so no new buffer is
+        // written; otherwise into a new one.
+        const Tensor dx =
+            sole_owner(g[0]) ? g[0] : empty(g[0].shape(), TensorOptions().dtype(g[0].dtype()));
         mg(kOp, g[0])(g[0], mask, dx);
         return TensorList{dx};
       });

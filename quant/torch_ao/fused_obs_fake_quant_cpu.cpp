@@ -27,18 +27,73 @@ struct RowMinMax {
   bool nan = false;
 };
 
-// Min/max of n floats with NaN tracking (torch.aminmax propagates NaN). Written as selects so
-// the loop vectorises.
+// The first element of p[0, n) that compares equal to zero (one exists when called).
+float first_zero(const float* p, std::int64_t n) {
+  for (std::int64_t i = 0; i < n; ++i)
+    if (p[i] == 0.0f) return p[i];
+  return 0.0f;
+}
+
+// Eight float lanes in GCC / Clang vector extensions (lowered to the target's SIMD: two 128-bit
+// halves on plain x86-64, one ymm register with AVX), and their integer comparison masks.
+using F8 = float __attribute__((vector_size(32)));
+using I8 = std::int32_t __attribute__((vector_size(32)));
+
+// Lane-wise `m ? v : a` with m from a comparison (all bits set or clear).
+inline F8 select(I8 m, F8 v, F8 a) {
+  I8 vi, ai;
+  std::memcpy(&vi, &v, sizeof vi);
+  std::memcpy(&ai, &a, sizeof ai);
+  const I8 r = (vi & m) | (ai & ~m);
+  F8 out;
+  std::memcpy(&out, &r, sizeof out);
+  return out;
+}
+
+// Min/max of n floats with NaN tracking (torch.aminmax propagates NaN), with the result of a
+// sequential `a = v < a ? v : a` scan: the first element that equals the extreme. Sixteen
+// independent lanes take every 16th element; equal floats have equal bits except +0.0 / -0.0, so
+// only a zero extreme needs the sequential answer, the sign of the first zero (found at once in
+// activations after a ReLU, about half of whose elements are zero).
 QGRAD_NOINLINE RowMinMax row_min_max(const float* __restrict__ p, std::int64_t n) {
-  float a = std::numeric_limits<float>::infinity(), b = -a;
+  constexpr float inf = std::numeric_limits<float>::infinity();
+  F8 a0, a1, b0, b1;
+  for (int j = 0; j < 8; ++j) {
+    a0[j] = a1[j] = inf;
+    b0[j] = b1[j] = -inf;
+  }
+  I8 u = {0, 0, 0, 0, 0, 0, 0, 0};
+  std::int64_t i = 0;
+  for (; i + 16 <= n; i += 16) {
+    F8 v0, v1;
+    std::memcpy(&v0, p + i, sizeof v0);
+    std::memcpy(&v1, p + i + 8, sizeof v1);
+    u |= (v0 != v0) | (v1 != v1);
+    a0 = select(v0 < a0, v0, a0);
+    a1 = select(v1 < a1, v1, a1);
+    b0 = select(v0 > b0, v0, b0);
+    b1 = select(v1 > b1, v1, b1);
+  }
+  float mn = inf, mx = -inf;
   bool has_nan = false;
-  for (std::int64_t i = 0; i < n; ++i) {
+  for (int j = 0; j < 8; ++j) {
+    has_nan |= u[j] != 0;
+    mn = a0[j] < mn ? a0[j] : mn;
+    mn = a1[j] < mn ? a1[j] : mn;
+    mx = b0[j] > mx ? b0[j] : mx;
+    mx = b1[j] > mx ? b1[j] : mx;
+  }
+  for (; i < n; ++i) {
     const float v = p[i];
     has_nan |= (v != v);
-    a = v < a ? v : a;
-    b = v > b ? v : b;
+    mn = v < mn ? v : mn;
+    mx = v > mx ? v : mx;
   }
-  return {a, b, has_nan};
+  if (!has_nan) {
+    if (mn == 0.0f) mn = first_zero(p, n);
+    if (mx == 0.0f) mx = first_zero(p, n);
+  }
+  return {mn, mx, has_nan};
 }
 
 float nan_or(bool nan, float v) {

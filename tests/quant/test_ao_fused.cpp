@@ -12,6 +12,8 @@
 
 #include "core/factory.h"
 #include "core/npy.h"
+#include "ops/binary/binary.h"
+#include "ops/reduce/reduce.h"
 #include "quant/modules/fused_fake_quantize.h"
 #include "quant/torch_ao/fake_quantize.h"
 #include "quant/torch_ao/fused_obs_fake_quant.h"
@@ -186,6 +188,78 @@ TEST_CASE("fused_moving_avg_obs_fake_quant: state, flags and errors", "[quant][t
     CHECK_THROWS_AS(ao::fused_moving_avg_obs_fake_quant(nan, on, on, rmin, rmax, scale, zp, 0.01, 0,
                                                         255, -1, false, false),
                     ValueError);
+  }
+}
+
+// The batch min/max is taken in vector lanes; it must be the value a sequential scan keeps (the
+// first element equal to the extreme), including the sign of a zero extreme, at every length and
+// position (lane, tail), and NaN anywhere must be seen.
+TEST_CASE("fused_moving_avg_obs_fake_quant: batch min/max as a sequential scan",
+          "[quant][torch_ao][fused]") {
+  const TensorOptions i64 = TensorOptions().dtype(kInt64);
+  const Tensor on = ones({1}, i64), off = zeros({1}, i64);
+  const float inf = std::numeric_limits<float>::infinity();
+  auto observe = [&](const std::vector<float>& v) {
+    Tensor rmin = scalar_tensor(inf), rmax = scalar_tensor(-inf);
+    Tensor scale = ones({1}), zp = zeros({1}, TensorOptions().dtype(kInt32));
+    ao::fused_moving_avg_obs_fake_quant(
+        from_vector<float>(v, {static_cast<std::int64_t>(v.size())}), on, off, rmin, rmax, scale,
+        zp, 0.01, 0, 255, -1, false, false);
+    return std::make_pair(rmin.item<float>(), rmax.item<float>());
+  };
+  for (std::size_t n : {1u, 15u, 16u, 17u, 40u, 100u}) {
+    for (std::size_t first = 0; first < n; first += 3) {
+      // Non-negative values whose first zero is -0.0 at `first`, +0.0 zeros after it.
+      std::vector<float> v(n, 1.5f);
+      for (std::size_t i = first; i < n; i += 5) v[i] = 0.0f;
+      v[first] = -0.0f;
+      auto r = observe(v);
+      CHECK(r.first == 0.0f);
+      CHECK(std::signbit(r.first));
+      // Non-positive values: the max is the first zero, +0.0 here and -0.0 after it.
+      for (float& e : v) e = e == 0.0f ? -0.0f : -2.0f;
+      v[first] = 0.0f;
+      r = observe(v);
+      CHECK(r.second == 0.0f);
+      CHECK(!std::signbit(r.second));
+      // A NaN at any position makes the statistics NaN.
+      std::vector<float> w(n, 1.0f);
+      w[first] = std::nanf("");
+      r = observe(w);
+      CHECK(std::isnan(r.first));
+      CHECK(std::isnan(r.second));
+    }
+  }
+  std::vector<float> v(37);
+  for (std::size_t i = 0; i < v.size(); ++i) v[i] = static_cast<float>((i * 7) % 37) - 11.0f;
+  CHECK(observe(v) == std::make_pair(-11.0f, 25.0f));
+}
+
+// The backward masks the incoming gradient in place when nothing else holds it; a gradient that
+// is also kept elsewhere (retain_grad) must stay as it was.
+TEST_CASE("fused_moving_avg_obs_fake_quant: backward in place only on an unshared gradient",
+          "[quant][torch_ao][fused]") {
+  const TensorOptions i64 = TensorOptions().dtype(kInt64);
+  const Tensor on = ones({1}, i64);
+  const float inf = std::numeric_limits<float>::infinity();
+  Tensor rmin = scalar_tensor(inf), rmax = scalar_tensor(-inf);
+  Tensor scale = ones({1}), zp = zeros({1}, TensorOptions().dtype(kInt32));
+  // After [-1, 1] the running range stays near it (averaging constant 0.01), so -3 and 5 fall
+  // outside the grid (mask 0) and the rest inside.
+  const Tensor warm = from_vector<float>({-1.0f, 1.0f}, {2});
+  ao::fused_moving_avg_obs_fake_quant(warm, on, on, rmin, rmax, scale, zp, 0.01, 0, 255, -1, false,
+                                      false);
+  const Tensor x =
+      from_vector<float>({-3.0f, -0.5f, 0.25f, 0.9f, 5.0f}, {5}).set_requires_grad(true);
+  const std::vector<float> expected{0.0f, 3.0f, 3.0f, 3.0f, 0.0f};
+  for (bool retain : {false, true}) {
+    x.set_grad(Tensor());
+    Tensor y = ao::fused_moving_avg_obs_fake_quant(x, on, on, rmin, rmax, scale, zp, 0.01, 0, 255,
+                                                   -1, false, false);
+    if (retain) y.retain_grad();
+    sum(mul(y, 3.0)).backward();
+    CHECK(x.grad().to_vector<float>() == expected);
+    if (retain) CHECK(y.grad().to_vector<float>() == std::vector<float>(5, 3.0f));
   }
 }
 
