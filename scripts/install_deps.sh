@@ -3,6 +3,7 @@
 #   bash scripts/install_deps.sh            # build + test dependencies
 #   QGRAD_WITH_TORCH=1 bash scripts/install_deps.sh   # also PyTorch for benchmarks/fixtures
 #   QGRAD_WITH_FUZZ=1 bash scripts/install_deps.sh    # also Clang's libFuzzer (scripts/fuzz.sh)
+#   QGRAD_WITH_NODE=1 bash scripts/install_deps.sh    # also node and npm (the ONNX Runtime test)
 set -euo pipefail
 
 # ocl-icd-opencl-dev: Debian's oneDNN CMake package (dnnl-config.cmake) requires OpenCL, which
@@ -14,6 +15,11 @@ pkgs=(build-essential cmake libdnnl-dev ocl-icd-opencl-dev catch2 nlohmann-json3
   dataset-fashion-mnist libonnx-dev libprotobuf-dev)
 if [[ "${QGRAD_WITH_TORCH:-0}" == "1" ]]; then
   pkgs+=(python3-torch python3-numpy)
+fi
+# The ONNX Runtime test installs npm's onnxruntime-node with npm; a machine that already has node
+# and npm (say from NodeSource, whose nodejs bundles npm) keeps them.
+if [[ "${QGRAD_WITH_NODE:-0}" == "1" ]] && ! { command -v node && command -v npm; } >/dev/null; then
+  pkgs+=(nodejs npm)
 fi
 if [[ "${QGRAD_WITH_FUZZ:-0}" == "1" ]]; then
   pkgs+=(clang libclang-rt-14-dev libomp-dev)

@@ -5,7 +5,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-bash scripts/install_deps.sh
+QGRAD_WITH_NODE=1 bash scripts/install_deps.sh
 
 jobs=$(nproc)
 run_suite() {

@@ -19,6 +19,7 @@
 #include "core/autograd/grad_mode.h"
 #include "core/factory.h"
 #include "deploy/onnx/onnx_export.h"
+#include "deploy/test_models.h"
 #include "nn/models/zoo.h"
 #include "nn/modules/batchnorm.h"
 #include "nn/modules/conv.h"
@@ -35,6 +36,8 @@
 #include "quant/torch_ao/fake_quantize.h"
 
 using namespace qgrad;
+using qgrad_test::qat_model;
+using qgrad_test::randomise_bn;
 
 namespace {
 
@@ -57,39 +60,6 @@ const onnx::TensorProto& initializer(const onnx::ModelProto& m, const std::strin
 
 std::vector<std::int64_t> dims(const onnx::TensorProto& t) {
   return std::vector<std::int64_t>(t.dims().begin(), t.dims().end());
-}
-
-// Gives every BatchNorm2d non-trivial running statistics and affine parameters.
-void randomise_bn(nn::Module& model) {
-  Generator gen(7);
-  for (const auto& item : model.named_modules()) {
-    auto* bn = dynamic_cast<nn::BatchNorm2d*>(item.value.get());
-    if (bn == nullptr) continue;
-    const std::int64_t c = bn->options().num_features_;
-    bn->running_mean().detach().copy_(randn({c}, gen) * 0.1);
-    bn->running_var().detach().copy_(rand({c}, gen) + 0.5);
-    bn->weight().detach().copy_(rand({c}, gen) + 0.5);
-    bn->bias().detach().copy_(randn({c}, gen) * 0.1);
-  }
-}
-
-std::shared_ptr<nn::UnaryModule> qat_model(const std::string& name, const std::string& recipe) {
-  auto model = nn::make_model(name, 1);
-  randomise_bn(*model);
-  const quant::QuantRecipe r = quant::QuantRecipe::parse(recipe);
-  quant::quantize_model(*model, r);
-  Generator gen(3);
-  const Tensor x = randn({8, 1, 28, 28}, gen);
-  if (r.family() == quant::QuantFamily::NVIDIA) {
-    if (r.calibration_batches() == 0) return model;
-    quant::calibrate_model(
-        *model, 1, [&](std::int64_t) { model->forward(x); }, r.calibration_options());
-  } else {
-    NoGradGuard no_grad;
-    model->forward(x);  // torch.ao: the observers choose scale and zero point
-  }
-  model->eval();
-  return model;
 }
 
 }  // namespace

@@ -1,0 +1,111 @@
+// The exported models in a real ONNX Runtime (npm's onnxruntime-node 1.30, CPU), against qgrad's
+// own forward on the same inputs: the float zoo models (batch norm folded) and QDQ exports of QAT
+// models. Hidden cases ([.ort]): ctest runs them through tests/deploy/ort/install_ort.sh, which
+// installs the runtime and reports Skipped when node, npm or the registry is missing.
+#include <catch2/catch.hpp>
+
+#include <onnx/onnx_pb.h>
+
+#include <cmath>
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <iterator>
+#include <string>
+#include <vector>
+
+#include "deploy/onnx/onnx_export.h"
+#include "deploy/test_models.h"
+#include "support/scratch_files.h"
+
+using namespace qgrad;
+
+namespace {
+
+std::string ort_dir() {
+  const char* d = std::getenv("QGRAD_ORT_DIR");
+  if (d == nullptr) FAIL("QGRAD_ORT_DIR is not set: run these cases through install_ort.sh");
+  return d;
+}
+
+void write_f32(const std::string& path, const std::vector<float>& v) {
+  std::ofstream f(path, std::ios::binary);
+  f.write(reinterpret_cast<const char*>(v.data()), static_cast<std::streamsize>(v.size() * 4));
+  REQUIRE(f.good());
+}
+
+std::vector<float> read_f32(const std::string& path) {
+  std::ifstream f(path, std::ios::binary);
+  const std::string bytes((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
+  std::vector<float> v(bytes.size() / 4);
+  std::memcpy(v.data(), bytes.data(), v.size() * 4);
+  return v;
+}
+
+// The model's logits for x from qgrad and from ONNX Runtime on its export.
+std::pair<std::vector<float>, std::vector<float>> both(nn::UnaryModule& model, const Tensor& x) {
+  qgrad_test::TempDir dir;
+  model.eval();
+  deploy::export_onnx(model, dir.file("m.onnx"));
+  write_f32(dir.file("x.f32"), x.to_vector<float>());
+  const std::string cmd = "node '" QGRAD_SOURCE_DIR "/tests/deploy/ort/run_onnx.js' '" + ort_dir() +
+                          "' '" + dir.file("m.onnx") + "' '" + dir.file("x.f32") + "' " +
+                          std::to_string(x.shape()[0]) + ",1,28,28 '" + dir.file("y.f32") + "'";
+  INFO(cmd);
+  REQUIRE(std::system(cmd.c_str()) == 0);
+  NoGradGuard no_grad;
+  return {model.forward(x).to_vector<float>(), read_f32(dir.file("y.f32"))};
+}
+
+}  // namespace
+
+TEST_CASE("ONNX Runtime: the float zoo exports compute qgrad's logits", "[.ort]") {
+  Generator gen(5);
+  const Tensor x = randn({16, 1, 28, 28}, gen);
+  for (const char* name : {"lenet5bn", "vggfm", "resnet20"}) {
+    INFO("model " << name);
+    auto model = nn::make_model(name, 1);
+    qgrad_test::randomise_bn(*model);
+    const auto [ours, ort] = both(*model, x);
+    REQUIRE(ours.size() == ort.size());
+    double worst = 0;
+    for (std::size_t i = 0; i < ours.size(); ++i)
+      worst = std::max(worst, std::fabs(double(ours[i]) - ort[i]) / (1e-3 + std::fabs(ours[i])));
+    INFO("largest relative difference " << worst);
+    CHECK(worst < 1e-4);  // float32, other summation orders (and BN folded on one side)
+  }
+}
+
+TEST_CASE("ONNX Runtime: QDQ exports of QAT models against qgrad's fake-quant forward", "[.ort]") {
+  Generator gen(5);
+  const Tensor x = randn({64, 1, 28, 28}, gen);
+  for (const char* recipe : {R"({"family": "torch_ao"})", R"({"family": "nvidia"})"}) {
+    INFO("recipe " << recipe);
+    auto model = qgrad_test::qat_model("lenet5bn", recipe);
+    const auto [ours, ort] = both(*model, x);
+    REQUIRE(ours.size() == ort.size());
+    const std::size_t classes = 10, n = ours.size() / classes;
+    std::size_t agree = 0;
+    double worst = 0, range = 0;
+    for (std::size_t r = 0; r < n; ++r) {
+      std::size_t a = 0, b = 0;
+      for (std::size_t c = 0; c < classes; ++c) {
+        const std::size_t i = r * classes + c;
+        if (ours[i] > ours[r * classes + a]) a = c;
+        if (ort[i] > ort[r * classes + b]) b = c;
+        worst = std::max(worst, std::fabs(double(ours[i]) - ort[i]));
+        range = std::max(range, std::fabs(double(ours[i])));
+      }
+      agree += a == b;
+    }
+    WARN("recipe " << recipe << ": top-1 agreement " << agree << "/" << n
+                   << ", largest logit difference " << worst << " (largest |logit| " << range
+                   << ")");
+    // ONNX Runtime runs QDQ as integer convolutions with their own requantisation rounding, so an
+    // activation can land one step away from the fake-quant value; this untrained model's logits
+    // are nearly tied, so that can flip a prediction. Trained-model agreement is verify-deploy's
+    // job (issue 12, not done yet); here: the two compute the same network.
+    CHECK(agree >= n * 9 / 10);
+    CHECK(worst <= 0.05 * range);
+  }
+}
