@@ -9,7 +9,7 @@ const path = require('path');
 async function main() {
   const [ortDir, model, input, shape, output] = process.argv.slice(2);
   if (!output) throw new Error('usage: node run_onnx.js ORT_DIR model.onnx input.f32 N,C,H,W output.f32');
-  const ort = require(path.join(ortDir, 'node_modules', 'onnxruntime-node'));
+  const ort = require(path.resolve(ortDir, 'node_modules', 'onnxruntime-node'));
   const bytes = fs.readFileSync(input);
   const data = new Float32Array(bytes.buffer.slice(bytes.byteOffset, bytes.byteOffset + bytes.byteLength));
   const session = await ort.InferenceSession.create(model, {intraOpNumThreads: 1});
