@@ -5,6 +5,7 @@
 
 #include "cli/eval_command.h"
 #include "cli/export_command.h"
+#include "cli/recipes_command.h"
 #include "cli/train_command.h"
 #include "cli/train_config.h"
 #include "cli/usage_error.h"
@@ -20,10 +21,12 @@ std::string main_usage() {
          "  eval --checkpoint FILE       test loss and accuracy of a checkpoint\n"
          "  export --checkpoint FILE --onnx OUT.onnx\n"
          "                               the checkpoint's model as ONNX (float or QDQ)\n"
+         "  recipes [NAME]               the named QAT recipes, or one as JSON\n"
          "  help [command]               this text, or a command's\n"
          "  version                      the version and git commit (also --version)\n"
          "\n"
-         "qgrad train --help, qgrad eval --help and qgrad export --help describe each command.\n"
+         "qgrad train --help, qgrad eval --help, qgrad export --help and qgrad recipes --help\n"
+         "describe each command.\n"
          "\n"
          "train config keys (JSON, nested objects by dots; every key optional):\n" +
          train_config_help();
@@ -42,6 +45,8 @@ int run_command_line(const std::vector<std::string>& args, std::ostream& out, st
         out << eval_usage();
       } else if (rest[0] == "export") {
         out << export_usage();
+      } else if (rest[0] == "recipes") {
+        out << recipes_usage();
       } else {
         throw UsageError("help: unknown command '" + rest[0] + "'");
       }
@@ -54,12 +59,13 @@ int run_command_line(const std::vector<std::string>& args, std::ostream& out, st
     if (command == "train") return train_command(rest, out);
     if (command == "eval") return eval_command(rest, out);
     if (command == "export") return export_command(rest, out);
+    if (command == "recipes") return recipes_command(rest, out);
     if (command.empty()) {
       err << main_usage();
       return 2;
     }
     throw UsageError("unknown command '" + command +
-                     "' (commands: train, eval, export, help, version)");
+                     "' (commands: train, eval, export, recipes, help, version)");
   } catch (const UsageError& e) {
     err << "qgrad" << (command.empty() || command[0] == '-' ? "" : " " + command)
         << ": error: " << e.what() << "\n";

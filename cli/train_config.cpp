@@ -144,8 +144,10 @@ nlohmann::json parse_quant(ConfigReader& root) {
   std::optional<nlohmann::json> raw = root.raw("quant");
   if (!raw) return nullptr;
   if (!raw->is_object())
-    root.fail("quant", "must be a quantization recipe object {\"family\": ...} or null, got " +
-                           ConfigReader::shown(*raw));
+    root.fail("quant",
+              "must be a quantization recipe object {\"family\": ...} or {\"recipe\": ...} or "
+              "null, got " +
+                  ConfigReader::shown(*raw));
   try {
     return quant::QuantRecipe::from_json(*raw).to_json();
   } catch (const Error& e) {
@@ -364,8 +366,12 @@ const std::vector<ConfigKeyDoc>& train_config_keys() {
       {"quant", "null (float)",
        "quantization-aware training recipe (object; keys below, each family's quantizer fields "
        "in quant/modules/quant_recipe.h)"},
+      {"quant.recipe", "none",
+       "a named recipe (`qgrad recipes` lists them, e.g. \"lsq_w4a4\"); the other quant keys "
+       "given override its values, objects merged key by key"},
       {"quant.family", "required",
-       "\"nvidia\", \"torch_ao\", \"lsq\", \"horizon\" or \"aimet\" (quantizer family)"},
+       "\"nvidia\", \"torch_ao\", \"lsq\", \"horizon\" or \"aimet\" (quantizer family); "
+       "optional with quant.recipe"},
       {"quant.weight", "family default",
        "Conv2d/Linear weight quantizer: an object of the family's fields replacing the default "
        "as a whole; null = float weights. torch_ao's defaults (weight and input) are PyTorch "

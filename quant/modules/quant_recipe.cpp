@@ -13,6 +13,7 @@
 #include "quant/modules/fused_fake_quantize.h"
 #include "quant/modules/horizon_fake_quantize.h"
 #include "quant/modules/learnable_fake_quantize.h"
+#include "quant/modules/named_recipes.h"
 #include "quant/modules/tensor_quantizer.h"
 #include "quant/nvidia/block_quant.h"
 
@@ -398,7 +399,9 @@ const char* quant_family_name(QuantFamily f) {
   return family_info(f).name;
 }
 
-QuantRecipe QuantRecipe::from_json(const json& j) {
+QuantRecipe QuantRecipe::from_json(const json& given) {
+  // {"recipe": "lsq_w4a4", ...}: the named recipe with the other keys merged over it.
+  const json j = expand_named_recipe(given);
   Fields top(j, "", {"family", "weight", "input", "add", "fuse_bn", "exclude", "calibration"});
   std::vector<std::string> names;
   for (const FamilyInfo& f : families()) names.push_back(f.name);

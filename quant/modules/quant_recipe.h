@@ -9,6 +9,10 @@
 //
 // Schema:
 // {
+//   "recipe":  "name",               a named recipe (named_recipes.h: "torch_ao_default",
+//                                    "nvidia_int8", "lsq_w4a4", ...; `qgrad recipes` lists them)
+//                                    that the other keys given override, objects merged key by
+//                                    key; "family" may then be left out.
 //   "family":  "nvidia" | "torch_ao" | "lsq" | "horizon" | "aimet",             (required)
 //   "weight":  {quantizer} | null,   weights of Conv2d / Linear; null: weights stay float;
 //                                    absent: the family's default below. An object given
