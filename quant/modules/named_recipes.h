@@ -7,8 +7,9 @@
 // so "weight": null keeps weights float. A "family" other than the named recipe's is an error.
 // QuantRecipe::from_json expands names itself, so every place that reads a recipe (the "quant"
 // key of `qgrad train`, quantize_model) accepts them; `qgrad recipes` lists them. Only recipes
-// the existing families express exactly are here: "pact_w4a4" is not (PACT quantizes weights with
-// DoReFa's tanh normalisation, which no family implements), and the LSQ recipes quantize every
+// the existing families express exactly are here: "pact_w4a4" is not (no family's quantizer is
+// PACT's learnable clip, learnable::pact_quantize, and the paper quantizes weights with DoReFa's
+// tanh normalisation, which qgrad does not implement), and the LSQ recipes quantize every
 // layer at the same bit width (the LSQ paper keeps the first and last layers at 8 bits; recipes
 // have no per-layer settings yet).
 #pragma once

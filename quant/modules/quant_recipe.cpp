@@ -402,10 +402,14 @@ const char* quant_family_name(QuantFamily f) {
 QuantRecipe QuantRecipe::from_json(const json& given) {
   // {"recipe": "lsq_w4a4", ...}: the named recipe with the other keys merged over it.
   const json j = expand_named_recipe(given);
-  Fields top(j, "", {"family", "weight", "input", "add", "fuse_bn", "exclude", "calibration"});
+  // "recipe" is listed for the unknown-key message; expand_named_recipe has removed it.
+  Fields top(j, "",
+             {"recipe", "family", "weight", "input", "add", "fuse_bn", "exclude", "calibration"});
   std::vector<std::string> names;
   for (const FamilyInfo& f : families()) names.push_back(f.name);
-  if (!top.has("family")) fail("\"family\" is required (one of " + joined(names) + ")");
+  if (!top.has("family"))
+    fail("\"family\" is required (one of " + joined(names) +
+         "), or \"recipe\" naming a recipe (qgrad recipes lists them)");
   const std::string fam = top.get_choice("family", "", names);
   const FamilyInfo* info = nullptr;
   for (const FamilyInfo& f : families())

@@ -213,6 +213,20 @@ TEST_CASE("config: the quant recipe is stored normalised", "[cli]") {
   CHECK(parse_train_config(json::parse(R"({"quant": null})")).quant.is_null());
 }
 
+TEST_CASE("config: a named quant recipe is stored expanded, with its overrides", "[cli]") {
+  const TrainConfig c = parse_train_config(json::parse(
+      R"({"quant": {"recipe": "lsq_w4a4", "input": {"num_bits": 8}, "calibration": {"batches": 1}}})"));
+  CHECK(c.quant["family"] == "lsq");
+  CHECK(!c.quant.contains("recipe"));
+  CHECK(c.quant["weight"]["num_bits"] == 4);
+  CHECK(c.quant["input"]["num_bits"] == 8);
+  CHECK(c.quant["input"]["signed"] == false);
+  CHECK(c.quant["calibration"]["batches"] == 1);
+  CHECK(parse_train_config(to_json(c)).quant == c.quant);
+  REQUIRE_THROWS_WITH(parse_train_config(json::parse(R"({"quant": {"recipe": "lsq_w9a9"}})")),
+                      Catch::Contains("quant: unknown recipe \"lsq_w9a9\" (known: "));
+}
+
 TEST_CASE("config: to_json round-trips and fills in every key", "[cli]") {
   const std::vector<std::string> configs{
       "{}",
@@ -264,6 +278,7 @@ TEST_CASE("config: the --help key table documents exactly the accepted keys", "[
              accepted);
   accepted.erase("data.normalize");  // a leaf only when false
   accepted.insert("qgrad");          // accepted on input, written only into a run's config.json
+  accepted.insert("quant.recipe");   // accepted on input, stored expanded (named_recipes.h)
   std::set<std::string> documented;
   for (const ConfigKeyDoc& k : train_config_keys()) documented.insert(k.path);
   for (const std::string& k : accepted) {
