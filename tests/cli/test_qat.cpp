@@ -3,7 +3,8 @@
 // state holds the quantizer buffers, and `qgrad eval` rebuilds the quantized model and
 // reproduces the run's test accuracy; resuming a QAT run (stateful moving-average observers,
 // calibrated amax) gives bit-identical state; "pretrained" weights initialise the model before
-// quantization, with clear errors for files that do not fit.
+// quantization, with clear errors for files that do not fit; every named recipe (named_recipes.h)
+// fine-tunes and its expanded recipe is stored and rebuilt by eval.
 #include <catch2/catch.hpp>
 
 #include <filesystem>
@@ -26,6 +27,7 @@
 #include "ops/reduce/reduce.h"
 #include "ops/unary/unary.h"
 #include "quant/modules/frozen_quantizer_statistics.h"
+#include "quant/modules/named_recipes.h"
 #include "quant/modules/quant_recipe.h"
 
 using namespace qgrad;
@@ -456,4 +458,37 @@ TEST_CASE("qat: the quantized-layers line of resnet20 names its residual adds", 
   CHECK_THAT(fused_line, Catch::Contains("layer2.0.downsample.0 (QuantConvBn2d with batch norm "
                                          "layer2.0.downsample.1)") &&
                              Catch::EndsWith("fc (QuantLinear)"));
+}
+
+TEST_CASE("qat: every named recipe fine-tunes lenet5bn and eval rebuilds it", "[cli]") {
+  TempDir tmp;
+  write_data(tmp);
+  std::ostringstream float_out;
+  REQUIRE(run_training(tiny_config(tmp.file("data"), tmp.file("float"), 1, nullptr), float_out)
+              .epochs.size() == 1);
+  for (const quant::NamedRecipe& named : quant::named_recipes()) {
+    INFO(named.name);
+    // Calibrating recipes calibrate on 2 batches here: an override next to the name.
+    const json recipe = named.recipe.contains("calibration")
+                            ? json{{"recipe", named.name}, {"calibration", {{"batches", 2}}}}
+                            : json{{"recipe", named.name}};
+    TrainConfig config = tiny_config(tmp.file("data"), tmp.file(named.name), 1, recipe);
+    config.pretrained = tmp.file("float/last.safetensors");
+    std::ostringstream out;
+    const TrainOutcome r = run_training(config, out);
+    INFO(out.str());
+    REQUIRE(r.epochs.size() == 1);
+    CHECK(std::isfinite(r.epochs[0].train_loss));
+    CHECK_THAT(out.str(), Catch::Contains("quant: " + named.recipe["family"].get<std::string>() +
+                                          " recipe, 5 layers quantized"));
+    const json stored = json::parse(slurp(tmp.file(named.name + "/config.json")))["quant"];
+    CHECK(!stored.contains("recipe"));
+    CHECK(stored == quant::QuantRecipe::from_json(recipe).to_json());
+    EvalOptions eo;
+    eo.checkpoint = tmp.file(named.name + "/last.safetensors");
+    eo.threads = 2;
+    std::ostringstream eval_out;
+    const EvalResult e = run_eval(eo, eval_out);
+    CHECK(e.accuracy == r.epochs[0].test_acc);
+  }
 }
