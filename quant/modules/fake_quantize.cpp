@@ -13,6 +13,7 @@ namespace qgrad::quant {
 
 namespace {
 const char* kName = "FakeQuantize";
+}  // namespace
 
 ObserverConfig observer_config(ObserverKind kind, ao::QuantDType dtype, ao::QScheme qscheme,
                                std::int64_t qmin, std::int64_t qmax, bool reduce_range) {
@@ -25,7 +26,6 @@ ObserverConfig observer_config(ObserverKind kind, ao::QuantDType dtype, ao::QSch
                   .reduce_range(reduce_range);
   return c;
 }
-}  // namespace
 
 FakeQuantizeConfig default_fake_quant_config() {
   return {observer_config(ObserverKind::MovingAverageMinMax, ao::QuantDType::QUInt8,

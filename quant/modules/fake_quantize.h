@@ -32,6 +32,11 @@ struct FakeQuantizeConfig {
   std::optional<std::int64_t> channel_len;
 };
 
+// An observer configuration from its kind, dtype, qscheme, quant range and reduce_range: how
+// PyTorch's ready-made fake-quant configurations (here and in fused_fake_quantize.h) are written.
+ObserverConfig observer_config(ObserverKind kind, ao::QuantDType dtype, ao::QScheme qscheme,
+                               std::int64_t qmin, std::int64_t qmax, bool reduce_range);
+
 // torch.ao.quantization.default_fake_quant: moving-average min/max, quint8 [0, 255],
 // per_tensor_affine, reduce_range = true (so [0, 127]).
 FakeQuantizeConfig default_fake_quant_config();

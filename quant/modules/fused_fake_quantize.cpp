@@ -13,16 +13,10 @@ namespace qgrad::quant {
 namespace {
 const char* kName = "FusedMovingAvgObsFakeQuantize";
 
+// The fused configurations: only the observer differs from FakeQuantize's (no channel_len).
 FakeQuantizeConfig fused_config(ObserverKind kind, ao::QuantDType dtype, ao::QScheme qscheme,
                                 std::int64_t qmin, std::int64_t qmax, bool reduce_range) {
-  FakeQuantizeConfig c;
-  c.observer.kind = kind;
-  c.observer.options = ao::ObserverOptions()
-                           .dtype(dtype)
-                           .qscheme(qscheme)
-                           .quant_range(qmin, qmax)
-                           .reduce_range(reduce_range);
-  return c;
+  return {observer_config(kind, dtype, qscheme, qmin, qmax, reduce_range), std::nullopt};
 }
 }  // namespace
 
