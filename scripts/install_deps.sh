@@ -14,7 +14,7 @@ set -euo pipefail
 pkgs=(build-essential cmake libdnnl-dev ocl-icd-opencl-dev catch2 nlohmann-json3-dev zlib1g-dev
   dataset-fashion-mnist libonnx-dev libprotobuf-dev)
 if [[ "${QGRAD_WITH_TORCH:-0}" == "1" ]]; then
-  pkgs+=(python3-torch python3-numpy)
+  pkgs+=(python3-torch python3-numpy python3-scipy python3-yaml)  # pq's own code (gen_pq_*.py)
 fi
 # The ONNX Runtime test installs npm's onnxruntime-node with npm; a machine that already has node
 # and npm (say from NodeSource, whose nodejs bundles npm) keeps them.
