@@ -17,10 +17,42 @@ std::optional<quant::QuantRecipe> quant_recipe(const TrainConfig& config) {
   return quant::QuantRecipe::from_json(config.quant);
 }
 
+namespace {
+
+// "weight num_bits=8, input num_bits=8": the settings of a layer that differ from the recipe's
+// top-level ones ("weight float" for a role the rules leave float); an Add shows its input only.
+std::string describe_overrides(const quant::QuantRecipe& recipe,
+                               const quant::QuantRecipe::LayerQuantizers& layer, bool is_add) {
+  const nlohmann::json top = recipe.to_json();
+  std::string s;
+  for (const char* role : {"weight", "input"}) {
+    if (is_add && std::string(role) == "weight") continue;  // an Add has inputs only
+    const nlohmann::json& mine = std::string(role) == "weight" ? layer.weight : layer.input;
+    const nlohmann::json& base = top.at(role);
+    std::string d;
+    if (mine.is_null()) {
+      if (!base.is_null()) d = "float";
+    } else {
+      for (auto it = mine.begin(); it != mine.end(); ++it)
+        if (!base.is_object() || !base.contains(it.key()) || base.at(it.key()) != it.value())
+          d += (d.empty() ? "" : " ") + it.key() + "=" + it.value().dump();
+    }
+    if (!d.empty()) s += (s.empty() ? "" : ", ") + std::string(role) + " " + d;
+  }
+  return s.empty() ? "as the recipe" : s;
+}
+
+}  // namespace
+
 QuantizedLayers quantize_for_training(nn::Module& model, const quant::QuantRecipe& recipe) {
   QuantizedLayers q;
   q.family = quant::quant_family_name(recipe.family());
   try {
+    // What the "layers" rules change, per layer, before the layers are replaced.
+    if (!recipe.layer_rules().empty())
+      for (const quant::QuantizableLayer& l : quant::quantizable_layers(model))
+        if (!recipe.layer_rules().matching(l.name, l.position).empty())
+          q.overrides[l.name] = describe_overrides(recipe, recipe.layer(l.name, l.position), l.is_add);
     q.names = quant::quantize_model(model, recipe);
   } catch (const ValueError& e) {  // the recipe does not fit the model ("exclude" names)
     throw UsageError(std::string("quant: ") + e.what());
@@ -38,6 +70,8 @@ std::string describe(const QuantizedLayers& layers) {
   std::vector<std::string> entries;
   for (std::size_t i = 0; i < layers.names.size(); ++i) {
     std::string e = layers.names[i] + " (" + layers.types[i];
+    if (const auto o = layers.overrides.find(layers.names[i]); o != layers.overrides.end())
+      e += "; " + o->second;
     if (layers.types[i] == "QuantConvBn2d" && i + 1 < layers.names.size() &&
         layers.types[i + 1] == "Identity")
       e += " with batch norm " + layers.names[++i];

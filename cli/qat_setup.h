@@ -7,6 +7,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -27,13 +28,16 @@ struct QuantizedLayers {
   std::vector<std::string> names;  // qualified module names, as quantize_model returns them
   std::vector<std::string> types;  // their new type names ("QuantConv2d", ..., "Identity" for
                                    // a batch norm fused into the conv before it)
+  // For the layers a "layers" rule matches: what it changed ("weight num_bits=8, input float").
+  std::map<std::string, std::string> overrides;
 };
 
 // Quantizes `model` in place with the recipe; UsageError when the recipe does not fit the model
 // (an "exclude" name that is not one of its modules).
 QuantizedLayers quantize_for_training(nn::Module& model, const quant::QuantRecipe& recipe);
 // "torch_ao recipe, 5 layers quantized: 0 (QuantConv2d), 4 (QuantConv2d), 9 (QuantLinear), ...",
-// with fuse_bn "0 (QuantConvBn2d with batch norm 1), ...".
+// with fuse_bn "0 (QuantConvBn2d with batch norm 1), ...", and a "layers" rule's changes
+// "0 (QuantConv2d; weight num_bits=8, input num_bits=8)".
 std::string describe(const QuantizedLayers& layers);
 
 struct CalibrationReport {

@@ -383,6 +383,11 @@ const std::vector<ConfigKeyDoc>& train_config_keys() {
       {"quant.fuse_bn", "false",
        "train each Conv2d + BatchNorm2d pair as one QuantConvBn2d quantizing the folded weight "
        "(torch.ao ConvBn2d)"},
+      {"quant.layers", "none",
+       "per-layer overrides: {\"pattern\": {\"weight\": {...} | null, \"input\": {...} | "
+       "null}} with globs over module names, exact names, \"@first\" / \"@last\" (first / last "
+       "Conv2d or Linear); objects merge over the layer's settings, null = float; the most "
+       "specific pattern wins, or a list [{\"match\": ..., ...}] applied in order (last wins)"},
       {"quant.exclude", "[]", "module names kept float, e.g. [\"0\", \"13\"]"},
       {"quant.calibration.batches", "8 (nvidia, horizon, aimet), 0 (torch_ao, lsq)",
        "training batches (normalised, no augmentation, at most 1000000) run to calibrate before "

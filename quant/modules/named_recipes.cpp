@@ -11,7 +11,8 @@ namespace {
 
 // LSQ (Esser et al.): symmetric learned step for weights (signed) and layer inputs (unsigned,
 // as after a ReLU), s initialised to 2 mean|x| / sqrt(Q_P), gradient scaled by 1 / sqrt(N Q_P).
-// Residual adds are not quantized (the paper quantizes the inputs of matrix multiplications).
+// Residual adds are not quantized (the paper quantizes the inputs of matrix multiplications);
+// the first and last Conv2d / Linear layers are at 8 bits, as in the paper's experiments.
 json lsq(int bits) {
   return json{{"family", "lsq"},
               {"weight",
@@ -27,15 +28,21 @@ json lsq(int bits) {
                 {"learn_zero_point", false},
                 {"use_grad_scaling", true},
                 {"init", "lsq"}}},
-              {"add", false}};
+              {"add", false},
+              // The paper keeps the first and last layers at 8 bits (weights and inputs); the
+              // first layer's input is the normalised image, which has negative values.
+              {"layers",
+               {{"@first",
+                 {{"weight", {{"num_bits", 8}}}, {"input", {{"num_bits", 8}, {"signed", true}}}}},
+                {"@last", {{"weight", {{"num_bits", 8}}}, {"input", {{"num_bits", 8}}}}}}}};
 }
 
 NamedRecipe lsq_recipe(int bits) {
   const std::string b = std::to_string(bits);
   return {"lsq_w" + b + "a" + b,
           "LSQ W" + b + "A" + b +
-              ": learned step size, signed per-tensor weights, unsigned inputs, every layer at " +
-              b + " bits (the paper keeps the first and last layers at 8 bits)",
+              ": learned step size, signed per-tensor weights, unsigned inputs, " + b +
+              " bits, the first and last layers at 8 bits as in the paper",
           "Esser et al., Learned Step Size Quantization, ICLR 2020 (arXiv:1902.08153)", lsq(bits)};
 }
 
@@ -95,18 +102,17 @@ std::string shown(const json& v) {
   return text.size() > 64 ? text.substr(0, 64) + "..." : text;
 }
 
-// `over` merged into `base`: objects key by key, recursively; anything else replaces.
-void merge_into(json& base, const json& over) {
+}  // namespace
+
+void merge_recipe_json(json& base, const json& over) {
   for (auto it = over.begin(); it != over.end(); ++it) {
     json& slot = base[it.key()];
     if (slot.is_object() && it.value().is_object())
-      merge_into(slot, it.value());
+      merge_recipe_json(slot, it.value());
     else
       slot = it.value();
   }
 }
-
-}  // namespace
 
 const std::vector<NamedRecipe>& named_recipes() {
   static const std::vector<NamedRecipe> table = make_table();
@@ -134,7 +140,7 @@ json expand_named_recipe(const json& recipe) {
                      named.recipe.at("family").dump() +
                      "); leave \"recipe\" out to write a recipe of another family");
   json out = named.recipe;
-  merge_into(out, overrides);
+  merge_recipe_json(out, overrides);
   return out;
 }
 

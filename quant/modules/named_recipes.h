@@ -9,9 +9,8 @@
 // key of `qgrad train`, quantize_model) accepts them; `qgrad recipes` lists them. Only recipes
 // the existing families express exactly are here: "pact_w4a4" is not (no family's quantizer is
 // PACT's learnable clip, learnable::pact_quantize, and the paper quantizes weights with DoReFa's
-// tanh normalisation, which qgrad does not implement), and the LSQ recipes quantize every
-// layer at the same bit width (the LSQ paper keeps the first and last layers at 8 bits; recipes
-// have no per-layer settings yet).
+// tanh normalisation, which qgrad does not implement). The LSQ recipes keep the first and last
+// layers at 8 bits, as the paper does, with "layers" rules on "@first" and "@last".
 #pragma once
 
 #include <string>
@@ -39,5 +38,9 @@ const NamedRecipe& named_recipe(const std::string& name);
 // (or anything that is not an object) is returned unchanged. ValueError for a "recipe" value
 // that is not a string, an unknown name or a different "family".
 nlohmann::json expand_named_recipe(const nlohmann::json& recipe);
+
+// `over` merged into `base` as recipe overrides merge: objects key by key, recursively; any other
+// value replaces (also used by the per-layer rules, layer_rules.h).
+void merge_recipe_json(nlohmann::json& base, const nlohmann::json& over);
 
 }  // namespace qgrad::quant

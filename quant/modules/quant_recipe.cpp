@@ -12,6 +12,7 @@
 #include "quant/modules/fake_quantize.h"
 #include "quant/modules/fused_fake_quantize.h"
 #include "quant/modules/horizon_fake_quantize.h"
+#include "quant/modules/layer_rules.h"
 #include "quant/modules/learnable_fake_quantize.h"
 #include "quant/modules/named_recipes.h"
 #include "quant/modules/tensor_quantizer.h"
@@ -128,8 +129,8 @@ constexpr std::int64_t kMaxCalibrationBatches = 1000000;
 
 // ---- nvidia ----------------------------------------------------------------------------------
 
-Factories parse_nvidia(const json& j, const std::string& role) {
-  Fields f(j, role,
+Factories parse_nvidia(const json& j, const std::string& role, const std::string& path) {
+  Fields f(j, path,
            {"num_bits", "name", "fake_quant", "axis", "block_sizes", "amax", "learn_amax",
             "scale_amax", "calib_method", "unsigned", "narrow_range", "dynamic", "num_bins"});
   const std::int64_t num_bins = f.get_int("num_bins", 2048, 2, std::int64_t{1} << 24);
@@ -139,7 +140,7 @@ Factories parse_nvidia(const json& j, const std::string& role) {
   try {
     d = nvidia::QuantDescriptor::from_json(dj);
   } catch (const Error& e) {
-    fail("\"" + role + "\": " + e.what());
+    fail("\"" + path + "\": " + e.what());
   }
   Factories out;
   if (role == "input") {
@@ -148,13 +149,13 @@ Factories parse_nvidia(const json& j, const std::string& role) {
     };
     return out;
   }
-  out.weight = [d, num_bins](const Shape& ws) {
+  out.weight = [d, num_bins, path](const Shape& ws) {
     TensorQuantizerOptions o;
     o.num_bins(num_bins);
     if (!d.axis().is_none()) {
       Shape s(ws.size(), 1);
       for (std::int64_t a : d.axis().axes) {
-        const std::int64_t n = weight_axis(a, ws.size(), "\"weight.axis\"");
+        const std::int64_t n = weight_axis(a, ws.size(), "\"" + path + ".axis\"");
         s[static_cast<std::size_t>(n)] = ws[static_cast<std::size_t>(n)];
       }
       o.amax_shape(s);
@@ -182,8 +183,8 @@ ao::QScheme ao_qscheme(const std::string& s) {
   return ao::QScheme::PerTensorAffine;
 }
 
-Factories parse_torch_ao(const json& j, const std::string& role) {
-  Fields f(j, role,
+Factories parse_torch_ao(const json& j, const std::string& role, const std::string& path) {
+  Fields f(j, path,
            {"observer", "dtype", "qscheme", "quant_min", "quant_max", "reduce_range",
             "averaging_constant", "ch_axis", "eps", "bins"});
   const std::string obs =
@@ -238,11 +239,11 @@ Factories parse_torch_ao(const json& j, const std::string& role) {
       out.input = [c] { return std::make_shared<FakeQuantize>(c); };
     return out;
   }
-  out.weight = [c, per_channel, fused](const Shape& ws) -> std::shared_ptr<nn::UnaryModule> {
+  out.weight = [c, per_channel, fused, path](const Shape& ws) -> std::shared_ptr<nn::UnaryModule> {
     FakeQuantizeConfig wc = c;
     if (per_channel)
       wc.channel_len = ws[static_cast<std::size_t>(
-          weight_axis(c.observer.ch_axis, ws.size(), "\"weight.ch_axis\""))];
+          weight_axis(c.observer.ch_axis, ws.size(), "\"" + path + ".ch_axis\""))];
     if (fused) return std::make_shared<FusedMovingAvgObsFakeQuantize>(wc);
     return std::make_shared<FakeQuantize>(wc);
   };
@@ -251,9 +252,9 @@ Factories parse_torch_ao(const json& j, const std::string& role) {
 
 // ---- lsq -------------------------------------------------------------------------------------
 
-Factories parse_lsq(const json& j, const std::string& role) {
+Factories parse_lsq(const json& j, const std::string& role, const std::string& path) {
   const bool weight = role == "weight";
-  Fields f(j, role,
+  Fields f(j, path,
            {"num_bits", "signed", "per_channel", "learn_zero_point", "use_grad_scaling", "init",
             "averaging_constant"});
   const std::int64_t bits = f.get_int("num_bits", 8, 2, 16);
@@ -298,9 +299,9 @@ Factories parse_lsq(const json& j, const std::string& role) {
 
 // ---- horizon ---------------------------------------------------------------------------------
 
-Factories parse_horizon(const json& j, const std::string& role) {
+Factories parse_horizon(const json& j, const std::string& role, const std::string& path) {
   const bool weight = role == "weight";
-  Fields f(j, role, {"dtype", "saturate", "round_mode", "per_channel", "averaging_constant"});
+  Fields f(j, path, {"dtype", "saturate", "round_mode", "per_channel", "averaging_constant"});
   const std::string dtype = f.get_choice("dtype", "qint8", {"qint8", "qint16", "qint4", "quint4"});
   horizon::FakeQuantizeOptions o;
   o.dtype(dtype == "qint16"   ? horizon::QDType::QInt16
@@ -329,9 +330,9 @@ Factories parse_horizon(const json& j, const std::string& role) {
 
 // ---- aimet -----------------------------------------------------------------------------------
 
-Factories parse_aimet(const json& j, const std::string& role) {
+Factories parse_aimet(const json& j, const std::string& role, const std::string& path) {
   const bool weight = role == "weight";
-  Fields f(j, role, {"bitwidth", "symmetric", "per_channel"});
+  Fields f(j, path, {"bitwidth", "symmetric", "per_channel"});
   const int bits = static_cast<int>(f.get_int("bitwidth", 8, 1, 32));
   const bool symmetric = f.get_bool("symmetric", weight);
   const bool per_channel = f.get_bool("per_channel", weight);
@@ -359,7 +360,7 @@ Factories parse_aimet(const json& j, const std::string& role) {
 struct FamilyInfo {
   QuantFamily family;
   const char* name;
-  Factories (*parse)(const json&, const std::string&);
+  Factories (*parse)(const json&, const std::string& role, const std::string& path);
   const char* weight_default;
   const char* input_default;
   std::int64_t calibration_batches;
@@ -404,7 +405,8 @@ QuantRecipe QuantRecipe::from_json(const json& given) {
   const json j = expand_named_recipe(given);
   // "recipe" is listed for the unknown-key message; expand_named_recipe has removed it.
   Fields top(j, "",
-             {"recipe", "family", "weight", "input", "add", "fuse_bn", "exclude", "calibration"});
+             {"recipe", "family", "weight", "input", "layers", "add", "fuse_bn", "exclude",
+              "calibration"});
   std::vector<std::string> names;
   for (const FamilyInfo& f : families()) names.push_back(f.name);
   if (!top.has("family"))
@@ -426,10 +428,13 @@ QuantRecipe QuantRecipe::from_json(const json& given) {
   };
   r.weight_json_ = role_json("weight", info->weight_default);
   r.input_json_ = role_json("input", info->input_default);
-  if (!r.weight_json_.is_null()) r.weight_factory_ = info->parse(r.weight_json_, "weight").weight;
-  if (!r.input_json_.is_null()) r.input_factory_ = info->parse(r.input_json_, "input").input;
+  if (!r.weight_json_.is_null())
+    r.weight_factory_ = info->parse(r.weight_json_, "weight", "weight").weight;
+  if (!r.input_json_.is_null())
+    r.input_factory_ = info->parse(r.input_json_, "input", "input").input;
   r.add_ = top.get_bool("add", true);
   r.fuse_bn_ = top.get_bool("fuse_bn", false);
+  if (top.has("layers")) r.layer_rules_ = LayerRules::from_json(top.at("layers"));
 
   if (top.has("exclude")) {
     const json& e = top.at("exclude");
@@ -451,8 +456,14 @@ QuantRecipe QuantRecipe::from_json(const json& given) {
   r.calibration_.histogram.start_bin = c.get_int("start_bin", 128, 0, std::int64_t{1} << 30);
   r.calibration_.histogram.stride = c.get_int("stride", 1, 1, std::int64_t{1} << 30);
   r.calibration_.strict = c.get_bool("strict", true);
+  const bool rules_quantize = std::any_of(
+      r.layer_rules_.rules().begin(), r.layer_rules_.rules().end(), [](const LayerRules::Rule& x) {
+        for (const char* role : {"weight", "input"})
+          if (x.settings.contains(role) && !x.settings.at(role).is_null()) return true;
+        return false;
+      });
   if (r.family_ == QuantFamily::AIMET && r.calibration_batches_ == 0 &&
-      (r.quantizes_weights() || r.quantizes_inputs()))
+      (r.quantizes_weights() || r.quantizes_inputs() || rules_quantize))
     fail(c.where("batches") +
          " must be >= 1 for the aimet family (its quantizers need compute_encodings before use)");
 
@@ -473,6 +484,25 @@ QuantRecipe QuantRecipe::from_json(const json& given) {
       r.weight_factory_({4, 4});
     });
   if (r.input_factory_) probe("input", [&] { r.input_factory_(); });
+  // Each rule on its own over the top-level settings, for the same reason; the combinations that
+  // several matching rules make are checked per layer by layer().
+  for (const LayerRules::Rule& rule : r.layer_rules_.rules())
+    for (const char* role : {"weight", "input"}) {
+      if (!rule.settings.contains(role) || rule.settings.at(role).is_null()) continue;
+      json settings = std::string(role) == "weight" ? r.weight_json_ : r.input_json_;
+      if (settings.is_null())
+        settings = json::parse(std::string(role) == "weight" ? info->weight_default
+                                                             : info->input_default);
+      merge_recipe_json(settings, rule.settings.at(role));
+      const std::string path = rule.label + "." + role;
+      const Factories f = info->parse(settings, role, path);
+      if (f.weight)
+        probe(path, [&] {
+          f.weight({4, 4, 3, 3});
+          f.weight({4, 4});
+        });
+      if (f.input) probe(path, [&] { f.input(); });
+    }
   return r;
 }
 
@@ -494,6 +524,7 @@ json QuantRecipe::to_json() const {
   j["input"] = input_json_;
   j["add"] = add_;
   j["fuse_bn"] = fuse_bn_;
+  if (!layer_rules_.empty()) j["layers"] = layer_rules_.to_json();
   j["exclude"] = exclude_;
   j["calibration"] = {{"batches", calibration_batches_},
                       {"method", calibration_.method},
@@ -511,6 +542,27 @@ std::shared_ptr<nn::UnaryModule> QuantRecipe::make_weight_quantizer(
 
 std::shared_ptr<nn::UnaryModule> QuantRecipe::make_input_quantizer() const {
   return input_factory_ ? input_factory_() : nullptr;
+}
+
+QuantRecipe::LayerQuantizers QuantRecipe::layer(const std::string& name,
+                                                LayerPosition pos) const {
+  LayerQuantizers out;
+  if (layer_rules_.matching(name, pos).empty()) {
+    out.weight = weight_json_;
+    out.input = input_json_;
+    out.make_weight = weight_factory_;
+    out.make_input = input_factory_;
+    return out;
+  }
+  const FamilyInfo& info = family_info(family_);
+  out.weight = layer_rules_.resolve(name, pos, "weight", weight_json_,
+                                    json::parse(info.weight_default));
+  out.input =
+      layer_rules_.resolve(name, pos, "input", input_json_, json::parse(info.input_default));
+  const std::string at = "layers[" + name + "].";
+  if (!out.weight.is_null()) out.make_weight = info.parse(out.weight, "weight", at + "weight").weight;
+  if (!out.input.is_null()) out.make_input = info.parse(out.input, "input", at + "input").input;
+  return out;
 }
 
 }  // namespace qgrad::quant

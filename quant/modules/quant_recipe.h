@@ -28,6 +28,14 @@
 //                                    torch.ao's ConvBn2d) in the conv's place and nn::Identity
 //                                    in the BN's; the BN's keys move under the conv's name
 //                                    ("0.bn.running_mean"). false: QuantConv2d + float BN.
+//   "layers":  {"pattern": {"weight": {...} | null, "input": {...} | null} | null, ...}
+//              or [{"match": "pattern" | [...], "weight": ..., "input": ...}, ...]:
+//                                    per-layer overrides (layer_rules.h): shell globs over
+//                                    qualified names, exact names, "@first" / "@last" (the
+//                                    first / last Conv2d or Linear); objects merge key by key
+//                                    over the layer's settings, null keeps that role float.
+//                                    The list applies in order (last match wins); the object
+//                                    from the least to the most specific pattern.
 //   "exclude": ["name", ...],        qualified module names (as named_modules prints them, e.g.
 //                                    "0", "layer1.0.conv1", "fc") kept in float with everything
 //                                    below them; a name matching no module is an error.
@@ -94,6 +102,7 @@
 #include "core/shape.h"
 #include "nn/unary_module.h"
 #include "quant/modules/calibratable.h"
+#include "quant/modules/layer_rules.h"
 
 namespace qgrad::quant {
 
@@ -121,9 +130,21 @@ class QuantRecipe {
   std::int64_t calibration_batches() const { return calibration_batches_; }
   const CalibrationOptions& calibration_options() const { return calibration_; }
 
-  // Fresh quantizer modules (nullptr when that role is not quantized).
+  // Fresh quantizer modules of the top-level settings (nullptr when that role is not quantized).
   std::shared_ptr<nn::UnaryModule> make_weight_quantizer(const Shape& weight_shape) const;
   std::shared_ptr<nn::UnaryModule> make_input_quantizer() const;
+
+  // The quantizers of one layer after the "layers" rules.
+  struct LayerQuantizers {
+    nlohmann::json weight, input;  // the resolved settings; null: that role stays float
+    WeightQuantizerFactory make_weight;  // empty when `weight` is null
+    InputQuantizerFactory make_input;    // empty when `input` is null
+    bool is_float() const { return weight.is_null() && input.is_null(); }
+  };
+  // ValueError naming the layer for settings its family rejects, or two equally specific rules
+  // that disagree (layer_rules.h).
+  LayerQuantizers layer(const std::string& name, LayerPosition pos) const;
+  const LayerRules& layer_rules() const { return layer_rules_; }
 
  private:
   QuantRecipe() = default;
@@ -132,6 +153,7 @@ class QuantRecipe {
   nlohmann::json weight_json_, input_json_;  // normalised (null: not quantized)
   WeightQuantizerFactory weight_factory_;
   InputQuantizerFactory input_factory_;
+  LayerRules layer_rules_;
   bool add_ = true;
   bool fuse_bn_ = false;
   std::vector<std::string> exclude_;

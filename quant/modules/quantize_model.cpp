@@ -3,6 +3,7 @@
 
 #include <map>
 #include <set>
+#include <utility>
 
 #include "nn/models/basic_block.h"
 #include "nn/modules/add.h"
@@ -83,8 +84,9 @@ void check_fusion(const nn::Module& model, const std::set<std::string>& exclude)
 
 class Swapper {
  public:
-  explicit Swapper(const QuantRecipe& r)
-      : recipe_(r), exclude_(r.exclude().begin(), r.exclude().end()) {}
+  Swapper(const QuantRecipe& r, std::set<std::string> exclude,
+          std::map<std::string, QuantRecipe::LayerQuantizers> plan)
+      : recipe_(r), exclude_(std::move(exclude)), plan_(std::move(plan)) {}
 
   void run(nn::Module& module, const std::string& prefix) {
     std::map<std::string, std::string> fuse;  // conv key -> bn key
@@ -98,40 +100,39 @@ class Swapper {
       if (exclude_.count(name)) continue;
       if (is_quantized(*m)) continue;
       if (fused_bn.count(child.key)) continue;  // now inside the QuantConvBn2d before it
+      const auto planned = plan_.find(name);
+      if (planned == plan_.end()) {
+        run(*m, name);
+        continue;
+      }
+      const QuantRecipe::LayerQuantizers& q = planned->second;
+      auto input = [&] { return q.make_input ? q.make_input() : nullptr; };
+      auto weight = [&](const Shape& s) { return q.make_weight ? q.make_weight(s) : nullptr; };
       if (fuse.count(child.key)) {
         const std::string& bn_key = fuse.at(child.key);
         auto conv = std::dynamic_pointer_cast<nn::Conv2d>(m);
         auto bn = std::dynamic_pointer_cast<nn::BatchNorm2d>(module.named_children().at(bn_key));
         auto identity = std::make_shared<nn::Identity>();
         identity->train(bn->is_training());
-        module.replace_module(
-            child.key,
-            QuantConvBn2d::from_float(*conv, bn, recipe_.make_input_quantizer(),
-                                      recipe_.make_weight_quantizer(conv->weight().shape())));
+        module.replace_module(child.key, QuantConvBn2d::from_float(*conv, bn, input(),
+                                                                   weight(conv->weight().shape())));
         module.replace_module(bn_key, identity);
         fused_bn.insert(bn_key);
         replaced_.push_back(name);
         replaced_.push_back(qualified(prefix, bn_key));
       } else if (auto lin = std::dynamic_pointer_cast<nn::Linear>(m)) {
-        module.replace_module(child.key, QuantLinear::from_float(
-                                             *lin, recipe_.make_input_quantizer(),
-                                             recipe_.make_weight_quantizer(lin->weight().shape())));
+        module.replace_module(child.key,
+                              QuantLinear::from_float(*lin, input(), weight(lin->weight().shape())));
         replaced_.push_back(name);
       } else if (auto conv = std::dynamic_pointer_cast<nn::Conv2d>(m)) {
         module.replace_module(
-            child.key,
-            QuantConv2d::from_float(*conv, recipe_.make_input_quantizer(),
-                                    recipe_.make_weight_quantizer(conv->weight().shape())));
+            child.key, QuantConv2d::from_float(*conv, input(), weight(conv->weight().shape())));
         replaced_.push_back(name);
-      } else if (std::dynamic_pointer_cast<nn::Add>(m) && recipe_.quantize_add() &&
-                 recipe_.quantizes_inputs()) {
-        auto q = std::make_shared<QuantAdd>(recipe_.make_input_quantizer(),
-                                            recipe_.make_input_quantizer());
-        q->train(m->is_training());
-        module.replace_module(child.key, q);
+      } else if (std::dynamic_pointer_cast<nn::Add>(m)) {
+        auto a = std::make_shared<QuantAdd>(input(), input());
+        a->train(m->is_training());
+        module.replace_module(child.key, a);
         replaced_.push_back(name);
-      } else {
-        run(*m, name);
       }
     }
   }
@@ -141,10 +142,28 @@ class Swapper {
  private:
   const QuantRecipe& recipe_;
   std::set<std::string> exclude_;
+  std::map<std::string, QuantRecipe::LayerQuantizers> plan_;
   std::vector<std::string> replaced_;
 };
 
 }  // namespace
+
+std::vector<QuantizableLayer> quantizable_layers(const nn::Module& model) {
+  std::vector<QuantizableLayer> layers;
+  std::vector<std::size_t> weighted;
+  model.apply([&](const std::string& name, const nn::Module& m) {
+    const bool w = dynamic_cast<const nn::Conv2d*>(&m) || dynamic_cast<const nn::Linear*>(&m);
+    const bool add = dynamic_cast<const nn::Add*>(&m) != nullptr;
+    if (!w && !add) return;
+    if (w) weighted.push_back(layers.size());
+    layers.push_back({name, LayerPosition{}, add});
+  });
+  if (!weighted.empty()) {
+    layers[weighted.front()].position.first = true;
+    layers[weighted.back()].position.last = true;
+  }
+  return layers;
+}
 
 std::vector<std::string> quantize_model(nn::Module& model, const QuantRecipe& recipe) {
   QGRAD_CHECK(!dynamic_cast<nn::Linear*>(&model) && !dynamic_cast<nn::Conv2d*>(&model) &&
@@ -162,9 +181,42 @@ std::vector<std::string> quantize_model(nn::Module& model, const QuantRecipe& re
                   "', which is not a module of the model (names look like \"0\" or "
                   "\"layer1.0.conv1\")");
   }
-  if (recipe.fuse_bn())
-    check_fusion(model, std::set<std::string>(recipe.exclude().begin(), recipe.exclude().end()));
-  Swapper s(recipe);
+  std::set<std::string> exclude(recipe.exclude().begin(), recipe.exclude().end());
+  // Every layer's quantizers, from the "layers" rules; a layer they leave without quantizers
+  // stays float, as if excluded.
+  std::vector<std::pair<std::string, LayerPosition>> layers;
+  std::set<std::string> adds;
+  for (const QuantizableLayer& l : quantizable_layers(model)) {
+    layers.emplace_back(l.name, l.position);
+    if (l.is_add) adds.insert(l.name);
+  }
+  const std::vector<std::string> unmatched = recipe.layer_rules().unmatched(layers);
+  if (!unmatched.empty()) {
+    std::string known;
+    for (std::size_t i = 0; i < layers.size() && i < 24; ++i)
+      known += (i ? ", " : "") + layers[i].first;
+    if (layers.size() > 24) known += ", ...";
+    std::string list;
+    for (const std::string& u : unmatched) list += (list.empty() ? "" : ", ") + u;
+    throw ValueError("quantize_model: \"layers\" pattern " + list +
+                     " matches no Conv2d, Linear or Add of the model (its layers: " + known +
+                     ")");
+  }
+  std::map<std::string, QuantRecipe::LayerQuantizers> plan;
+  for (const auto& [name, pos] : layers) {
+    if (is_excluded(name, exclude)) continue;
+    QuantRecipe::LayerQuantizers q = recipe.layer(name, pos);
+    const bool is_add = adds.count(name) > 0;
+    // An Add is quantized on its inputs only, and only when the recipe quantizes adds.
+    if (is_add ? (q.input.is_null() || !recipe.quantize_add()) : q.is_float()) {
+      if (recipe.layer_rules().matching(name, pos).empty()) continue;  // float without any rule
+      exclude.insert(name);
+      continue;
+    }
+    plan.emplace(name, std::move(q));
+  }
+  if (recipe.fuse_bn()) check_fusion(model, exclude);
+  Swapper s(recipe, exclude, std::move(plan));
   s.run(model, "");
   return s.replaced();
 }

@@ -8,6 +8,9 @@
 // quantized are left alone. Children are swapped with Module::replace_module, so containers
 // must keep their own handles in step (Sequential and nn::BasicBlock do, through
 // on_replace_child). Returns the qualified names of the replaced modules, in tree order.
+// The recipe's "layers" rules (layer_rules.h) give each layer its own quantizers; a layer they
+// leave with no quantizer stays float, and a pattern that matches no Conv2d, Linear or Add of
+// the model is a ValueError listing the layers (checked before anything is replaced).
 // The root module itself cannot be replaced (ValueError for a bare Linear / Conv2d / Add).
 //
 // With the recipe's "fuse_bn", a Conv2d whose output goes straight into a BatchNorm2d (the next
@@ -33,6 +36,15 @@
 #include "quant/modules/quant_recipe.h"
 
 namespace qgrad::quant {
+
+// A layer quantize_model can quantize: a Conv2d, Linear or Add of the float model.
+struct QuantizableLayer {
+  std::string name;       // qualified, as named_modules prints it
+  LayerPosition position;  // "@first" / "@last" among the Conv2d and Linear layers
+  bool is_add = false;
+};
+// The model's Conv2d, Linear and Add layers in module-tree order.
+std::vector<QuantizableLayer> quantizable_layers(const nn::Module& model);
 
 std::vector<std::string> quantize_model(nn::Module& model, const QuantRecipe& recipe);
 // QuantRecipe::from_json(recipe), then the above.

@@ -414,6 +414,12 @@ TEST_CASE("qat: a bad quant recipe is a usage error naming the key", "[cli]") {
       {R"({"quant": {"family": "lsq", "exclude": ["0", "fc"]}, "data": {"dir": "DATA"},
            "output": {"dir": "OUT"}})",
        "quant: quantize_model: \"exclude\" names 'fc', which is not a module of the model"},
+      {R"({"quant": {"family": "lsq", "layers": {"*fc*": {"weight": {"num_bits": 2}}}},
+           "data": {"dir": "DATA"}, "output": {"dir": "OUT"}})",
+       "quant: quantize_model: \"layers\" pattern \"*fc*\" matches no Conv2d, "
+       "Linear or Add of the model (its layers: 0, 4, 9, 11, 13)"},
+      {R"({"quant": {"family": "lsq", "layers": {"0": {"weight": {"num_bits": 1}}}}})",
+       "quant: \"layers[0].weight.num_bits\" must lie in [2, 16], got 1"},
   };
   qgrad_cli_test::write_synthetic_mnist(tmp.file("data"), 32, 10);
   for (auto [text, message] : cases) {
@@ -458,6 +464,27 @@ TEST_CASE("qat: the quantized-layers line of resnet20 names its residual adds", 
   CHECK_THAT(fused_line, Catch::Contains("layer2.0.downsample.0 (QuantConvBn2d with batch norm "
                                          "layer2.0.downsample.1)") &&
                              Catch::EndsWith("fc (QuantLinear)"));
+
+  // Per-layer rules: each matched layer says what its rules changed.
+  const TrainConfig rules = parse_train_config(json{
+      {"model", "resnet20"},
+      {"quant",
+       {{"family", "torch_ao"},
+        {"layers",
+         {{"layer3.*", {{"weight", {{"quant_min", -8}, {"quant_max", 7}}}}},
+          {"layer3.0.conv1", {{"input", nullptr}}},
+          {"layer1.0.add", nullptr},
+          {"@last", {{"weight", {{"observer", "minmax"}}}}}}}}}});
+  auto rules_model = build_model(rules);
+  const std::string rules_line = describe(quantize_for_training(*rules_model, *quant_recipe(rules)));
+  CHECK_THAT(rules_line,
+             Catch::StartsWith("torch_ao recipe, 30 layers quantized: conv1 (QuantConv2d), ") &&
+                 !Catch::Contains("layer1.0.add (") &&
+                 Catch::Contains("layer3.0.conv1 (QuantConv2d; weight quant_max=7 "
+                                 "quant_min=-8, input float)") &&
+                 Catch::Contains("layer3.0.conv2 (QuantConv2d; weight quant_max=7 quant_min=-8)") &&
+                 Catch::Contains("layer3.0.add (QuantAdd; as the recipe)") &&
+                 Catch::EndsWith("fc (QuantLinear; weight observer=\"minmax\")"));
 }
 
 TEST_CASE("qat: every named recipe fine-tunes lenet5bn and eval rebuilds it", "[cli]") {

@@ -1,0 +1,80 @@
+// LayerRules: the per-layer part of a QAT recipe (the "layers" key of quant_recipe.h), rules that
+// override the quantizers of the layers whose qualified names (as named_modules prints them:
+// "0", "layer3.1.conv2", "fc") match a pattern. Patterns are shell globs matched with POSIX
+// fnmatch ('*' and '?' also match dots, "[...]" sets), an exact name, or "@first" / "@last": the
+// first / last Conv2d or Linear of the model in module-tree order (the forward order of a
+// Sequential and of the zoo's models), which gives the LSQ paper's convention of 8-bit first and
+// last layers on any model. A rule is {"weight": {...} | null, "input": {...} | null}: an object
+// is merged key by key over the layer's quantizer settings so far (which start from the recipe's
+// top-level "weight" / "input", or the family's default when that is null), null leaves that
+// role float; a rule that leaves both float (or the rule null) keeps the layer float, as
+// "exclude" does. On a residual Add (QuantAdd) only "input" applies.
+//
+// Which rule wins when several match:
+// - the list form, [{"match": "pattern" | ["p1", "p2"], "weight": ..., "input": ...}, ...], is
+//   applied in list order, so the last matching rule wins on the keys it sets (as TensorRT
+//   Model Optimizer applies its quant_cfg patterns);
+// - the object form, {"pattern": {...}, ...}, has no order (JSON objects are unordered and
+//   qgrad's reader sorts keys), so rules are applied from the least to the most specific: every
+//   glob before every exact name or "@first" / "@last", globs by their number of literal
+//   (non-wildcard) characters. Two equally specific rules that match one layer and set one key
+//   to different values are an error that names both (write the list form to order them).
+// Every pattern must match at least one quantizable layer (Conv2d, Linear, Add) of the model,
+// or quantize_model reports it with the layer names it could have matched.
+#pragma once
+
+#include <cstddef>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+namespace qgrad::quant {
+
+// Where a layer sits among the model's Conv2d and Linear layers (for "@first" / "@last").
+struct LayerPosition {
+  bool first = false;
+  bool last = false;
+};
+
+class LayerRules {
+ public:
+  struct Rule {
+    std::vector<std::string> patterns;
+    nlohmann::json settings;  // an object holding "weight" and/or "input" (object or null)
+    bool exact = false;       // exact names, "@first" or "@last" only
+    std::size_t literals = 0;  // literal characters of the least specific pattern
+    std::string label;        // how errors name the rule: layers["layer3.*"] or layers[2]
+  };
+
+  LayerRules() = default;
+  // Validates the shape of "layers" (list or object form) and orders the rules for application.
+  // ValueError ("quant recipe: \"layers...\" ...") for anything malformed.
+  static LayerRules from_json(const nlohmann::json& layers);
+  // The list form, in application order (from_json reads it back to the same rules).
+  nlohmann::json to_json() const;
+
+  bool empty() const { return rules_.empty(); }
+  const std::vector<Rule>& rules() const { return rules_; }
+
+  // The rules matching `name`, in application order.
+  std::vector<const Rule*> matching(const std::string& name, LayerPosition pos) const;
+  // `role` ("weight" or "input") of layer `name` after the matching rules, starting from `base`
+  // (null: float; `family_default` is then what a rule's object merges over). Returns null when
+  // the role stays float. ValueError for two equally specific conflicting rules.
+  nlohmann::json resolve(const std::string& name, LayerPosition pos, const std::string& role,
+                         const nlohmann::json& base, const nlohmann::json& family_default) const;
+  // The patterns that match none of `layers` ({name, position}), quoted.
+  std::vector<std::string> unmatched(
+      const std::vector<std::pair<std::string, LayerPosition>>& layers) const;
+
+ private:
+  std::vector<Rule> rules_;
+  bool ordered_ = false;  // the list form: order given, no ambiguity check
+};
+
+// Whether `pattern` (a glob, an exact name, "@first" or "@last") selects layer `name`.
+bool layer_pattern_matches(const std::string& pattern, const std::string& name, LayerPosition pos);
+
+}  // namespace qgrad::quant
