@@ -52,7 +52,8 @@ QuantizedLayers quantize_for_training(nn::Module& model, const quant::QuantRecip
     if (!recipe.layer_rules().empty())
       for (const quant::QuantizableLayer& l : quant::quantizable_layers(model))
         if (!recipe.layer_rules().matching(l.name, l.position).empty())
-          q.overrides[l.name] = describe_overrides(recipe, recipe.layer(l.name, l.position), l.is_add);
+          q.overrides[l.name] =
+              describe_overrides(recipe, recipe.layer(l.name, l.position), l.is_add);
     q.names = quant::quantize_model(model, recipe);
   } catch (const ValueError& e) {  // the recipe does not fit the model ("exclude" names)
     throw UsageError(std::string("quant: ") + e.what());

@@ -46,7 +46,8 @@ json check_settings(const json& rule, const std::string& label,
                     const std::vector<std::string>& extra_keys) {
   if (rule.is_null()) return json{{"weight", nullptr}, {"input", nullptr}};
   if (!rule.is_object())
-    fail("\"" + label + "\" must be an object with \"weight\" and/or \"input\", or null, got a JSON " +
+    fail("\"" + label +
+         "\" must be an object with \"weight\" and/or \"input\", or null, got a JSON " +
          std::string(rule.type_name()));
   json settings = json::object();
   for (auto it = rule.begin(); it != rule.end(); ++it) {
@@ -80,8 +81,7 @@ bool same_rank(const LayerRules::Rule& a, const LayerRules::Rule& b) {
 
 }  // namespace
 
-bool layer_pattern_matches(const std::string& pattern, const std::string& name,
-                           LayerPosition pos) {
+bool layer_pattern_matches(const std::string& pattern, const std::string& name, LayerPosition pos) {
   if (pattern == "@first") return pos.first;
   if (pattern == "@last") return pos.last;
   // No FNM_PATHNAME / FNM_PERIOD: '*' spans dots, so "layer3.*" reaches nested layers.
@@ -118,9 +118,10 @@ LayerRules LayerRules::from_json(const json& layers) {
     return out;
   }
   if (!layers.is_object())
-    fail("\"layers\" must be an object {\"pattern\": {...}} or a list of {\"match\": ...} rules, "
-         "got a JSON " +
-         std::string(layers.type_name()));
+    fail(
+        "\"layers\" must be an object {\"pattern\": {...}} or a list of {\"match\": ...} rules, "
+        "got a JSON " +
+        std::string(layers.type_name()));
   for (auto it = layers.begin(); it != layers.end(); ++it) {
     Rule r;
     r.label = "layers[" + it.key() + "]";
@@ -166,8 +167,7 @@ json LayerRules::resolve(const std::string& name, LayerPosition pos, const std::
     for (std::size_t i = 0; i < rules.size(); ++i)
       for (std::size_t j = i + 1; j < rules.size(); ++j) {
         const Rule &a = *rules[i], &b = *rules[j];
-        if (!same_rank(a, b) || !a.settings.contains(role) || !b.settings.contains(role))
-          continue;
+        if (!same_rank(a, b) || !a.settings.contains(role) || !b.settings.contains(role)) continue;
         const json &va = a.settings.at(role), &vb = b.settings.at(role);
         bool conflict = va.is_null() != vb.is_null();
         if (!conflict && va.is_object())
@@ -199,9 +199,8 @@ std::vector<std::string> LayerRules::unmatched(
   std::vector<std::string> out;
   for (const Rule& r : rules_)
     for (const std::string& p : r.patterns)
-      if (std::none_of(layers.begin(), layers.end(), [&](const auto& l) {
-            return layer_pattern_matches(p, l.first, l.second);
-          }))
+      if (std::none_of(layers.begin(), layers.end(),
+                       [&](const auto& l) { return layer_pattern_matches(p, l.first, l.second); }))
         out.push_back("\"" + p + "\"");
   return out;
 }

@@ -42,10 +42,10 @@ class LayerRules {
  public:
   struct Rule {
     std::vector<std::string> patterns;
-    nlohmann::json settings;  // an object holding "weight" and/or "input" (object or null)
-    bool exact = false;       // exact names, "@first" or "@last" only
+    nlohmann::json settings;   // an object holding "weight" and/or "input" (object or null)
+    bool exact = false;        // exact names, "@first" or "@last" only
     std::size_t literals = 0;  // literal characters of the least specific pattern
-    std::string label;        // how errors name the rule: layers["layer3.*"] or layers[2]
+    std::string label;         // how errors name the rule: layers["layer3.*"] or layers[2]
   };
 
   LayerRules() = default;

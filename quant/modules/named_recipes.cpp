@@ -14,27 +14,27 @@ namespace {
 // Residual adds are not quantized (the paper quantizes the inputs of matrix multiplications);
 // the first and last Conv2d / Linear layers are at 8 bits, as in the paper's experiments.
 json lsq(int bits) {
-  return json{{"family", "lsq"},
-              {"weight",
-               {{"num_bits", bits},
-                {"signed", true},
-                {"per_channel", false},
-                {"learn_zero_point", false},
-                {"use_grad_scaling", true},
-                {"init", "lsq"}}},
-              {"input",
-               {{"num_bits", bits},
-                {"signed", false},
-                {"learn_zero_point", false},
-                {"use_grad_scaling", true},
-                {"init", "lsq"}}},
-              {"add", false},
-              // The paper keeps the first and last layers at 8 bits (weights and inputs); the
-              // first layer's input is the normalised image, which has negative values.
-              {"layers",
-               {{"@first",
-                 {{"weight", {{"num_bits", 8}}}, {"input", {{"num_bits", 8}, {"signed", true}}}}},
-                {"@last", {{"weight", {{"num_bits", 8}}}, {"input", {{"num_bits", 8}}}}}}}};
+  return json{
+      {"family", "lsq"},
+      {"weight",
+       {{"num_bits", bits},
+        {"signed", true},
+        {"per_channel", false},
+        {"learn_zero_point", false},
+        {"use_grad_scaling", true},
+        {"init", "lsq"}}},
+      {"input",
+       {{"num_bits", bits},
+        {"signed", false},
+        {"learn_zero_point", false},
+        {"use_grad_scaling", true},
+        {"init", "lsq"}}},
+      {"add", false},
+      // The paper keeps the first and last layers at 8 bits (weights and inputs); the
+      // first layer's input is the normalised image, which has negative values.
+      {"layers",
+       {{"@first", {{"weight", {{"num_bits", 8}}}, {"input", {{"num_bits", 8}, {"signed", true}}}}},
+        {"@last", {{"weight", {{"num_bits", 8}}}, {"input", {{"num_bits", 8}}}}}}}};
 }
 
 NamedRecipe lsq_recipe(int bits) {

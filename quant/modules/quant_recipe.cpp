@@ -491,8 +491,8 @@ QuantRecipe QuantRecipe::from_json(const json& given) {
       if (!rule.settings.contains(role) || rule.settings.at(role).is_null()) continue;
       json settings = std::string(role) == "weight" ? r.weight_json_ : r.input_json_;
       if (settings.is_null())
-        settings = json::parse(std::string(role) == "weight" ? info->weight_default
-                                                             : info->input_default);
+        settings =
+            json::parse(std::string(role) == "weight" ? info->weight_default : info->input_default);
       merge_recipe_json(settings, rule.settings.at(role));
       const std::string path = rule.label + "." + role;
       const Factories f = info->parse(settings, role, path);
@@ -544,8 +544,7 @@ std::shared_ptr<nn::UnaryModule> QuantRecipe::make_input_quantizer() const {
   return input_factory_ ? input_factory_() : nullptr;
 }
 
-QuantRecipe::LayerQuantizers QuantRecipe::layer(const std::string& name,
-                                                LayerPosition pos) const {
+QuantRecipe::LayerQuantizers QuantRecipe::layer(const std::string& name, LayerPosition pos) const {
   LayerQuantizers out;
   if (layer_rules_.matching(name, pos).empty()) {
     out.weight = weight_json_;
@@ -555,12 +554,13 @@ QuantRecipe::LayerQuantizers QuantRecipe::layer(const std::string& name,
     return out;
   }
   const FamilyInfo& info = family_info(family_);
-  out.weight = layer_rules_.resolve(name, pos, "weight", weight_json_,
-                                    json::parse(info.weight_default));
+  out.weight =
+      layer_rules_.resolve(name, pos, "weight", weight_json_, json::parse(info.weight_default));
   out.input =
       layer_rules_.resolve(name, pos, "input", input_json_, json::parse(info.input_default));
   const std::string at = "layers[" + name + "].";
-  if (!out.weight.is_null()) out.make_weight = info.parse(out.weight, "weight", at + "weight").weight;
+  if (!out.weight.is_null())
+    out.make_weight = info.parse(out.weight, "weight", at + "weight").weight;
   if (!out.input.is_null()) out.make_input = info.parse(out.input, "input", at + "input").input;
   return out;
 }

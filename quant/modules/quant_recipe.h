@@ -136,7 +136,7 @@ class QuantRecipe {
 
   // The quantizers of one layer after the "layers" rules.
   struct LayerQuantizers {
-    nlohmann::json weight, input;  // the resolved settings; null: that role stays float
+    nlohmann::json weight, input;        // the resolved settings; null: that role stays float
     WeightQuantizerFactory make_weight;  // empty when `weight` is null
     InputQuantizerFactory make_input;    // empty when `input` is null
     bool is_float() const { return weight.is_null() && input.is_null(); }

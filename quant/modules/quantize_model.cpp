@@ -121,8 +121,8 @@ class Swapper {
         replaced_.push_back(name);
         replaced_.push_back(qualified(prefix, bn_key));
       } else if (auto lin = std::dynamic_pointer_cast<nn::Linear>(m)) {
-        module.replace_module(child.key,
-                              QuantLinear::from_float(*lin, input(), weight(lin->weight().shape())));
+        module.replace_module(
+            child.key, QuantLinear::from_float(*lin, input(), weight(lin->weight().shape())));
         replaced_.push_back(name);
       } else if (auto conv = std::dynamic_pointer_cast<nn::Conv2d>(m)) {
         module.replace_module(
@@ -199,8 +199,7 @@ std::vector<std::string> quantize_model(nn::Module& model, const QuantRecipe& re
     std::string list;
     for (const std::string& u : unmatched) list += (list.empty() ? "" : ", ") + u;
     throw ValueError("quantize_model: \"layers\" pattern " + list +
-                     " matches no Conv2d, Linear or Add of the model (its layers: " + known +
-                     ")");
+                     " matches no Conv2d, Linear or Add of the model (its layers: " + known + ")");
   }
   std::map<std::string, QuantRecipe::LayerQuantizers> plan;
   for (const auto& [name, pos] : layers) {

@@ -39,7 +39,7 @@ namespace qgrad::quant {
 
 // A layer quantize_model can quantize: a Conv2d, Linear or Add of the float model.
 struct QuantizableLayer {
-  std::string name;       // qualified, as named_modules prints it
+  std::string name;        // qualified, as named_modules prints it
   LayerPosition position;  // "@first" / "@last" among the Conv2d and Linear layers
   bool is_add = false;
 };

@@ -466,17 +466,18 @@ TEST_CASE("qat: the quantized-layers line of resnet20 names its residual adds", 
                              Catch::EndsWith("fc (QuantLinear)"));
 
   // Per-layer rules: each matched layer says what its rules changed.
-  const TrainConfig rules = parse_train_config(json{
-      {"model", "resnet20"},
-      {"quant",
-       {{"family", "torch_ao"},
-        {"layers",
-         {{"layer3.*", {{"weight", {{"quant_min", -8}, {"quant_max", 7}}}}},
-          {"layer3.0.conv1", {{"input", nullptr}}},
-          {"layer1.0.add", nullptr},
-          {"@last", {{"weight", {{"observer", "minmax"}}}}}}}}}});
+  const TrainConfig rules =
+      parse_train_config(json{{"model", "resnet20"},
+                              {"quant",
+                               {{"family", "torch_ao"},
+                                {"layers",
+                                 {{"layer3.*", {{"weight", {{"quant_min", -8}, {"quant_max", 7}}}}},
+                                  {"layer3.0.conv1", {{"input", nullptr}}},
+                                  {"layer1.0.add", nullptr},
+                                  {"@last", {{"weight", {{"observer", "minmax"}}}}}}}}}});
   auto rules_model = build_model(rules);
-  const std::string rules_line = describe(quantize_for_training(*rules_model, *quant_recipe(rules)));
+  const std::string rules_line =
+      describe(quantize_for_training(*rules_model, *quant_recipe(rules)));
   CHECK_THAT(rules_line,
              Catch::StartsWith("torch_ao recipe, 30 layers quantized: conv1 (QuantConv2d), ") &&
                  !Catch::Contains("layer1.0.add (") &&

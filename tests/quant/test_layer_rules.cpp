@@ -128,9 +128,9 @@ TEST_CASE("quant.layer_rules: the last matching rule wins in the list form",
     return json{{"family", "nvidia"}, {"calibration", {{"batches", 0}}}, {"layers", list}};
   };
   // The exact rule first, then "*": "*" wins everywhere, also over "layer3.1.conv2".
-  auto a = quantized_resnet20(rules(json::array(
-      {{{"match", "layer3.1.conv2"}, {"weight", {{"num_bits", 3}}}},
-       {{"match", "*"}, {"weight", {{"num_bits", 5}}}}})));
+  auto a = quantized_resnet20(
+      rules(json::array({{{"match", "layer3.1.conv2"}, {"weight", {{"num_bits", 3}}}},
+                         {{"match", "*"}, {"weight", {{"num_bits", 5}}}}})));
   CHECK(nv_bits(*a, "layer3.1.conv2", "weight") == 5);
   // The other order: the exact rule wins; several patterns in one rule.
   auto b = quantized_resnet20(rules(json::array(
@@ -144,11 +144,11 @@ TEST_CASE("quant.layer_rules: the last matching rule wins in the list form",
 TEST_CASE("quant.layer_rules: equally specific rules that disagree are an error",
           "[quant][layer_rules]") {
   // "*conv2" and "layer*" both have five literal characters and both match layer1.0.conv2.
-  const json recipe = {{"family", "nvidia"},
-                       {"calibration", {{"batches", 0}}},
-                       {"layers",
-                        {{"*conv2", {{"weight", {{"num_bits", 4}}}}},
-                         {"layer*", {{"weight", {{"num_bits", 6}}}}}}}};
+  const json recipe = {
+      {"family", "nvidia"},
+      {"calibration", {{"batches", 0}}},
+      {"layers",
+       {{"*conv2", {{"weight", {{"num_bits", 4}}}}}, {"layer*", {{"weight", {{"num_bits", 6}}}}}}}};
   Generator gen(3);
   auto net = nn::resnet20(gen);
   REQUIRE_THROWS_WITH(
