@@ -69,15 +69,18 @@ def draw_accuracy_vs_bits(plt, results):
     for cell in cells:
         if cell["method"] != "float":
             series.setdefault(series_key(cell), []).append(cell)
-    for (model, method, family, rule), members in series.items():
+    # Lines that meet at one bit width (int8 QAT and PTQ) are nudged apart to stay readable.
+    nudge = 0.06
+    for i, ((model, method, family, rule), members) in enumerate(series.items()):
         members.sort(key=lambda c: c["weight_bits"])
-        bits = [c["weight_bits"] for c in members]
+        shift = nudge * (i - (len(series) - 1) / 2)
+        bits = [c["weight_bits"] + shift for c in members]
         mean = [math.nan if c["mean"] is None else 100.0 * c["mean"] for c in members]
         std = [0.0 if c["std"] is None else 100.0 * c["std"] for c in members]
         label = f"{model} {family} {method.upper()} ({rule})"
         line = ax.errorbar(bits, mean, yerr=std, marker="o", capsize=4, label=label)
         color = line[0].get_color()
-        xs = [c["weight_bits"] for c in members for _ in c["accuracy"]]
+        xs = [c["weight_bits"] + shift for c in members for _ in c["accuracy"]]
         ax.scatter(xs, [a for c in members for a in percent(c["accuracy"])], s=12, alpha=0.45,
                    color=color, zorder=3)
     float_cells = [c for c in cells if c["method"] == "float" and c["mean"] is not None]
@@ -95,7 +98,7 @@ def draw_accuracy_vs_bits(plt, results):
     ax.set_ylabel("test accuracy (%)")
     title = "Accuracy against bit width"
     if results.get("dataset"):
-        title += f" ({results['dataset']})"
+        title += f" on {results['dataset']}"
     ax.set_title(title + "\nmean \u00b1 std over seeds; dots are single seeds", fontsize="medium")
     ax.grid(True, alpha=0.3)
     ax.legend(loc="best", fontsize="small")
@@ -130,6 +133,9 @@ def draw_sensitivity(plt, s):
         values = [layer["sqnr_db"].get(role) for layer in layers]
         offsets = [xi - 0.4 + bar_width * (i + 0.5) for xi in x]
         ax_sqnr.bar(offsets, floats(values), width=bar_width, label=role)
+        for xi, v in zip(offsets, values):
+            if v is None:  # infinite or not measured: say so instead of an empty slot
+                ax_sqnr.text(xi, 0, "n/a", ha="center", va="bottom", fontsize="x-small")
     ax_sqnr.set_ylabel("SQNR (dB)")
     ax_sqnr.legend(title="quantizer", fontsize="small")
     ax_sqnr.set_xticks(x)
@@ -181,6 +187,7 @@ def main(argv):
               file=sys.stderr)
         return NO_MATPLOTLIB
     matplotlib.rcParams["svg.hashsalt"] = "qgrad"  # stable SVG element ids
+    matplotlib.rcParams["svg.fonttype"] = "none"  # text stays text: searchable, smaller
     with open(argv[1], encoding="utf-8") as f:
         spec = json.load(f)
     figures = []
