@@ -109,7 +109,8 @@ def draw_sensitivity(plt, s):
     layers = s["layers"]
     names = [layer["name"] for layer in layers]
     x = list(range(len(layers)))
-    width = max(6.5, 0.75 * len(layers) + 2.5)
+    # Wider with more layers, up to 40 inches (Agg refuses images beyond 2^16 pixels).
+    width = min(40.0, max(6.5, 0.75 * len(layers) + 2.5))
     fig, (ax_drop, ax_sqnr) = plt.subplots(2, 1, figsize=(width, 7), sharex=True,
                                            constrained_layout=True)
     float_acc = s["float_accuracy"]
@@ -151,24 +152,30 @@ def draw_sensitivity(plt, s):
 
 def save_all(plt, figures, out_dir, fmt):
     """Draws every figure to a temporary file, then renames them all: all or nothing."""
-    written = []
+    pending = []  # (temporary, final) not renamed yet
     try:
         for name, fig in figures:
             final = os.path.join(out_dir, f"{name}.{fmt}")
             tmp = os.path.join(out_dir, f".{name}.{fmt}.tmp.{os.getpid()}")
-            written.append((tmp, final))
+            pending.append((tmp, final))
             # No date in SVGs, so the same data gives the same file.
             metadata = {"Date": None} if fmt == "svg" else None
             fig.savefig(tmp, format=fmt, dpi=150, metadata=metadata)
             plt.close(fig)
+        # The one failure a rename can meet here; checked before the first rename.
+        for _, final in pending:
+            if os.path.isdir(final):
+                raise IsADirectoryError(f"{final} is a folder; the picture would replace it")
+        while pending:
+            tmp, final = pending[0]
+            os.replace(tmp, final)
+            pending.pop(0)
+            print(f"wrote {final}")
     except BaseException:
-        for tmp, _ in written:
+        for tmp, _ in pending:
             if os.path.exists(tmp):
                 os.remove(tmp)
         raise
-    for tmp, final in written:
-        os.replace(tmp, final)
-        print(f"wrote {final}")
 
 
 def main(argv):
@@ -188,6 +195,8 @@ def main(argv):
         return NO_MATPLOTLIB
     matplotlib.rcParams["svg.hashsalt"] = "qgrad"  # stable SVG element ids
     matplotlib.rcParams["svg.fonttype"] = "none"  # text stays text: searchable, smaller
+    # Labels are folder and layer names: a "$" in one is text, not the start of a formula.
+    matplotlib.rcParams["text.parse_math"] = False
     with open(argv[1], encoding="utf-8") as f:
         spec = json.load(f)
     figures = []

@@ -324,21 +324,40 @@ TEST_CASE("plot: run folders and result files become PNG pictures (qgrad binary)
     check_png(tmp.file(std::string("pictures/") + name));
 }
 
+TEST_CASE("plot: a drawing that fails half-way leaves no picture behind", "[cli][plot]") {
+  if (const std::string why = matplotlib_missing(); !why.empty()) return skip_test(why);
+  TempDir tmp;
+  write_run(tmp.file("run_a"), "lenet5bn", false, 0);
+  // A folder where the second picture goes: both pictures are drawn to temporaries, then the
+  // script must refuse before renaming the first, and remove both temporaries.
+  const std::string out = tmp.file("out");
+  fs::create_directories(out + "/sensitivity.png");
+  const Outcome r = plot({tmp.file("run_a"), kFixtures + "/sensitivity.json", "--out", out});
+  CHECK(r.status == 1);
+  CHECK_THAT(r.err,
+             Catch::Contains("plot: drawing failed (") &&
+                 Catch::Contains("sensitivity.png is a folder; the picture would replace it"));
+  CHECK(listing(out) == std::vector<std::string>{"sensitivity.png"});
+  CHECK(listing(out + "/sensitivity.png").empty());
+}
+
 TEST_CASE("plot: SVG pictures carry the run labels, series and layer names", "[cli][plot]") {
   if (const std::string why = matplotlib_missing(); !why.empty()) return skip_test(why);
   TempDir tmp;
   write_run(tmp.file("float_run"), "lenet5bn", false, 0);
-  write_run(tmp.file("lsq_run"), "lenet5bn", true, -0.01);
+  // "$...$" would be a formula to matplotlib: a folder name must stay text.
+  write_run(tmp.file("lsq_$x$_run"), "lenet5bn", true, -0.01);
   const std::string out = tmp.file("svg");
-  const Outcome r = plot({tmp.file("float_run"), tmp.file("lsq_run"), kFixtures + "/results.json",
-                          kFixtures + "/sensitivity.json", "--out", out, "--format", "svg"});
+  const Outcome r =
+      plot({tmp.file("float_run"), tmp.file("lsq_$x$_run"), kFixtures + "/results.json",
+            kFixtures + "/sensitivity.json", "--out", out, "--format", "svg"});
   INFO(r.err);
   REQUIRE(r.status == 0);
   CHECK(listing(out) ==
         std::vector<std::string>{"accuracy_vs_bits.svg", "sensitivity.svg", "training_curves.svg"});
   const std::string curves = check_svg(out + "/training_curves.svg");
   CHECK_THAT(curves, Catch::Contains("float_run (lenet5bn, float)") &&
-                         Catch::Contains("lsq_run (lenet5bn, QAT lsq)") &&
+                         Catch::Contains("lsq_$x$_run (lenet5bn, QAT lsq)") &&
                          Catch::Contains("test accuracy (%)") && Catch::Contains("epoch"));
   const std::string bits = check_svg(out + "/accuracy_vs_bits.svg");
   CHECK_THAT(bits, Catch::Contains("lenet5bn lsq QAT (W=A)") &&
@@ -351,6 +370,6 @@ TEST_CASE("plot: SVG pictures carry the run labels, series and layer names", "[c
   // Only the run: only training curves; old pictures of other kinds stay as they were.
   const Outcome again = plot({tmp.file("float_run"), "--out", out, "--format", "svg"});
   REQUIRE(again.status == 0);
-  CHECK_THAT(slurp(out + "/training_curves.svg"), !Catch::Contains("lsq_run"));
+  CHECK_THAT(slurp(out + "/training_curves.svg"), !Catch::Contains("lsq_$x$_run"));
   CHECK(listing(out).size() == 3);
 }
