@@ -5,6 +5,7 @@
 
 #include "cli/eval_command.h"
 #include "cli/export_command.h"
+#include "cli/plot_command.h"
 #include "cli/recipes_command.h"
 #include "cli/train_command.h"
 #include "cli/train_config.h"
@@ -22,11 +23,13 @@ std::string main_usage() {
          "  export --checkpoint FILE --onnx OUT.onnx\n"
          "                               the checkpoint's model as ONNX (float or QDQ)\n"
          "  recipes [NAME]               the named QAT recipes, or one as JSON\n"
+         "  plot INPUT... [--out DIR]    training curves, accuracy against bits and layer\n"
+         "                               sensitivity pictures (matplotlib)\n"
          "  help [command]               this text, or a command's\n"
          "  version                      the version and git commit (also --version)\n"
          "\n"
-         "qgrad train --help, qgrad eval --help, qgrad export --help and qgrad recipes --help\n"
-         "describe each command.\n"
+         "qgrad train --help, qgrad eval --help, qgrad export --help, qgrad recipes --help and\n"
+         "qgrad plot --help describe each command.\n"
          "\n"
          "train config keys (JSON, nested objects by dots; every key optional):\n" +
          train_config_help();
@@ -47,6 +50,8 @@ int run_command_line(const std::vector<std::string>& args, std::ostream& out, st
         out << export_usage();
       } else if (rest[0] == "recipes") {
         out << recipes_usage();
+      } else if (rest[0] == "plot") {
+        out << plot_usage();
       } else {
         throw UsageError("help: unknown command '" + rest[0] + "'");
       }
@@ -60,12 +65,13 @@ int run_command_line(const std::vector<std::string>& args, std::ostream& out, st
     if (command == "eval") return eval_command(rest, out);
     if (command == "export") return export_command(rest, out);
     if (command == "recipes") return recipes_command(rest, out);
+    if (command == "plot") return plot_command(rest, out);
     if (command.empty()) {
       err << main_usage();
       return 2;
     }
     throw UsageError("unknown command '" + command +
-                     "' (commands: train, eval, export, recipes, help, version)");
+                     "' (commands: train, eval, export, recipes, plot, help, version)");
   } catch (const UsageError& e) {
     err << "qgrad" << (command.empty() || command[0] == '-' ? "" : " " + command)
         << ": error: " << e.what() << "\n";

@@ -9,10 +9,19 @@ namespace qgrad::cli {
 
 std::optional<std::vector<std::pair<std::string, std::string>>> parse_command_options(
     const std::string& command, const std::vector<std::string>& args,
-    const std::vector<std::string>& known) {
+    const std::vector<std::string>& known, std::vector<std::string>* positionals) {
   std::vector<std::pair<std::string, std::string>> options;
+  bool only_operands = false;  // after "--", so a file named "-x" can be given
   for (std::size_t i = 0; i < args.size(); ++i) {
     const std::string& a = args[i];
+    if (positionals && (only_operands || a.empty() || a[0] != '-')) {
+      positionals->push_back(a);
+      continue;
+    }
+    if (positionals && a == "--") {
+      only_operands = true;
+      continue;
+    }
     if (a == "--help" || a == "-h") return std::nullopt;
     std::string name = a, value;
     const std::size_t eq = a.find('=');

@@ -12,9 +12,11 @@ namespace qgrad::cli {
 
 // The (name, value) pairs of `args` in order, each name one of `known` (e.g. "--checkpoint").
 // Returns nullopt when --help or -h is among them (the caller prints its usage). Throws
-// UsageError naming `command` for an unknown argument or a missing value.
+// UsageError naming `command` for an unknown argument or a missing value. A command that takes
+// operands (`qgrad plot RUN_DIR...`) passes `positionals`, which receives, in order, every
+// argument that does not start with '-' (and everything after "--"); without it they are errors.
 std::optional<std::vector<std::pair<std::string, std::string>>> parse_command_options(
     const std::string& command, const std::vector<std::string>& args,
-    const std::vector<std::string>& known);
+    const std::vector<std::string>& known, std::vector<std::string>* positionals = nullptr);
 
 }  // namespace qgrad::cli

@@ -70,11 +70,11 @@ NumberRule NumberRule::in_closed(double lo, double hi) {
           "a number in [" + format_number(lo) + ", " + format_number(hi) + "]"};
 }
 
-ConfigReader::ConfigReader(nlohmann::json value, std::string path)
-    : value_(std::move(value)), path_(std::move(path)) {
+ConfigReader::ConfigReader(nlohmann::json value, std::string path, std::string root_name)
+    : value_(std::move(value)), path_(std::move(path)), root_name_(std::move(root_name)) {
   if (value_.is_null()) value_ = nlohmann::json::object();
   if (!value_.is_object()) {
-    const std::string what = path_.empty() ? "the config" : path_;
+    const std::string what = path_.empty() ? root_name_ : path_;
     throw UsageError(what + " must be a JSON object, got " + shown(value_));
   }
 }
@@ -233,7 +233,7 @@ void ConfigReader::mark(const std::string& key) {
 void ConfigReader::finish() const {
   for (auto it = value_.begin(); it != value_.end(); ++it) {
     if (known_set_.count(it.key())) continue;
-    const std::string where = path_.empty() ? std::string("the config") : "'" + path_ + "'";
+    const std::string where = path_.empty() ? root_name_ : "'" + path_ + "'";
     throw UsageError("unknown key '" + key_path(it.key()) + "' (" + where +
                      " accepts: " + join(known_, ", ") + ")");
   }

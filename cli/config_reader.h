@@ -38,8 +38,9 @@ struct NumberRule {
 class ConfigReader {
  public:
   // `path` is the dotted path of `value` ("" for the root). Throws UsageError when `value` is
-  // not a JSON object (null counts as an empty object).
-  ConfigReader(nlohmann::json value, std::string path);
+  // not a JSON object (null counts as an empty object). `root_name` names the root object in
+  // messages ("the config"; other JSON files read this way say what they are).
+  ConfigReader(nlohmann::json value, std::string path, std::string root_name = "the config");
 
   const std::string& path() const { return path_; }
   // The full dotted path of `key` inside this object.
@@ -91,6 +92,7 @@ class ConfigReader {
 
   nlohmann::json value_;
   std::string path_;
+  std::string root_name_;
   void mark(const std::string& key);
 
   std::vector<std::string> known_;  // keys asked for, in order

@@ -4,6 +4,7 @@
 #   QGRAD_WITH_TORCH=1 bash scripts/install_deps.sh   # also PyTorch for benchmarks/fixtures
 #   QGRAD_WITH_FUZZ=1 bash scripts/install_deps.sh    # also Clang's libFuzzer (scripts/fuzz.sh)
 #   QGRAD_WITH_NODE=1 bash scripts/install_deps.sh    # also node and npm (the ONNX Runtime test)
+#   QGRAD_WITH_PLOT=1 bash scripts/install_deps.sh    # also matplotlib (qgrad plot and its tests)
 set -euo pipefail
 
 # ocl-icd-opencl-dev: Debian's oneDNN CMake package (dnnl-config.cmake) requires OpenCL, which
@@ -20,6 +21,11 @@ fi
 # and npm (say from NodeSource, whose nodejs bundles npm) keeps them.
 if [[ "${QGRAD_WITH_NODE:-0}" == "1" ]] && ! { command -v node && command -v npm; } >/dev/null; then
   pkgs+=(nodejs npm)
+fi
+# qgrad plot runs cli/plot_runs.py with /usr/bin/python3; Agg output needs no GUI toolkit, so
+# --no-install-recommends (below) keeps tk and friends out.
+if [[ "${QGRAD_WITH_PLOT:-0}" == "1" ]]; then
+  pkgs+=(python3-matplotlib)
 fi
 if [[ "${QGRAD_WITH_FUZZ:-0}" == "1" ]]; then
   pkgs+=(clang libclang-rt-14-dev libomp-dev)

@@ -5,7 +5,8 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-QGRAD_WITH_NODE=1 bash scripts/install_deps.sh
+# matplotlib: the qgrad plot tests (Skipped without it).
+QGRAD_WITH_NODE=1 QGRAD_WITH_PLOT=1 bash scripts/install_deps.sh
 
 jobs=$(nproc)
 run_suite() {
