@@ -9,7 +9,8 @@ namespace qgrad::cli {
 
 std::optional<std::vector<std::pair<std::string, std::string>>> parse_command_options(
     const std::string& command, const std::vector<std::string>& args,
-    const std::vector<std::string>& known, std::vector<std::string>* positionals) {
+    const std::vector<std::string>& known, std::vector<std::string>* positionals,
+    const std::vector<std::string>& flags) {
   std::vector<std::pair<std::string, std::string>> options;
   bool only_operands = false;  // after "--", so a file named "-x" can be given
   for (std::size_t i = 0; i < args.size(); ++i) {
@@ -30,6 +31,12 @@ std::optional<std::vector<std::pair<std::string, std::string>>> parse_command_op
       name = a.substr(0, eq);
       value = a.substr(eq + 1);
     }
+    if (std::find(flags.begin(), flags.end(), a) != flags.end()) {
+      options.emplace_back(a, "");
+      continue;
+    }
+    if (std::find(flags.begin(), flags.end(), name) != flags.end())
+      throw UsageError(command + ": " + name + " takes no value, got '" + a + "'");
     if (std::find(known.begin(), known.end(), name) == known.end())
       throw UsageError(command + ": unknown argument '" + a + "' (see qgrad " + command +
                        " --help)");

@@ -15,8 +15,10 @@ namespace qgrad::cli {
 // UsageError naming `command` for an unknown argument or a missing value. A command that takes
 // operands (`qgrad plot RUN_DIR...`) passes `positionals`, which receives, in order, every
 // argument that does not start with '-' (and everything after "--"); without it they are errors.
+// `flags` are options without a value (`--quick`), returned as (name, "").
 std::optional<std::vector<std::pair<std::string, std::string>>> parse_command_options(
     const std::string& command, const std::vector<std::string>& args,
-    const std::vector<std::string>& known, std::vector<std::string>* positionals = nullptr);
+    const std::vector<std::string>& known, std::vector<std::string>* positionals = nullptr,
+    const std::vector<std::string>& flags = {});
 
 }  // namespace qgrad::cli
