@@ -5,6 +5,7 @@
 
 #include "cli/eval_command.h"
 #include "cli/export_command.h"
+#include "cli/ptq_command.h"
 #include "cli/recipes_command.h"
 #include "cli/train_command.h"
 #include "cli/train_config.h"
@@ -21,11 +22,14 @@ std::string main_usage() {
          "  eval --checkpoint FILE       test loss and accuracy of a checkpoint\n"
          "  export --checkpoint FILE --onnx OUT.onnx\n"
          "                               the checkpoint's model as ONNX (float or QDQ)\n"
+         "  ptq --checkpoint FILE        post-training quantization of a float checkpoint:\n"
+         "                               calibrate, compare accuracy, save a quantized one\n"
          "  recipes [NAME]               the named QAT recipes, or one as JSON\n"
          "  help [command]               this text, or a command's\n"
          "  version                      the version and git commit (also --version)\n"
          "\n"
-         "qgrad train --help, qgrad eval --help, qgrad export --help and qgrad recipes --help\n"
+         "qgrad train --help, qgrad eval --help, qgrad export --help, qgrad ptq --help and\n"
+         "qgrad recipes --help "
          "describe each command.\n"
          "\n"
          "train config keys (JSON, nested objects by dots; every key optional):\n" +
@@ -45,6 +49,8 @@ int run_command_line(const std::vector<std::string>& args, std::ostream& out, st
         out << eval_usage();
       } else if (rest[0] == "export") {
         out << export_usage();
+      } else if (rest[0] == "ptq") {
+        out << ptq_usage();
       } else if (rest[0] == "recipes") {
         out << recipes_usage();
       } else {
@@ -59,13 +65,14 @@ int run_command_line(const std::vector<std::string>& args, std::ostream& out, st
     if (command == "train") return train_command(rest, out);
     if (command == "eval") return eval_command(rest, out);
     if (command == "export") return export_command(rest, out);
+    if (command == "ptq") return ptq_command(rest, out);
     if (command == "recipes") return recipes_command(rest, out);
     if (command.empty()) {
       err << main_usage();
       return 2;
     }
     throw UsageError("unknown command '" + command +
-                     "' (commands: train, eval, export, recipes, help, version)");
+                     "' (commands: train, eval, export, ptq, recipes, help, version)");
   } catch (const UsageError& e) {
     err << "qgrad" << (command.empty() || command[0] == '-' ? "" : " " + command)
         << ": error: " << e.what() << "\n";
