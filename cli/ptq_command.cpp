@@ -138,7 +138,7 @@ std::string percent(double fraction) {
 
 std::string result_row(const char* label, const EvalResult& r) {
   char line[160];
-  std::snprintf(line, sizeof line, "  %-10s %9.4f %10s  (%lld/%lld)\n", label, r.loss,
+  std::snprintf(line, sizeof line, "  %-12s %9.4f %10s  (%lld/%lld)\n", label, r.loss,
                 percent(r.accuracy).c_str(), static_cast<long long>(r.correct),
                 static_cast<long long>(r.count));
   return line;
@@ -184,7 +184,7 @@ PtqResult run_ptq(const PtqOptions& options, std::ostream& out) {
   char change_text[64];
   std::snprintf(change_text, sizeof change_text, "%+.2f points", change);
   char header[96];
-  std::snprintf(header, sizeof header, "\n  %-10s %9s %10s\n", "", "test loss", "test acc");
+  std::snprintf(header, sizeof header, "\n  %-12s %9s %10s\n", "", "test loss", "test acc");
   out << header << result_row("float", r.float_result)
       << result_row(("PTQ " + r.layers.family).c_str(), r.quantized) << "  accuracy change "
       << change_text << "\n"

@@ -1,6 +1,7 @@
 // Resolving the --recipe argument of `qgrad ptq` and applying the calibration options over it.
 #include "cli/ptq_recipe.h"
 
+#include <cstdio>
 #include <filesystem>
 
 #include "cli/usage_error.h"
@@ -96,17 +97,22 @@ quant::QuantRecipe ptq_recipe(const PtqRecipeOptions& options) {
 }
 
 std::string describe_calibration(const quant::QuantRecipe& recipe) {
-  if (recipe.family() != quant::QuantFamily::NVIDIA)
-    return std::string("the recipe's ") + quant::quant_family_name(recipe.family()) +
-           " quantizers (observers or initial estimates)";
   const json j = recipe.to_json();
+  const quant::QuantFamily family = recipe.family();
   auto role = [&](const char* name) -> std::string {
     const json& q = j[name];
-    if (!q.is_object()) return std::string("float ") + name + "s";
-    if (q.value("dynamic", false)) return std::string("dynamic amax (") + name + "s)";
-    if (q.value("calib_method", std::string("max")) == "histogram")
-      return recipe.calibration_options().method + " histogram (" + name + "s)";
-    return std::string("max (") + name + "s)";
+    const std::string whose = std::string(" (") + name + "s)";
+    if (!q.is_object()) return std::string("float") + whose;
+    if (family == quant::QuantFamily::TorchAO)
+      return q.value("observer", std::string("?")) + " observer" + whose;
+    if (family != quant::QuantFamily::NVIDIA)
+      return std::string(quant::quant_family_name(family)) + " initial ranges" + whose;
+    if (q.value("dynamic", false)) return "dynamic amax" + whose;
+    if (q.value("calib_method", std::string("max")) != "histogram") return "max" + whose;
+    const quant::CalibrationOptions& c = recipe.calibration_options();
+    char p[32];
+    std::snprintf(p, sizeof p, " %g", c.histogram.percentile);
+    return c.method + (c.method == "percentile" ? p : "") + " histogram" + whose;
   };
   return role("input") + ", " + role("weight");
 }

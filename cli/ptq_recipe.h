@@ -34,8 +34,8 @@ struct PtqRecipeOptions {
 // calibrate with, a recipe that quantizes nothing. IOError for a recipe file that cannot be read.
 quant::QuantRecipe ptq_recipe(const PtqRecipeOptions& options);
 
-// How the recipe calibrates, for the report: "max (inputs), max (weights)", "entropy histogram
-// (inputs), max (weights)", or "observers (torch_ao)".
+// How the recipe calibrates, for the report: "max (inputs), max (weights)", "percentile 99.9
+// histogram (inputs), max (weights)", "moving_average_minmax observer (inputs), ...".
 std::string describe_calibration(const quant::QuantRecipe& recipe);
 
 }  // namespace qgrad::cli

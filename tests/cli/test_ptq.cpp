@@ -127,8 +127,10 @@ TEST_CASE("ptq: every NVIDIA calibration method calibrates amax; eval and export
     CHECK(r.quantized.accuracy > 0.5);
     CHECK_THAT(out.str(), Catch::Contains("float") && Catch::Contains("PTQ nvidia") &&
                               Catch::Contains("accuracy change"));
-    CHECK_THAT(out.str(), Catch::Contains(method == "max" ? "max (inputs), max (weights)"
-                                                          : method + " histogram (inputs)"));
+    CHECK_THAT(out.str(),
+               Catch::Contains(method == "max"          ? "max (inputs), max (weights)"
+                               : method == "percentile" ? "percentile 90 histogram (inputs)"
+                                                        : method + " histogram (inputs)"));
 
     const serialize::Checkpoint ckpt = serialize::load_checkpoint(r.output);
     // Calibration set every amax: a fresh quantized model has none (NaN: dynamic amax).
@@ -203,6 +205,8 @@ TEST_CASE("ptq: torch.ao recipes calibrate their observers, eval freezes them", 
     CHECK(r.output == tmp.file("ptq_" + observer + "/q.safetensors"));
     CHECK(r.calibration.batches == kDefaultPtqCalibrationBatches);
     CHECK(r.quantized.accuracy > 0.5);
+    CHECK_THAT(out.str(), Catch::Contains(observer + " observer (inputs), " + observer +
+                                          " observer (weights)"));
     const serialize::Checkpoint ckpt = serialize::load_checkpoint(r.output);
     for (const std::string layer : {"0", "13"}) {
       INFO(layer);
