@@ -29,8 +29,7 @@ std::string main_usage() {
          "  version                      the version and git commit (also --version)\n"
          "\n"
          "qgrad train --help, qgrad eval --help, qgrad export --help, qgrad ptq --help and\n"
-         "qgrad recipes --help "
-         "describe each command.\n"
+         "qgrad recipes --help describe each command.\n"
          "\n"
          "train config keys (JSON, nested objects by dots; every key optional):\n" +
          train_config_help();

@@ -226,6 +226,36 @@ TEST_CASE("ptq: torch.ao recipes calibrate their observers, eval freezes them", 
     }
     const EvalResult e = eval_checkpoint(r.output);
     CHECK(e.correct == r.quantized.correct);
+#ifdef QGRAD_WITH_ONNX
+    ExportOptions xo;
+    xo.checkpoint = r.output;
+    xo.onnx = tmp.file("ptq_" + observer + "/q.onnx");
+    std::ostringstream xout;
+    run_export(xo, xout);
+    CHECK_THAT(xout.str(), Catch::Contains("exported as QDQ (torch_ao recipe) ONNX"));
+#endif
+  }
+}
+
+TEST_CASE("ptq: lsq, horizon and aimet recipes calibrate too, and eval reproduces them", "[cli]") {
+  TempDir tmp;
+  const std::string float_ckpt = train_float(tmp);
+  for (const std::string family : {"lsq", "horizon", "aimet"}) {
+    INFO(family);
+    PtqOptions o = ptq_options(tmp, float_ckpt, family);
+    o.recipe.recipe = json{{"family", family}}.dump();
+    o.recipe.calibration_batches = 2;
+    std::ostringstream out;
+    const PtqResult r = run_ptq(o, out);
+    INFO(out.str());
+    CHECK(r.calibration.batches == 2);
+    CHECK(r.calibration.quantizers == 10);
+    CHECK(r.quantized.accuracy > 0.5);
+    CHECK_THAT(out.str(), Catch::Contains(family + " initial ranges (inputs)"));
+    const serialize::Checkpoint ckpt = serialize::load_checkpoint(r.output);
+    CHECK(json::parse(ckpt.metadata.at("cli.config"))["quant"]["family"] == family);
+    const EvalResult e = eval_checkpoint(r.output);
+    CHECK(e.correct == r.quantized.correct);
   }
 }
 
