@@ -19,6 +19,7 @@
 #include "cli/interrupt_guard.h"
 #include "cli/pretrained.h"
 #include "cli/progress_bar.h"
+#include "cli/ptq_command.h"
 #include "cli/qat_setup.h"
 #include "cli/step_stats.h"
 #include "cli/stored_config.h"
@@ -242,6 +243,12 @@ TrainOutcome run_training(const TrainConfig& config_in, std::ostream& out,
   serialize::Checkpoint resumed;
   if (!config.resume.empty()) {
     resumed = serialize::load_checkpoint(config.resume);
+    // A PTQ checkpoint has no training state to continue (no optimiser, no data position).
+    if (resumed.metadata.count(kPtqMetadataKey))
+      throw UsageError("resume: '" + config.resume +
+                       "' was written by qgrad ptq, not by a training run, so there is no run to "
+                       "continue; to fine-tune it, give it as \"pretrained\" instead of "
+                       "\"resume\" (with its recipe as \"quant\")");
     check_resume_compatible(stored_config_json(resumed, "resume", config.resume), to_json(config),
                             config.resume);
     if (config.output.dir.empty()) {

@@ -317,6 +317,13 @@ TEST_CASE("ptq: a PTQ checkpoint seeds QAT fine-tuning with the same recipe, and
   REQUIRE_THROWS_WITH(run_training(other, out),
                       Catch::Contains("is a checkpoint of a quantized model") &&
                           Catch::Contains("\"nvidia\"") && Catch::Contains("set \"quant\""));
+  // "resume" has no run to continue in a PTQ checkpoint: it points to "pretrained".
+  other.quant = config.quant;
+  other.resume = p.output;
+  REQUIRE_THROWS_AS(run_training(other, out), UsageError);
+  REQUIRE_THROWS_WITH(run_training(other, out),
+                      Catch::Contains("was written by qgrad ptq") &&
+                          Catch::Contains("give it as \"pretrained\" instead of \"resume\""));
   CHECK_FALSE(std::filesystem::exists(tmp.file("other")));
 }
 
