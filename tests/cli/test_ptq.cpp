@@ -95,8 +95,9 @@ EvalResult eval_checkpoint(const std::string& path) {
 
 }  // namespace
 
-TEST_CASE("ptq: every NVIDIA calibration method calibrates amax; eval and export accept the result",
-          "[cli]") {
+TEST_CASE(
+    "ptq: every NVIDIA calibration method calibrates amax, and eval and export accept the result",
+    "[cli]") {
   TempDir tmp;
   const std::string float_ckpt = train_float(tmp);
 
