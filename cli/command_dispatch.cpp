@@ -6,7 +6,9 @@
 #include "cli/eval_command.h"
 #include "cli/export_command.h"
 #include "cli/plot_command.h"
+#include "cli/ptq_command.h"
 #include "cli/recipes_command.h"
+#include "cli/reproduce_command.h"
 #include "cli/train_command.h"
 #include "cli/train_config.h"
 #include "cli/usage_error.h"
@@ -22,14 +24,17 @@ std::string main_usage() {
          "  eval --checkpoint FILE       test loss and accuracy of a checkpoint\n"
          "  export --checkpoint FILE --onnx OUT.onnx\n"
          "                               the checkpoint's model as ONNX (float or QDQ)\n"
+         "  ptq --checkpoint FILE        post-training quantization of a float checkpoint:\n"
+         "                               calibrate, compare accuracy, save a quantized one\n"
          "  recipes [NAME]               the named QAT recipes, or one as JSON\n"
          "  plot INPUT... [--out DIR]    training curves, accuracy against bits and layer\n"
          "                               sensitivity pictures (matplotlib)\n"
+         "  reproduce [--quick]          the paper table: FP32, PTQ and QAT recipes over\n"
+         "                               models and seeds (results.md, results.json, plots)\n"
          "  help [command]               this text, or a command's\n"
          "  version                      the version and git commit (also --version)\n"
          "\n"
-         "qgrad train --help, qgrad eval --help, qgrad export --help, qgrad recipes --help and\n"
-         "qgrad plot --help describe each command.\n"
+         "qgrad <command> --help describes each command.\n"
          "\n"
          "train config keys (JSON, nested objects by dots; every key optional):\n" +
          train_config_help();
@@ -48,10 +53,14 @@ int run_command_line(const std::vector<std::string>& args, std::ostream& out, st
         out << eval_usage();
       } else if (rest[0] == "export") {
         out << export_usage();
+      } else if (rest[0] == "ptq") {
+        out << ptq_usage();
       } else if (rest[0] == "recipes") {
         out << recipes_usage();
       } else if (rest[0] == "plot") {
         out << plot_usage();
+      } else if (rest[0] == "reproduce") {
+        out << reproduce_usage();
       } else {
         throw UsageError("help: unknown command '" + rest[0] + "'");
       }
@@ -64,14 +73,17 @@ int run_command_line(const std::vector<std::string>& args, std::ostream& out, st
     if (command == "train") return train_command(rest, out);
     if (command == "eval") return eval_command(rest, out);
     if (command == "export") return export_command(rest, out);
+    if (command == "ptq") return ptq_command(rest, out);
     if (command == "recipes") return recipes_command(rest, out);
     if (command == "plot") return plot_command(rest, out);
+    if (command == "reproduce") return reproduce_command(rest, out);
     if (command.empty()) {
       err << main_usage();
       return 2;
     }
     throw UsageError("unknown command '" + command +
-                     "' (commands: train, eval, export, recipes, plot, help, version)");
+                     "' (commands: train, eval, export, ptq, recipes, plot, reproduce, help, "
+                     "version)");
   } catch (const UsageError& e) {
     err << "qgrad" << (command.empty() || command[0] == '-' ? "" : " " + command)
         << ": error: " << e.what() << "\n";

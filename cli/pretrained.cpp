@@ -1,80 +1,131 @@
-// Reading a pretrained state dict from a qgrad checkpoint or a plain safetensors file.
+// Reading a pretrained state dict from a qgrad checkpoint or a plain safetensors file, and
+// loading it into a float model or, for a quantized checkpoint, a model quantized with the same
+// recipe.
 #include "cli/pretrained.h"
 
 #include <filesystem>
 
-#include <nlohmann/json.hpp>
-
+#include "cli/config_difference.h"
 #include "cli/config_reader.h"
 #include "cli/stored_config.h"
 #include "core/error.h"
 #include "nn/serialize/checkpoint.h"
 #include "nn/serialize/safetensors.h"
+#include "quant/modules/lazy_buffer.h"
+#include "quant/modules/quant_recipe.h"
 
 namespace qgrad::cli {
 
 namespace {
 
-// Refuses a checkpoint whose stored training config says it is not a float `model_name`.
-void check_checkpoint_config(const serialize::Checkpoint& c, const std::string& model_name,
-                             const std::string& path) {
-  if (c.metadata.find(kStoredConfigKey) == c.metadata.end())
-    return;  // not written by qgrad train: the keys decide
+// The model name and normalised recipe of a checkpoint's stored training config (nothing when
+// the checkpoint was not written by qgrad's command line: the keys decide then).
+void read_stored_config(const serialize::Checkpoint& c, PretrainedFile& file) {
+  if (c.metadata.find(kStoredConfigKey) == c.metadata.end()) return;
   // A damaged stored config is an error naming the file, not a reason to skip the checks.
-  const nlohmann::json saved = stored_config_json(c, "pretrained", path);
-  const nlohmann::json quant = saved.value("quant", nlohmann::json());
-  if (quant.is_object())
-    throw ValueError("pretrained: '" + path +
-                     "' is a checkpoint of quantization-aware training (quant family " +
-                     ConfigReader::shown(quant.value("family", nlohmann::json("?"))) +
-                     "); \"pretrained\" takes the weights of a float model (to continue that "
-                     "run, use \"resume\")");
+  const nlohmann::json saved = stored_config_json(c, file.op, file.path);
+  file.config = saved;
   const nlohmann::json model = saved.value("model", nlohmann::json());
-  if (model.is_string() && model.get<std::string>() != model_name)
-    throw ValueError("pretrained: '" + path + "' holds a " + model.get<std::string>() +
-                     " model, but this config trains " + model_name);
+  if (model.is_string()) file.model = model.get<std::string>();
+  const nlohmann::json quant = saved.value("quant", nlohmann::json());
+  if (!quant.is_object()) return;
+  try {  // normalised, so that recipes written by other qgrad versions compare equal
+    file.quant = quant::QuantRecipe::from_json(quant).to_json();
+  } catch (const ValueError& e) {
+    throw IOError(file.op + ": the recipe stored in checkpoint '" + file.path +
+                  "' is invalid: " + e.what());
+  }
+}
+
+nlohmann::json without_calibration(nlohmann::json recipe) {
+  recipe.erase("calibration");  // only used while calibrating, which a quantized file skips
+  return recipe;
 }
 
 }  // namespace
 
-PretrainedInfo load_pretrained(nn::Module& model, const std::string& model_name,
-                               const std::string& path) {
+PretrainedFile read_pretrained(const std::string& path, const std::string& op) {
   std::error_code ec;
-  QGRAD_CHECK(std::filesystem::is_regular_file(path, ec), IOError, "pretrained: '", path,
+  QGRAD_CHECK(std::filesystem::is_regular_file(path, ec), IOError, op, ": '", path,
               "' does not exist or is not a file");
-  PretrainedInfo info;
-  TensorDict state;
+  PretrainedFile file;
+  file.path = path;
+  file.op = op;
   try {
-    serialize::SafetensorsContents file = serialize::load_safetensors(path);
-    if (file.metadata.count("qgrad.format")) {
+    serialize::SafetensorsContents contents = serialize::load_safetensors(path);
+    if (contents.metadata.count("qgrad.format")) {
       const serialize::Checkpoint c = serialize::load_checkpoint(path);
-      check_checkpoint_config(c, model_name, path);
-      state = c.model;
-      info.checkpoint = true;
-      info.epoch = c.epoch;
+      read_stored_config(c, file);
+      file.state = c.model;
+      file.checkpoint = true;
+      file.epoch = c.epoch;
     } else {
-      state = std::move(file.tensors);
+      file.state = std::move(contents.tensors);
     }
   } catch (const IOError& e) {
     const std::string what = e.what();
-    if (what.rfind("pretrained: ", 0) == 0) throw;
-    throw IOError("pretrained: " + what);
+    if (what.rfind(op + ": ", 0) == 0) throw;
+    throw IOError(op + ": " + what);
   }
-  QGRAD_CHECK(state.size() > 0, ValueError, "pretrained: '", path, "' holds no model tensors");
+  QGRAD_CHECK(file.state.size() > 0, ValueError, op, ": '", path, "' holds no model tensors");
+  return file;
+}
+
+PretrainedInfo load_pretrained(nn::Module& model, const std::string& model_name,
+                               const PretrainedFile& file, const nlohmann::json& training_quant) {
+  const std::string& path = file.path;
+  const std::string& op = file.op;
+  if (!file.model.empty() && file.model != model_name)
+    throw ValueError(op + ": '" + path + "' holds a " + file.model +
+                     " model, but this config trains " + model_name);
+  if (file.quantized()) {
+    if (!training_quant.is_object())
+      throw ValueError(
+          op + ": '" + path +
+          "' is a checkpoint of a quantized model (quantization-aware training or qgrad ptq, "
+          "quant family " +
+          ConfigReader::shown(file.quant.value("family", nlohmann::json("?"))) +
+          "); float training takes the weights of a float model. To fine-tune it with "
+          "quantization, set \"quant\" to its recipe; to continue a training run, use "
+          "\"resume\"");
+    if (const auto d = first_difference(without_calibration(file.quant),
+                                        without_calibration(training_quant), "quant"))
+      throw ValueError(op + ": '" + path +
+                       "' holds a model quantized with another recipe: " + d->path + " is " +
+                       ConfigReader::shown(d->was) + " there but " + ConfigReader::shown(d->now) +
+                       " in this config. Fine-tuning a quantized checkpoint needs its recipe "
+                       "(\"calibration\" may differ): \"quant\": " +
+                       without_calibration(file.quant).dump());
+  }
   try {
-    model.load_state_dict(state, /*strict=*/true);
+    if (file.quantized())
+      quant::load_quant_state_dict(model, file.state, /*strict=*/true);
+    else
+      model.load_state_dict(file.state, /*strict=*/true);
   } catch (const ValueError& e) {
-    throw ValueError("pretrained: the tensors in '" + path + "' do not fit model " + model_name +
-                     ": " + e.what());
+    throw ValueError(op + ": the tensors in '" + path + "' do not fit model " + model_name +
+                     (file.quantized() ? " quantized with this recipe" : "") + ": " + e.what());
   }
-  info.tensors = state.size();
+  PretrainedInfo info;
+  info.tensors = file.state.size();
+  info.checkpoint = file.checkpoint;
+  info.quantized = file.quantized();
+  info.epoch = file.epoch;
   return info;
 }
 
+PretrainedInfo load_pretrained(nn::Module& model, const std::string& model_name,
+                               const std::string& path) {
+  return load_pretrained(model, model_name, read_pretrained(path), nlohmann::json());
+}
+
 std::string describe(const PretrainedInfo& info, const std::string& path) {
+  const std::string epoch = std::to_string(info.epoch);
   return "loaded " + std::to_string(info.tensors) + " tensors from " + path +
-         (info.checkpoint ? " (qgrad checkpoint, epoch " + std::to_string(info.epoch) + ")"
-                          : " (state dict)");
+         (info.quantized ? " (quantized qgrad checkpoint, epoch " + epoch +
+                               ": quantizer state loaded, no calibration)"
+          : info.checkpoint ? " (qgrad checkpoint, epoch " + epoch + ")"
+                            : " (state dict)");
 }
 
 }  // namespace qgrad::cli

@@ -13,11 +13,13 @@
 #include <set>
 #include <sstream>
 
+#include "cli/config_difference.h"
 #include "cli/config_reader.h"
 #include "cli/evaluate.h"
 #include "cli/interrupt_guard.h"
 #include "cli/pretrained.h"
 #include "cli/progress_bar.h"
+#include "cli/ptq_command.h"
 #include "cli/qat_setup.h"
 #include "cli/step_stats.h"
 #include "cli/stored_config.h"
@@ -116,27 +118,6 @@ double extra_value(const serialize::Checkpoint& c, const std::string& key,
   QGRAD_CHECK(t != nullptr && t->numel() == 1, IOError, "resume: checkpoint '", path, "' has no '",
               key, "' entry (not written by qgrad train?)");
   return t->item<double>();
-}
-
-// The first place where two configs differ: its dotted path and the two values there (null where
-// a key is absent). Recursion follows `now`, a config qgrad wrote itself (a few levels deep).
-struct ConfigDifference {
-  std::string path;
-  nlohmann::json was, now;
-};
-std::optional<ConfigDifference> first_difference(const nlohmann::json& was,
-                                                 const nlohmann::json& now,
-                                                 const std::string& path) {
-  if (was == now) return std::nullopt;
-  if (was.is_object() && now.is_object()) {
-    for (auto it = now.begin(); it != now.end(); ++it) {
-      const nlohmann::json old = was.value(it.key(), nlohmann::json());
-      if (auto d = first_difference(old, it.value(), path + "." + it.key())) return d;
-    }
-    for (auto it = was.begin(); it != was.end(); ++it)
-      if (!now.contains(it.key())) return ConfigDifference{path + "." + it.key(), *it, nullptr};
-  }
-  return ConfigDifference{path, was, now};
 }
 
 // The parts of the config that must not change when resuming, or the continuation would not be
@@ -262,6 +243,12 @@ TrainOutcome run_training(const TrainConfig& config_in, std::ostream& out,
   serialize::Checkpoint resumed;
   if (!config.resume.empty()) {
     resumed = serialize::load_checkpoint(config.resume);
+    // A PTQ checkpoint has no training state to continue (no optimiser, no data position).
+    if (resumed.metadata.count(kPtqMetadataKey))
+      throw UsageError("resume: '" + config.resume +
+                       "' was written by qgrad ptq, not by a training run, so there is no run to "
+                       "continue; to fine-tune it, give it as \"pretrained\" instead of "
+                       "\"resume\" (with its recipe as \"quant\")");
     check_resume_compatible(stored_config_json(resumed, "resume", config.resume), to_json(config),
                             config.resume);
     if (config.output.dir.empty()) {
@@ -287,25 +274,33 @@ TrainOutcome run_training(const TrainConfig& config_in, std::ostream& out,
 
   // The model: float weights (the seed's, or pretrained ones), then quantized and calibrated as
   // the recipe says. A resumed run takes every weight and quantizer state from its checkpoint.
+  // A quantized "pretrained" checkpoint (qgrad ptq's, or a QAT run's with the same recipe) is
+  // loaded after quantization, with its quantizer state, and replaces the calibration.
   std::shared_ptr<nn::UnaryModule> model = build_model(config);
   std::vector<std::string> model_lines;
+  std::optional<PretrainedFile> pretrained;
   if (!config.pretrained.empty()) {
     if (config.resume.empty())
-      model_lines.push_back(
-          "pretrained: " +
-          describe(load_pretrained(*model, config.model, config.pretrained), config.pretrained));
+      pretrained = read_pretrained(config.pretrained);
     else
       model_lines.push_back("pretrained: not loaded, the resumed checkpoint holds the weights");
   }
+  auto load = [&] {
+    model_lines.push_back("pretrained: " +
+                          describe(load_pretrained(*model, config.model, *pretrained, config.quant),
+                                   config.pretrained));
+  };
+  if (pretrained && !pretrained->quantized()) load();
   if (std::optional<quant::QuantRecipe> recipe = quant_recipe(config)) {
     model_lines.push_back("quant: " + describe(quantize_for_training(*model, *recipe)));
-    if (config.resume.empty())
+    if (!config.resume.empty())
+      model_lines.push_back("quant: quantizer state restored from the checkpoint, no calibration");
+    else if (!pretrained || !pretrained->quantized())
       model_lines.push_back(
           "quant: " +
           describe(calibrate_on_training_set(*model, *recipe, train_set, config), *recipe));
-    else
-      model_lines.push_back("quant: quantizer state restored from the checkpoint, no calibration");
   }
+  if (pretrained && pretrained->quantized()) load();  // float training: the error says why
   if (!device.is_cpu()) model->to(device);
   // Only now that the data and the model are ready (a bad "pretrained" file leaves no folder).
   if (config.output.dir.empty()) config.output.dir = default_output_dir(config.model);

@@ -1,0 +1,289 @@
+// `qgrad ptq`: argument parsing, the output path check, and the float -> quantize -> calibrate
+// -> evaluate -> save flow.
+#include "cli/ptq_command.h"
+
+#include <omp.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
+#include <ostream>
+
+#include "cli/command_options.h"
+#include "cli/pretrained.h"
+#include "cli/stored_config.h"
+#include "cli/train_config.h"
+#include "cli/training_factory.h"
+#include "cli/usage_error.h"
+#include "core/error.h"
+#include "core/version.h"
+#include "nn/data/dataloader.h"
+#include "nn/data/mnist.h"
+#include "nn/serialize/checkpoint.h"
+
+namespace qgrad::cli {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+// An integer option in [1, max_value]; stoll's out_of_range and trailing text are usage errors.
+std::int64_t parse_count(const std::string& option, const std::string& text,
+                         std::int64_t max_value) {
+  std::size_t used = 0;
+  long long v = 0;
+  try {
+    v = std::stoll(text, &used);
+  } catch (const std::exception&) {
+    used = 0;
+  }
+  if (used != text.size() || v < 1 || v > max_value)
+    throw UsageError("ptq: " + option + " must be an integer in [1, " + std::to_string(max_value) +
+                     "], got '" + text + "'");
+  return v;
+}
+
+double parse_percentile(const std::string& text) {
+  std::size_t used = 0;
+  double v = 0;
+  try {
+    v = std::stod(text, &used);
+  } catch (const std::exception&) {
+    used = 0;
+  }
+  if (used != text.size() || !(v > 0 && v <= 100))
+    throw UsageError("ptq: --percentile must be a number in (0, 100], got '" + text + "'");
+  return v;
+}
+
+bool ends_with(const std::string& s, const std::string& tail) {
+  return s.size() >= tail.size() && s.compare(s.size() - tail.size(), tail.size(), tail) == 0;
+}
+
+// Where the checkpoint goes: --out as a file when it ends in .safetensors, else a folder for
+// <stem>_ptq.safetensors; without --out, that name next to the float checkpoint.
+fs::path output_path(const PtqOptions& o) {
+  const std::string name = fs::path(o.checkpoint).stem().string() + "_ptq.safetensors";
+  if (o.out.empty()) return fs::path(o.checkpoint).parent_path() / name;
+  if (ends_with(o.out, ".safetensors")) return fs::path(o.out);
+  return fs::path(o.out) / name;
+}
+
+// Checked before any work: the nearest existing folder above the output must be a writable
+// folder, the output itself no folder, and never the float checkpoint.
+void check_writable(const fs::path& target, const PtqOptions& o) {
+  std::error_code ec;
+  const std::string shown = "ptq: --out '" + (o.out.empty() ? target.string() : o.out) + "'";
+  if (fs::exists(target, ec) && fs::equivalent(target, o.checkpoint, ec))
+    throw UsageError(shown + " is the float checkpoint itself; give another file or folder");
+  if (fs::is_directory(target, ec))
+    throw IOError(shown + ": '" + target.string() + "' is a folder, not a file");
+  fs::path dir = target.parent_path();
+  while (!dir.empty() && !fs::exists(dir, ec)) dir = dir.parent_path();
+  if (dir.empty()) dir = ".";
+  if (!fs::is_directory(dir, ec))
+    throw IOError(shown + " cannot be written: '" + dir.string() + "' is not a folder");
+  if (::access(dir.c_str(), W_OK | X_OK) != 0)
+    throw IOError(shown + " cannot be written: folder '" + dir.string() +
+                  "': " + std::strerror(errno));
+}
+
+// The float run's config (or defaults for a plain state dict) with this command's overrides.
+TrainConfig float_config(const PtqOptions& o, const PretrainedFile& file) {
+  TrainConfig config;
+  if (file.config.is_object()) {
+    try {
+      config = parse_train_config(file.config);
+    } catch (const UsageError& e) {
+      throw IOError("ptq: the training config stored in checkpoint '" + o.checkpoint +
+                    "' is invalid: " + e.what());
+    }
+    if (!o.model.empty() && o.model != config.model)
+      throw UsageError("ptq: --model " + o.model + " but checkpoint '" + o.checkpoint +
+                       "' holds a " + config.model + " model");
+  } else {
+    if (o.model.empty())
+      throw UsageError("ptq: '" + o.checkpoint +
+                       "' has no stored training config (a plain state dict?): give --model "
+                       "NAME to say which model it holds");
+    nlohmann::json j{{"model", o.model}};
+    try {
+      config = parse_train_config(j);
+    } catch (const UsageError& e) {
+      throw UsageError("ptq: --model: " + std::string(e.what()));
+    }
+  }
+  if (file.quantized())
+    throw UsageError("ptq: --checkpoint '" + o.checkpoint +
+                     "' is already quantized (quant family " +
+                     file.quant.value("family", std::string("?")) +
+                     "); ptq needs the checkpoint of a float model (qgrad train without "
+                     "\"quant\", or a state dict with --model). To fine-tune a quantized "
+                     "checkpoint, use it as \"pretrained\" in qgrad train");
+  if (!o.data_dir.empty()) config.data.dir = o.data_dir;
+  if (o.batch_size > 0) config.batch_size = o.batch_size;
+  config.threads = o.threads;  // this command's own --threads, not the training run's
+  config.quant = nullptr;
+  config.resume.clear();
+  return config;
+}
+
+std::string percent(double fraction) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.2f%%", 100 * fraction);
+  return buf;
+}
+
+std::string result_row(const char* label, const EvalResult& r) {
+  char line[160];
+  std::snprintf(line, sizeof line, "  %-12s %9.4f %10s  (%lld/%lld)\n", label, r.loss,
+                percent(r.accuracy).c_str(), static_cast<long long>(r.correct),
+                static_cast<long long>(r.count));
+  return line;
+}
+
+}  // namespace
+
+PtqResult run_ptq(const PtqOptions& options, std::ostream& out) {
+  // Everything that can be wrong with the options first, before minutes of work.
+  const quant::QuantRecipe recipe = ptq_recipe(options.recipe);
+  const fs::path target = output_path(options);
+  PretrainedFile file = read_pretrained(options.checkpoint, "ptq");
+  TrainConfig config = float_config(options, file);
+  check_writable(target, options);
+  omp_set_num_threads(compute_threads(config));
+
+  auto train_set = std::make_shared<data::MNIST>(config.data.dir, data::Split::Train);
+  auto test_set = std::make_shared<data::MNIST>(config.data.dir, data::Split::Test);
+  data::DataLoader test_loader(test_set,
+                               data::DataLoaderOptions()
+                                   .batch_size(config.eval_batch_size)
+                                   .prefetch(background_loading(config)),
+                               build_eval_transforms(config));
+
+  PtqResult r;
+  std::shared_ptr<nn::UnaryModule> model = build_model(config);
+  const PretrainedInfo loaded = load_pretrained(*model, config.model, file, nullptr);
+  out << "qgrad ptq: " << config.model << ": " << describe(loaded, options.checkpoint) << "\n"
+      << "  data " << config.data.dir << ": " << train_set->size() << " train / "
+      << test_set->size() << " test images, " << omp_get_max_threads() << " threads\n"
+      << std::flush;
+  r.float_result = evaluate(*model, test_loader, kCPU);
+
+  r.layers = quantize_for_training(*model, recipe);
+  out << "  quant: " << describe(r.layers) << "\n"
+      << "  calibration: " << describe_calibration(recipe) << "\n"
+      << std::flush;
+  r.calibration = calibrate_on_training_set(*model, recipe, train_set, config);
+  out << "  quant: " << describe(r.calibration, recipe) << "\n" << std::flush;
+  r.quantized = evaluate(*model, test_loader, kCPU);
+
+  const double change = 100 * (r.quantized.accuracy - r.float_result.accuracy);
+  char change_text[64];
+  std::snprintf(change_text, sizeof change_text, "%+.2f points", change);
+  char header[96];
+  std::snprintf(header, sizeof header, "\n  %-12s %9s %10s\n", "", "test loss", "test acc");
+  out << header << result_row("float", r.float_result)
+      << result_row(("PTQ " + r.layers.family).c_str(), r.quantized) << "  accuracy change "
+      << change_text << "\n"
+      << std::flush;
+
+  // The stored config rebuilds the quantized model; "pretrained" records where it came from.
+  TrainConfig stored = config;
+  stored.quant = recipe.to_json();
+  stored.pretrained = fs::absolute(options.checkpoint).lexically_normal().string();
+  stored.output.dir = target.parent_path().empty() ? "." : target.parent_path().string();
+  const nlohmann::json ptq_meta{
+      {"float_checkpoint", stored.pretrained},        {"method", describe_calibration(recipe)},
+      {"calibration_batches", r.calibration.batches}, {"calibration_images", r.calibration.images},
+      {"float_test_acc", r.float_result.accuracy},    {"ptq_test_acc", r.quantized.accuracy}};
+  if (!target.parent_path().empty()) fs::create_directories(target.parent_path());
+  serialize::save_checkpoint(target.string(), *model, nullptr, nullptr, file.epoch, 0,
+                             {{kStoredConfigKey, to_json(stored).dump()},
+                              {kPtqMetadataKey, ptq_meta.dump()},
+                              {"cli.qgrad_version", version_string()}});
+  r.output = target.string();
+  nlohmann::json finetune = stored.quant;
+  finetune.erase("calibration");
+  out << "saved " << r.output << "\n"
+      << "  evaluate: qgrad eval --checkpoint " << r.output << "\n"
+      << "  fine-tune (QAT): qgrad train with \"pretrained\": \"" << r.output
+      << "\" and \"quant\": " << finetune.dump() << "\n"
+      << std::flush;
+  return r;
+}
+
+std::string ptq_usage() {
+  return "usage: qgrad ptq --checkpoint FLOAT.safetensors [--recipe R] [--calibration-batches N]\n"
+         "                 [--method max|entropy|mse|percentile] [--percentile P]\n"
+         "                 [--out DIR_OR_FILE] [--model NAME] [--data-dir DIR]\n"
+         "                 [--batch-size N] [--threads N]\n"
+         "\n"
+         "Post-training quantization: quantizes a float model with a recipe, calibrates it on\n"
+         "training batches (normalised, no augmentation), prints the float and the quantized\n"
+         "test accuracy side by side and writes a quantized checkpoint that qgrad eval and\n"
+         "qgrad export accept and qgrad train fine-tunes (\"pretrained\" with the same recipe).\n"
+         "\n"
+         "  --checkpoint FILE        float checkpoint of qgrad train, or a plain state dict with\n"
+         "                           --model (required)\n"
+         "  --recipe R               a named recipe (qgrad recipes), a JSON file, or inline\n"
+         "                           JSON such as '{\"recipe\": \"nvidia_int8\"}' (default:\n"
+         "                           nvidia_int8: int8, per-channel weights, max calibration)\n"
+         "  --calibration-batches N  training batches to calibrate on, 1 to 1e6 (default: the\n"
+         "                           recipe's calibration.batches, or 8 when it has none)\n"
+         "  --method M               nvidia recipes: how layer inputs are calibrated: max, or\n"
+         "                           the histogram methods entropy, mse, percentile (default:\n"
+         "                           the recipe's; weights keep the recipe's calibrator)\n"
+         "  --percentile P           with --method percentile, in (0, 100] (default 99.99)\n"
+         "  --out DIR_OR_FILE        a .safetensors file, or a folder for\n"
+         "                           <checkpoint stem>_ptq.safetensors (default: next to\n"
+         "                           the checkpoint)\n"
+         "  --model NAME             the model of a plain state dict (checked against a\n"
+         "                           checkpoint's)\n"
+         "  --data-dir DIR           dataset folder (default: data.dir of the training config)\n"
+         "  --batch-size N           calibration batch size, 1 to 1e9 (default: batch_size of\n"
+         "                           the training config, 128)\n"
+         "  --threads N              CPU threads, 1 to 4096 (default: all cores)\n"
+         "\n"
+         "The checkpoint is written to a temporary name and renamed when complete.\n"
+         "exit status: 0 done, 1 error (a missing or damaged checkpoint or dataset, an\n"
+         "unwritable --out), 2 bad usage (also a quantized --checkpoint)\n";
+}
+
+int ptq_command(const std::vector<std::string>& args, std::ostream& out) {
+  PtqOptions o;
+  const auto options = parse_command_options(
+      "ptq", args,
+      {"--checkpoint", "--recipe", "--calibration-batches", "--method", "--percentile", "--out",
+       "--model", "--data-dir", "--batch-size", "--threads"});
+  if (!options) {
+    out << ptq_usage();
+    return 0;
+  }
+  for (const auto& [name, value] : *options) {
+    if (name == "--checkpoint") o.checkpoint = value;
+    if (name == "--recipe") o.recipe.recipe = value;
+    if (name == "--calibration-batches")
+      o.recipe.calibration_batches = parse_count(name, value, 1000000);
+    if (name == "--method") {
+      if (value != "max" && value != "entropy" && value != "mse" && value != "percentile")
+        throw UsageError("ptq: --method must be one of max, entropy, mse, percentile, got '" +
+                         value + "'");
+      o.recipe.method = value;
+    }
+    if (name == "--percentile") o.recipe.percentile = parse_percentile(value);
+    if (name == "--out") o.out = value;
+    if (name == "--model") o.model = value;
+    if (name == "--data-dir") o.data_dir = value;
+    if (name == "--batch-size") o.batch_size = parse_count(name, value, kMaxBatchSize);
+    if (name == "--threads") o.threads = parse_count(name, value, kMaxThreads);
+  }
+  if (o.checkpoint.empty()) throw UsageError("ptq: --checkpoint FILE is required");
+  if (o.recipe.recipe.empty()) throw UsageError("ptq: --recipe must not be empty");
+  run_ptq(o, out);
+  return 0;
+}
+
+}  // namespace qgrad::cli

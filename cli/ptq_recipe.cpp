@@ -1,0 +1,120 @@
+// Resolving the --recipe argument of `qgrad ptq` and applying the calibration options over it.
+#include "cli/ptq_recipe.h"
+
+#include <cstdio>
+#include <filesystem>
+
+#include "cli/usage_error.h"
+#include "core/error.h"
+#include "core/file_io.h"
+#include "core/json_parse.h"
+
+namespace qgrad::cli {
+
+namespace {
+
+using json = nlohmann::json;
+
+constexpr std::uint64_t kMaxRecipeFileBytes = 16 << 20;
+
+// The recipe object the argument names: inline JSON, a file, or {"recipe": name}.
+json recipe_json(const std::string& text) {
+  const std::size_t first = text.find_first_not_of(" \t\r\n");
+  std::string source;
+  std::string body;
+  if (first != std::string::npos && text[first] == '{') {
+    source = "ptq: --recipe (inline JSON)";
+    body = text;
+  } else {
+    std::error_code ec;
+    if (!std::filesystem::exists(text, ec)) {
+      if (text.size() > 5 && text.compare(text.size() - 5, 5, ".json") == 0)
+        throw UsageError("ptq: --recipe '" + text + "': no such file");
+      return json{{"recipe", text}};  // a name; from_json lists the known ones if it is not
+    }
+    source = "ptq: --recipe file '" + text + "'";
+    body = read_file(text, "ptq: --recipe", kMaxRecipeFileBytes);  // IOError: exit 1
+  }
+  try {
+    return parse_json(body, source);
+  } catch (const IOError& e) {  // the text is the user's mistake, not a damaged file
+    throw UsageError(e.what());
+  }
+}
+
+}  // namespace
+
+quant::QuantRecipe ptq_recipe(const PtqRecipeOptions& options) {
+  json j = recipe_json(options.recipe);
+  if (!j.is_object())
+    throw UsageError("ptq: --recipe must be a recipe name, a JSON file or a JSON object, got " +
+                     describe_json(j));
+  // Expanded first so the options below override a named recipe's values, not the reverse.
+  quant::QuantRecipe parsed = [&] {
+    try {
+      return quant::QuantRecipe::from_json(j);
+    } catch (const ValueError& e) {
+      throw UsageError("ptq: --recipe: " + std::string(e.what()));
+    }
+  }();
+  if (!parsed.quantizes_weights() && !parsed.quantizes_inputs())
+    throw UsageError("ptq: --recipe quantizes nothing (\"weight\" and \"input\" are both null)");
+  j = parsed.to_json();
+
+  const std::string family = quant::quant_family_name(parsed.family());
+  if (!options.method.empty()) {
+    if (parsed.family() != quant::QuantFamily::NVIDIA)
+      throw UsageError(
+          "ptq: --method applies to nvidia recipes (pytorch_quantization's max and "
+          "histogram calibrators), but this recipe's family is " +
+          family +
+          ", which calibrates with the quantizers its recipe describes (for "
+          "torch_ao, set \"observer\" in the recipe's \"input\" and \"weight\")");
+    if (!j["input"].is_object())
+      throw UsageError(
+          "ptq: --method sets how the layer inputs are calibrated, but the recipe "
+          "does not quantize inputs (\"input\" is null)");
+    if (options.method == "max") {
+      j["input"]["calib_method"] = "max";
+    } else {
+      j["input"]["calib_method"] = "histogram";
+      j["calibration"]["method"] = options.method;
+    }
+  }
+  if (options.percentile) {
+    if (options.method != "percentile")
+      throw UsageError("ptq: --percentile needs --method percentile");
+    j["calibration"]["percentile"] = *options.percentile;
+  }
+  j["calibration"]["batches"] = options.calibration_batches > 0    ? options.calibration_batches
+                                : parsed.calibration_batches() > 0 ? parsed.calibration_batches()
+                                                                   : kDefaultPtqCalibrationBatches;
+  try {
+    return quant::QuantRecipe::from_json(j);
+  } catch (const ValueError& e) {
+    throw UsageError("ptq: --recipe with the calibration options: " + std::string(e.what()));
+  }
+}
+
+std::string describe_calibration(const quant::QuantRecipe& recipe) {
+  const json j = recipe.to_json();
+  const quant::QuantFamily family = recipe.family();
+  auto role = [&](const char* name) -> std::string {
+    const json& q = j[name];
+    const std::string whose = std::string(" (") + name + "s)";
+    if (!q.is_object()) return std::string("float") + whose;
+    if (family == quant::QuantFamily::TorchAO)
+      return q.value("observer", std::string("?")) + " observer" + whose;
+    if (family != quant::QuantFamily::NVIDIA)
+      return std::string(quant::quant_family_name(family)) + " initial ranges" + whose;
+    if (q.value("dynamic", false)) return "dynamic amax" + whose;
+    if (q.value("calib_method", std::string("max")) != "histogram") return "max" + whose;
+    const quant::CalibrationOptions& c = recipe.calibration_options();
+    char p[32];
+    std::snprintf(p, sizeof p, " %g", c.histogram.percentile);
+    return c.method + (c.method == "percentile" ? p : "") + " histogram" + whose;
+  };
+  return role("input") + ", " + role("weight");
+}
+
+}  // namespace qgrad::cli
