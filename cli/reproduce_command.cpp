@@ -48,7 +48,7 @@ json cell_settings(const ReproduceOptions& o, const ReproduceCell& cell) {
 double finished_accuracy(const fs::path& dir, const json& settings) {
   const fs::path file = dir / kCellFile;
   if (!fs::exists(file)) return std::nan("");
-  const json j = parse_json(read_file(file.string()), file.string());
+  const json j = parse_json(read_file(file.string(), "reproduce", 1 << 20), file.string());
   if (!j.is_object() || !j.contains("accuracy") || !j.at("accuracy").is_number() ||
       !j.contains("settings"))
     throw IOError("reproduce: '" + file.string() + "' is not a finished cell's record");

@@ -1,0 +1,139 @@
+// `qgrad reproduce` (cli/reproduce_command.h) on the small synthetic IDX dataset with a tiny
+// budget: every runnable cell of the paper table runs (FP32, PTQ, QAT fine-tuning from the FP32
+// weights), results.json passes its own checker and results.md lists every row; started again,
+// finished cells are skipped (same numbers), a cell whose record is gone is re-run from its run
+// folder, a finished folder of other settings is refused, and bad arguments exit 2.
+#include <catch2/catch.hpp>
+
+#include <cmath>
+#include <filesystem>
+#include <sstream>
+
+#include "cli/command_dispatch.h"
+#include "cli/reproduce_cells.h"
+#include "cli/reproduce_command.h"
+#include "cli/results_file.h"
+#include "cli/usage_error.h"
+#include "cli_test_helpers.h"
+#include "core/file_io.h"
+#include "core/json_parse.h"
+
+using namespace qgrad;
+using namespace qgrad::cli;
+using nlohmann::json;
+using qgrad_cli_test::TempDir;
+
+namespace {
+
+ReproduceOptions tiny(const TempDir& tmp, std::vector<std::int64_t> seeds) {
+  ReproduceOptions o;
+  o.models = {"lenet5bn"};
+  o.seeds = std::move(seeds);
+  o.epochs = 1;
+  o.qat_epochs = 1;
+  o.batch_size = 32;
+  o.calibration_batches = 2;
+  o.threads = 2;
+  o.out = tmp.file("r");
+  o.data_dir = tmp.file("data");
+  o.plots = false;
+  return o;
+}
+
+std::size_t count(const std::string& text, const std::string& what) {
+  std::size_t n = 0;
+  for (std::size_t p = text.find(what); p != std::string::npos; p = text.find(what, p + 1)) ++n;
+  return n;
+}
+
+}  // namespace
+
+TEST_CASE("reproduce: every cell runs, the result files check, a second start resumes",
+          "[cli][reproduce]") {
+  TempDir tmp;
+  qgrad_cli_test::write_synthetic_mnist(tmp.file("data"), 128, 100);
+  std::size_t runnable = 0;
+  for (const ReproduceCell& c : reproduce_cells()) runnable += !c.method.empty();
+  REQUIRE(runnable == 8);
+
+  std::ostringstream out1;
+  const ResultsFile first = run_reproduce(tiny(tmp, {0}), out1);
+  INFO(out1.str());
+  REQUIRE(first.cells.size() == runnable);
+  for (const ResultCell& c : first.cells) {
+    INFO(c.method << " " << c.recipe.value_or("-"));
+    REQUIRE(c.accuracy.size() == 1);
+    CHECK(c.accuracy[0] >= 0);
+    CHECK(c.accuracy[0] <= 1);
+  }
+  // The written file passes the format's checker and holds what was returned.
+  const json written =
+      parse_json(read_file(tmp.file("r/results.json"), "test"), "results.json");
+  const ResultsFile back = results_from_json(written);
+  REQUIRE(back.cells.size() == runnable);
+  CHECK(back.cells[3].recipe == first.cells[3].recipe);
+  CHECK(back.cells[3].mean == first.cells[3].mean);
+  // The PTQ cells are PTQ of the FP32 model: quantizing a converged small model at 8 bits keeps
+  // its accuracy within a few images of 100.
+  CHECK(std::abs(first.cells[1].mean - first.cells[0].mean) <= 0.05);
+  const std::string md = read_file(tmp.file("r/results.md"), "test");
+  CHECK(md.find("| FP32 | ") != std::string::npos);
+  CHECK(md.find("| PACT W4A4 | not run | 69.2 (PACT paper) |") != std::string::npos);
+  CHECK(md.find("| LSQ W2A2 (first and last layer 8-bit) | ") != std::string::npos);
+  CHECK(std::filesystem::exists(tmp.file("r/lenet5bn/seed0/lsq_w4a4/cell.json")));
+  CHECK(std::filesystem::exists(tmp.file("r/lenet5bn/seed0/ptq_int8_entropy/ptq.safetensors")));
+
+  // Again with a second seed: seed 0 is skipped with the same numbers, seed 1 runs.
+  std::ostringstream out2;
+  const ResultsFile second = run_reproduce(tiny(tmp, {0, 1}), out2);
+  CHECK(count(out2.str(), "seed 0 ") == runnable);
+  CHECK(count(out2.str(), ": done before") == runnable);
+  CHECK(count(out2.str(), "seed 1 ") == runnable);
+  for (std::size_t i = 0; i < runnable; ++i) {
+    CHECK(second.cells[i].accuracy[0] == first.cells[i].accuracy[0]);
+    CHECK(second.cells[i].seeds == std::vector<std::int64_t>{0, 1});
+  }
+
+  // A cell without its record runs again: its training resumes from the run folder's
+  // last.safetensors (already at the last epoch), giving the same accuracy.
+  std::filesystem::remove(tmp.file("r/lenet5bn/seed1/lsq_w3a3/cell.json"));
+  std::ostringstream out3;
+  const ResultsFile third = run_reproduce(tiny(tmp, {0, 1}), out3);
+  CHECK(count(out3.str(), ": done before") == 2 * runnable - 1);
+  CHECK(out3.str().find("seed 1 lsq_w3a3 ... ") != std::string::npos);
+  for (std::size_t i = 0; i < runnable; ++i)
+    CHECK(third.cells[i].accuracy[1] == second.cells[i].accuracy[1]);
+
+  // A finished folder of other settings is not reused.
+  ReproduceOptions other = tiny(tmp, {0});
+  other.qat_epochs = 2;
+  std::ostringstream out4;
+  REQUIRE_THROWS_WITH(run_reproduce(other, out4), Catch::Contains("was run with other settings") &&
+                                                      Catch::Contains("give another --out"));
+}
+
+TEST_CASE("reproduce: bad arguments exit 2 before anything runs", "[cli][reproduce]") {
+  TempDir tmp;
+  const std::vector<std::pair<std::vector<std::string>, std::string>> cases{
+      {{"--cells", "fp32,lsq_w5a5"}, "--cells: unknown cell 'lsq_w5a5' (known: fp32, "},
+      {{"--seeds", "1,0"}, "--seeds must be strictly increasing, got '1,0'"},
+      {{"--seeds", "0,,1"}, "--seeds must be a comma-separated list"},
+      {{"--models", "alexnet"}, "--models: unknown model 'alexnet'"},
+      {{"--epochs", "0"}, "--epochs must be an integer in [1, 100000], got '0'"},
+      {{"--quick=yes"}, "--quick takes no value"},
+      {{"--frobnicate", "1"}, "unknown argument '--frobnicate'"},
+  };
+  for (const auto& [args, message] : cases) {
+    std::vector<std::string> full{"reproduce", "--out", tmp.file("out")};
+    full.insert(full.end(), args.begin(), args.end());
+    std::ostringstream out, err;
+    INFO(args[0]);
+    CHECK(run_command_line(full, out, err) == 2);
+    CHECK_THAT(err.str(), Catch::Contains("qgrad reproduce: error: reproduce: " + message) ||
+                              Catch::Contains("qgrad reproduce: error: " + message));
+    CHECK_FALSE(std::filesystem::exists(tmp.file("out")));
+  }
+  std::ostringstream out, err;
+  CHECK(run_command_line({"reproduce", "--help"}, out, err) == 0);
+  CHECK_THAT(out.str(), Catch::Contains("--quick") && Catch::Contains("lsq_w2a2"));
+}
