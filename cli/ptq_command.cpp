@@ -12,6 +12,7 @@
 #include <ostream>
 
 #include "cli/command_options.h"
+#include "cli/float_checkpoint.h"
 #include "cli/pretrained.h"
 #include "cli/stored_config.h"
 #include "cli/train_config.h"
@@ -92,41 +93,10 @@ void check_writable(const fs::path& target, const PtqOptions& o) {
 
 // The float run's config (or defaults for a plain state dict) with this command's overrides.
 TrainConfig float_config(const PtqOptions& o, const PretrainedFile& file) {
-  TrainConfig config;
-  if (file.config.is_object()) {
-    try {
-      config = parse_train_config(file.config);
-    } catch (const UsageError& e) {
-      throw IOError("ptq: the training config stored in checkpoint '" + o.checkpoint +
-                    "' is invalid: " + e.what());
-    }
-    if (!o.model.empty() && o.model != config.model)
-      throw UsageError("ptq: --model " + o.model + " but checkpoint '" + o.checkpoint +
-                       "' holds a " + config.model + " model");
-  } else {
-    if (o.model.empty())
-      throw UsageError("ptq: '" + o.checkpoint +
-                       "' has no stored training config (a plain state dict?): give --model "
-                       "NAME to say which model it holds");
-    nlohmann::json j{{"model", o.model}};
-    try {
-      config = parse_train_config(j);
-    } catch (const UsageError& e) {
-      throw UsageError("ptq: --model: " + std::string(e.what()));
-    }
-  }
-  if (file.quantized())
-    throw UsageError("ptq: --checkpoint '" + o.checkpoint +
-                     "' is already quantized (quant family " +
-                     file.quant.value("family", std::string("?")) +
-                     "); ptq needs the checkpoint of a float model (qgrad train without "
-                     "\"quant\", or a state dict with --model). To fine-tune a quantized "
-                     "checkpoint, use it as \"pretrained\" in qgrad train");
+  TrainConfig config = float_checkpoint_config(file, o.model, "ptq");
   if (!o.data_dir.empty()) config.data.dir = o.data_dir;
   if (o.batch_size > 0) config.batch_size = o.batch_size;
   config.threads = o.threads;  // this command's own --threads, not the training run's
-  config.quant = nullptr;
-  config.resume.clear();
   return config;
 }
 

@@ -18,22 +18,22 @@ using json = nlohmann::json;
 constexpr std::uint64_t kMaxRecipeFileBytes = 16 << 20;
 
 // The recipe object the argument names: inline JSON, a file, or {"recipe": name}.
-json recipe_json(const std::string& text) {
+json recipe_json(const std::string& text, const std::string& command) {
   const std::size_t first = text.find_first_not_of(" \t\r\n");
   std::string source;
   std::string body;
   if (first != std::string::npos && text[first] == '{') {
-    source = "ptq: --recipe (inline JSON)";
+    source = command + ": --recipe (inline JSON)";
     body = text;
   } else {
     std::error_code ec;
     if (!std::filesystem::exists(text, ec)) {
       if (text.size() > 5 && text.compare(text.size() - 5, 5, ".json") == 0)
-        throw UsageError("ptq: --recipe '" + text + "': no such file");
+        throw UsageError(command + ": --recipe '" + text + "': no such file");
       return json{{"recipe", text}};  // a name; from_json lists the known ones if it is not
     }
-    source = "ptq: --recipe file '" + text + "'";
-    body = read_file(text, "ptq: --recipe", kMaxRecipeFileBytes);  // IOError: exit 1
+    source = command + ": --recipe file '" + text + "'";
+    body = read_file(text, command + ": --recipe", kMaxRecipeFileBytes);  // IOError: exit 1
   }
   try {
     return parse_json(body, source);
@@ -45,34 +45,35 @@ json recipe_json(const std::string& text) {
 }  // namespace
 
 quant::QuantRecipe ptq_recipe(const PtqRecipeOptions& options) {
-  json j = recipe_json(options.recipe);
+  const PtqRecipeOptions& o = options;
+  json j = recipe_json(options.recipe, options.command);
   if (!j.is_object())
-    throw UsageError("ptq: --recipe must be a recipe name, a JSON file or a JSON object, got " +
+    throw UsageError(o.command + ": --recipe must be a recipe name, a JSON file or a JSON object, got " +
                      describe_json(j));
   // Expanded first so the options below override a named recipe's values, not the reverse.
   quant::QuantRecipe parsed = [&] {
     try {
       return quant::QuantRecipe::from_json(j);
     } catch (const ValueError& e) {
-      throw UsageError("ptq: --recipe: " + std::string(e.what()));
+      throw UsageError(o.command + ": --recipe: " + std::string(e.what()));
     }
   }();
   if (!parsed.quantizes_weights() && !parsed.quantizes_inputs())
-    throw UsageError("ptq: --recipe quantizes nothing (\"weight\" and \"input\" are both null)");
+    throw UsageError(o.command + ": --recipe quantizes nothing (\"weight\" and \"input\" are both null)");
   j = parsed.to_json();
 
   const std::string family = quant::quant_family_name(parsed.family());
   if (!options.method.empty()) {
     if (parsed.family() != quant::QuantFamily::NVIDIA)
       throw UsageError(
-          "ptq: --method applies to nvidia recipes (pytorch_quantization's max and "
+          o.command + ": --method applies to nvidia recipes (pytorch_quantization's max and "
           "histogram calibrators), but this recipe's family is " +
           family +
           ", which calibrates with the quantizers its recipe describes (for "
           "torch_ao, set \"observer\" in the recipe's \"input\" and \"weight\")");
     if (!j["input"].is_object())
       throw UsageError(
-          "ptq: --method sets how the layer inputs are calibrated, but the recipe "
+          o.command + ": --method sets how the layer inputs are calibrated, but the recipe "
           "does not quantize inputs (\"input\" is null)");
     if (options.method == "max") {
       j["input"]["calib_method"] = "max";
@@ -83,7 +84,7 @@ quant::QuantRecipe ptq_recipe(const PtqRecipeOptions& options) {
   }
   if (options.percentile) {
     if (options.method != "percentile")
-      throw UsageError("ptq: --percentile needs --method percentile");
+      throw UsageError(o.command + ": --percentile needs --method percentile");
     j["calibration"]["percentile"] = *options.percentile;
   }
   j["calibration"]["batches"] = options.calibration_batches > 0    ? options.calibration_batches
@@ -92,7 +93,7 @@ quant::QuantRecipe ptq_recipe(const PtqRecipeOptions& options) {
   try {
     return quant::QuantRecipe::from_json(j);
   } catch (const ValueError& e) {
-    throw UsageError("ptq: --recipe with the calibration options: " + std::string(e.what()));
+    throw UsageError(o.command + ": --recipe with the calibration options: " + std::string(e.what()));
   }
 }
 

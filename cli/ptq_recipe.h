@@ -23,6 +23,7 @@ namespace qgrad::cli {
 constexpr std::int64_t kDefaultPtqCalibrationBatches = 8;
 
 struct PtqRecipeOptions {
+  std::string command = "ptq";           // how errors start ("ptq: --recipe ...")
   std::string recipe = "nvidia_int8";    // name, JSON file or inline JSON
   std::string method;                    // empty: the recipe's
   std::optional<double> percentile;      // --method percentile only

@@ -1,0 +1,44 @@
+// float_checkpoint_config: the training config of a float checkpoint.
+#include "cli/float_checkpoint.h"
+
+#include "cli/usage_error.h"
+#include "core/error.h"
+
+namespace qgrad::cli {
+
+TrainConfig float_checkpoint_config(const PretrainedFile& file, const std::string& model,
+                                    const std::string& op) {
+  TrainConfig config;
+  if (file.config.is_object()) {
+    try {
+      config = parse_train_config(file.config);
+    } catch (const UsageError& e) {
+      throw IOError(op + ": the training config stored in checkpoint '" + file.path +
+                    "' is invalid: " + e.what());
+    }
+    if (!model.empty() && model != config.model)
+      throw UsageError(op + ": --model " + model + " but checkpoint '" + file.path +
+                       "' holds a " + config.model + " model");
+  } else {
+    if (model.empty())
+      throw UsageError(op + ": '" + file.path +
+                       "' has no stored training config (a plain state dict?): give --model "
+                       "NAME to say which model it holds");
+    try {
+      config = parse_train_config(nlohmann::json{{"model", model}});
+    } catch (const UsageError& e) {
+      throw UsageError(op + ": --model: " + std::string(e.what()));
+    }
+  }
+  if (file.quantized())
+    throw UsageError(op + ": --checkpoint '" + file.path + "' is already quantized (quant family " +
+                     file.quant.value("family", std::string("?")) + "); " + op +
+                     " needs the checkpoint of a float model (qgrad train without \"quant\", or "
+                     "a state dict with --model). To fine-tune a quantized checkpoint, use it as "
+                     "\"pretrained\" in qgrad train");
+  config.quant = nullptr;
+  config.resume.clear();
+  return config;
+}
+
+}  // namespace qgrad::cli

@@ -1,0 +1,21 @@
+// The float model of a checkpoint, for the commands that quantize a trained float model (`qgrad
+// ptq`, `qgrad sensitivity`): the training config it was trained with, read from the checkpoint
+// (or the defaults of a zoo model named on the command line for a plain state dict), checked to
+// be a float model. The commands then apply their own data, batch and thread options.
+#pragma once
+
+#include <string>
+
+#include "cli/pretrained.h"
+#include "cli/train_config.h"
+
+namespace qgrad::cli {
+
+// `file` read with read_pretrained(path, op). `model` is the zoo model the user named (empty:
+// the checkpoint's own; required for a plain state dict, checked against a checkpoint's).
+// UsageError starting with `op` for a missing or mismatched model or a quantized checkpoint;
+// IOError for a stored config that does not parse. The result has no "quant" and no "resume".
+TrainConfig float_checkpoint_config(const PretrainedFile& file, const std::string& model,
+                                    const std::string& op);
+
+}  // namespace qgrad::cli
