@@ -64,16 +64,19 @@ int main() {
 
   // A few more steps: the step keeps moving until the rounding and clipping errors balance.
   double last = loss1;
-  bool decreasing = true;
+  bool decreasing = true, shrinking = true;
   for (int step = 2; step <= 10; ++step) {
     sgd.zero_grad();
     Tensor l = quantization_loss();
     l.backward();
+    const float before = s.item<float>();
     sgd.step();
+    shrinking = shrinking && s.item<float>() < before;
     decreasing = decreasing && l.item<double>() <= last * (1 + 1e-6);
     last = l.item<double>();
   }
   std::printf("after 10 steps: s %.8g, loss %.8g\n", s.item<double>(), last);
   check.that("the loss did not go up over the next steps", decreasing);
+  check.that("s kept shrinking over the next steps", shrinking);
   return check.exit_code();
 }
