@@ -131,10 +131,13 @@ int main() {
   const onnx::NodeProto* dq = conv ? producer[conv->input(1)] : nullptr;
   check.that("the first Conv's weight comes from a DequantizeLinear",
              dq && dq->op_type() == "DequantizeLinear");
-  if (!dq) return check.exit_code();
-  const std::vector<float> q = values_of(*initializer[dq->input(0)]);
-  const std::vector<float> s = values_of(*initializer[dq->input(1)]);
-  const std::vector<float> z = values_of(*initializer[dq->input(2)]);
+  const bool stored = dq && dq->input_size() == 3 && initializer.count(dq->input(0)) &&
+                      initializer.count(dq->input(1)) && initializer.count(dq->input(2));
+  check.that("its integers, scale and zero point are initializers", stored);
+  if (!stored) return check.exit_code();
+  const std::vector<float> q = values_of(*initializer.at(dq->input(0)));
+  const std::vector<float> s = values_of(*initializer.at(dq->input(1)));
+  const std::vector<float> z = values_of(*initializer.at(dq->input(2)));
   auto first = model->at<quant::QuantConv2d>(0);
   std::vector<float> trained;
   {
