@@ -9,6 +9,7 @@
 #include "cli/ptq_command.h"
 #include "cli/recipes_command.h"
 #include "cli/reproduce_command.h"
+#include "cli/sensitivity_command.h"
 #include "cli/train_command.h"
 #include "cli/train_config.h"
 #include "cli/usage_error.h"
@@ -29,6 +30,8 @@ std::string main_usage() {
          "  recipes [NAME]               the named QAT recipes, or one as JSON\n"
          "  plot INPUT... [--out DIR]    training curves, accuracy against bits and layer\n"
          "                               sensitivity pictures (matplotlib)\n"
+         "  sensitivity --checkpoint FILE  per-layer accuracy and SQNR with only that layer\n"
+         "                               quantized (table, sensitivity.json, a bar chart)\n"
          "  reproduce [--quick]          the paper table: FP32, PTQ and QAT recipes over\n"
          "                               models and seeds (results.md, results.json, plots)\n"
          "  help [command]               this text, or a command's\n"
@@ -59,6 +62,8 @@ int run_command_line(const std::vector<std::string>& args, std::ostream& out, st
         out << recipes_usage();
       } else if (rest[0] == "plot") {
         out << plot_usage();
+      } else if (rest[0] == "sensitivity") {
+        out << sensitivity_usage();
       } else if (rest[0] == "reproduce") {
         out << reproduce_usage();
       } else {
@@ -77,13 +82,14 @@ int run_command_line(const std::vector<std::string>& args, std::ostream& out, st
     if (command == "recipes") return recipes_command(rest, out);
     if (command == "plot") return plot_command(rest, out);
     if (command == "reproduce") return reproduce_command(rest, out);
+    if (command == "sensitivity") return sensitivity_command(rest, out);
     if (command.empty()) {
       err << main_usage();
       return 2;
     }
     throw UsageError("unknown command '" + command +
-                     "' (commands: train, eval, export, ptq, recipes, plot, reproduce, help, "
-                     "version)");
+                     "' (commands: train, eval, export, ptq, sensitivity, recipes, plot, "
+                     "reproduce, help, version)");
   } catch (const UsageError& e) {
     err << "qgrad" << (command.empty() || command[0] == '-' ? "" : " " + command)
         << ": error: " << e.what() << "\n";

@@ -49,4 +49,19 @@ std::optional<std::vector<std::pair<std::string, std::string>>> parse_command_op
   return options;
 }
 
+std::int64_t parse_int_option(const std::string& command, const std::string& option,
+                              const std::string& text, std::int64_t lo, std::int64_t hi) {
+  std::size_t used = 0;
+  long long v = 0;
+  try {
+    v = std::stoll(text, &used);
+  } catch (const std::exception&) {
+    used = 0;
+  }
+  if (text.empty() || used != text.size() || v < lo || v > hi)
+    throw UsageError(command + ": " + option + " must be an integer in [" + std::to_string(lo) +
+                     ", " + std::to_string(hi) + "], got '" + text + "'");
+  return v;
+}
+
 }  // namespace qgrad::cli

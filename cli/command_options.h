@@ -3,6 +3,7 @@
 // same UsageError ("<command>: unknown argument '...' (see qgrad <command> --help)").
 #pragma once
 
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <utility>
@@ -20,5 +21,10 @@ std::optional<std::vector<std::pair<std::string, std::string>>> parse_command_op
     const std::string& command, const std::vector<std::string>& args,
     const std::vector<std::string>& known, std::vector<std::string>* positionals = nullptr,
     const std::vector<std::string>& flags = {});
+
+// An integer option value in [lo, hi]: stoll's out_of_range and trailing text are UsageErrors
+// "<command>: <option> must be an integer in [lo, hi], got '<text>'".
+std::int64_t parse_int_option(const std::string& command, const std::string& option,
+                              const std::string& text, std::int64_t lo, std::int64_t hi);
 
 }  // namespace qgrad::cli

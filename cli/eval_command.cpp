@@ -19,26 +19,6 @@
 
 namespace qgrad::cli {
 
-namespace {
-
-// An integer option in [1, max_value]; stoll's out_of_range and trailing text are usage errors.
-std::int64_t parse_count(const std::string& option, const std::string& text,
-                         std::int64_t max_value) {
-  std::size_t used = 0;
-  long long v = 0;
-  try {
-    v = std::stoll(text, &used);
-  } catch (const std::exception&) {
-    used = 0;
-  }
-  if (used != text.size() || v < 1 || v > max_value)
-    throw UsageError("eval: " + option + " must be an integer in [1, " + std::to_string(max_value) +
-                     "], got '" + text + "'");
-  return v;
-}
-
-}  // namespace
-
 EvalResult run_eval(const EvalOptions& options, std::ostream& out) {
   serialize::Checkpoint ckpt = serialize::load_checkpoint(options.checkpoint);
   TrainConfig config = stored_train_config(ckpt, "eval", options.checkpoint);
@@ -99,8 +79,9 @@ int eval_command(const std::vector<std::string>& args, std::ostream& out) {
   for (const auto& [name, value] : *options) {
     if (name == "--checkpoint") o.checkpoint = value;
     if (name == "--data-dir") o.data_dir = value;
-    if (name == "--batch-size") o.batch_size = parse_count(name, value, kMaxBatchSize);
-    if (name == "--threads") o.threads = parse_count(name, value, kMaxThreads);
+    if (name == "--batch-size")
+      o.batch_size = parse_int_option("eval", name, value, 1, kMaxBatchSize);
+    if (name == "--threads") o.threads = parse_int_option("eval", name, value, 1, kMaxThreads);
   }
   if (o.checkpoint.empty()) throw UsageError("eval: --checkpoint FILE is required");
   run_eval(o, out);

@@ -30,22 +30,6 @@ namespace fs = std::filesystem;
 
 namespace {
 
-// An integer option in [1, max_value]; stoll's out_of_range and trailing text are usage errors.
-std::int64_t parse_count(const std::string& option, const std::string& text,
-                         std::int64_t max_value) {
-  std::size_t used = 0;
-  long long v = 0;
-  try {
-    v = std::stoll(text, &used);
-  } catch (const std::exception&) {
-    used = 0;
-  }
-  if (used != text.size() || v < 1 || v > max_value)
-    throw UsageError("ptq: " + option + " must be an integer in [1, " + std::to_string(max_value) +
-                     "], got '" + text + "'");
-  return v;
-}
-
 double parse_percentile(const std::string& text) {
   std::size_t used = 0;
   double v = 0;
@@ -236,7 +220,7 @@ int ptq_command(const std::vector<std::string>& args, std::ostream& out) {
     if (name == "--checkpoint") o.checkpoint = value;
     if (name == "--recipe") o.recipe.recipe = value;
     if (name == "--calibration-batches")
-      o.recipe.calibration_batches = parse_count(name, value, 1000000);
+      o.recipe.calibration_batches = parse_int_option("ptq", name, value, 1, 1000000);
     if (name == "--method") {
       if (value != "max" && value != "entropy" && value != "mse" && value != "percentile")
         throw UsageError("ptq: --method must be one of max, entropy, mse, percentile, got '" +
@@ -247,8 +231,9 @@ int ptq_command(const std::vector<std::string>& args, std::ostream& out) {
     if (name == "--out") o.out = value;
     if (name == "--model") o.model = value;
     if (name == "--data-dir") o.data_dir = value;
-    if (name == "--batch-size") o.batch_size = parse_count(name, value, kMaxBatchSize);
-    if (name == "--threads") o.threads = parse_count(name, value, kMaxThreads);
+    if (name == "--batch-size")
+      o.batch_size = parse_int_option("ptq", name, value, 1, kMaxBatchSize);
+    if (name == "--threads") o.threads = parse_int_option("ptq", name, value, 1, kMaxThreads);
   }
   if (o.checkpoint.empty()) throw UsageError("ptq: --checkpoint FILE is required");
   if (o.recipe.recipe.empty()) throw UsageError("ptq: --recipe must not be empty");

@@ -61,8 +61,10 @@ double finished_accuracy(const fs::path& dir, const json& settings) {
 
 void write_cell(const fs::path& dir, const ReproduceCell& cell, const json& settings,
                 double accuracy, double time_s) {
-  const json j = {{"cell", cell.id},         {"method", cell.method},
-                  {"settings", settings},    {"accuracy", accuracy},
+  const json j = {{"cell", cell.id},
+                  {"method", cell.method},
+                  {"settings", settings},
+                  {"accuracy", accuracy},
                   {"time_s", time_s}};
   write_file_atomic((dir / kCellFile).string(), j.dump(2) + "\n");
 }
@@ -184,7 +186,8 @@ std::vector<std::string> split_list(const std::string& option, const std::string
   std::size_t start = 0;
   while (true) {
     const std::size_t comma = text.find(',', start);
-    out.push_back(text.substr(start, comma == std::string::npos ? std::string::npos : comma - start));
+    out.push_back(
+        text.substr(start, comma == std::string::npos ? std::string::npos : comma - start));
     if (out.back().empty())
       throw UsageError("reproduce: " + option + " must be a comma-separated list, got '" + text +
                        "'");
@@ -192,21 +195,6 @@ std::vector<std::string> split_list(const std::string& option, const std::string
     start = comma + 1;
   }
   return out;
-}
-
-std::int64_t parse_int(const std::string& option, const std::string& text, std::int64_t lo,
-                       std::int64_t hi) {
-  std::size_t used = 0;
-  long long v = 0;
-  try {
-    v = std::stoll(text, &used);
-  } catch (const std::exception&) {
-    used = 0;
-  }
-  if (used != text.size() || text.empty() || v < lo || v > hi)
-    throw UsageError("reproduce: " + option + " must be an integer in [" + std::to_string(lo) +
-                     ", " + std::to_string(hi) + "], got '" + text + "'");
-  return v;
 }
 
 }  // namespace
@@ -273,20 +261,21 @@ ResultsFile run_reproduce(const ReproduceOptions& o, std::ostream& out) {
   command += " --seeds ";
   for (std::size_t i = 0; i < o.seeds.size(); ++i)
     command += (i ? "," : "") + std::to_string(o.seeds[i]);
-  command += " --epochs " + std::to_string(o.epochs) + " --qat-epochs " +
-             std::to_string(o.qat_epochs);
+  command +=
+      " --epochs " + std::to_string(o.epochs) + " --qat-epochs " + std::to_string(o.qat_epochs);
   if (o.cells != "all") command += " --cells " + o.cells;
   write_file_atomic((root / "results.json").string(), results_to_json(results).dump(2) + "\n");
   write_file_atomic((root / "results.md").string(),
                     results_markdown(o, select_cells(o.cells), results, total_s, command));
-  out << "wrote " << (root / "results.json").string() << " and "
-      << (root / "results.md").string() << "\n";
+  out << "wrote " << (root / "results.json").string() << " and " << (root / "results.md").string()
+      << "\n";
   if (o.plots) {
     // Accuracy against bit width, and the training curves of the first model and seed.
     std::vector<std::string> args{(root / "results.json").string()};
     const fs::path first = root / o.models.front() / ("seed" + std::to_string(o.seeds.front()));
     for (const ReproduceCell& cell : cells)
-      if (cell.method == "float" || cell.method == "qat") args.push_back((first / cell.id).string());
+      if (cell.method == "float" || cell.method == "qat")
+        args.push_back((first / cell.id).string());
     args.insert(args.end(), {"--out", root.string()});
     std::ostringstream plot_out;
     try {
@@ -332,11 +321,11 @@ std::string reproduce_usage() {
 }
 
 int reproduce_command(const std::vector<std::string>& args, std::ostream& out) {
-  const auto options = parse_command_options(
-      "reproduce", args,
-      {"--models", "--seeds", "--epochs", "--qat-epochs", "--cells", "--out", "--data-dir",
-       "--threads", "--batch-size", "--calibration-batches"},
-      nullptr, {"--quick", "--no-plots"});
+  const auto options =
+      parse_command_options("reproduce", args,
+                            {"--models", "--seeds", "--epochs", "--qat-epochs", "--cells", "--out",
+                             "--data-dir", "--threads", "--batch-size", "--calibration-batches"},
+                            nullptr, {"--quick", "--no-plots"});
   if (!options) {
     out << reproduce_usage();
     return 0;
@@ -354,26 +343,28 @@ int reproduce_command(const std::vector<std::string>& args, std::ostream& out) {
     if (name == "--seeds") {
       o.seeds.clear();
       for (const std::string& s : split_list(name, value))
-        o.seeds.push_back(parse_int(name, s, 0, std::int64_t{1} << 62));
+        o.seeds.push_back(parse_int_option("reproduce", name, s, 0, std::int64_t{1} << 62));
       for (std::size_t i = 1; i < o.seeds.size(); ++i)
         if (o.seeds[i] <= o.seeds[i - 1])
           throw UsageError("reproduce: --seeds must be strictly increasing, got '" + value + "'");
       seeds_given = true;
     }
     if (name == "--epochs") {
-      o.epochs = parse_int(name, value, 1, 100000);
+      o.epochs = parse_int_option("reproduce", name, value, 1, 100000);
       epochs_given = true;
     }
     if (name == "--qat-epochs") {
-      o.qat_epochs = parse_int(name, value, 1, 100000);
+      o.qat_epochs = parse_int_option("reproduce", name, value, 1, 100000);
       qat_given = true;
     }
     if (name == "--cells") o.cells = value;
     if (name == "--out") o.out = value;
     if (name == "--data-dir") o.data_dir = value;
-    if (name == "--threads") o.threads = parse_int(name, value, 1, 4096);
-    if (name == "--batch-size") o.batch_size = parse_int(name, value, 1, 1 << 20);
-    if (name == "--calibration-batches") o.calibration_batches = parse_int(name, value, 1, 1000000);
+    if (name == "--threads") o.threads = parse_int_option("reproduce", name, value, 1, 4096);
+    if (name == "--batch-size")
+      o.batch_size = parse_int_option("reproduce", name, value, 1, 1 << 20);
+    if (name == "--calibration-batches")
+      o.calibration_batches = parse_int_option("reproduce", name, value, 1, 1000000);
   }
   if (quick) {
     if (!models_given) o.models = {"lenet5bn"};

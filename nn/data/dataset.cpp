@@ -1,5 +1,7 @@
-// TensorDataset: row views of two tensors.
+// TensorDataset: row views of two tensors; Subset: chosen examples of another dataset.
 #include "nn/data/dataset.h"
+
+#include <algorithm>
 
 namespace qgrad::data {
 
@@ -24,6 +26,27 @@ Example TensorDataset::get(std::size_t index) const {
               size(), " examples");
   const auto i = static_cast<std::int64_t>(index);
   return {data_.select(0, i), targets_.select(0, i)};
+}
+
+Subset::Subset(std::shared_ptr<const Dataset> base, std::vector<std::size_t> indices)
+    : base_(std::move(base)), indices_(std::move(indices)) {
+  QGRAD_CHECK(base_ != nullptr, ValueError, "Subset: the base dataset must not be null");
+  for (std::size_t i : indices_)
+    QGRAD_CHECK(i < base_->size(), IndexError, "Subset: index ", i, " out of range for ",
+                base_->size(), " examples");
+}
+
+std::shared_ptr<Subset> Subset::first(std::shared_ptr<const Dataset> base, std::size_t count) {
+  QGRAD_CHECK(base != nullptr, ValueError, "Subset::first: the base dataset must not be null");
+  std::vector<std::size_t> idx(std::min(count, base->size()));
+  for (std::size_t i = 0; i < idx.size(); ++i) idx[i] = i;
+  return std::make_shared<Subset>(std::move(base), std::move(idx));
+}
+
+Example Subset::get(std::size_t index) const {
+  QGRAD_CHECK(index < size(), IndexError, "Subset::get: index ", index, " out of range for ",
+              size(), " examples");
+  return base_->get(indices_[index]);
 }
 
 }  // namespace qgrad::data

@@ -1,11 +1,15 @@
-// Datasets: the random-access interface the DataLoader reads (size + get(i) -> Example), and
+// Datasets: the random-access interface the DataLoader reads (size + get(i) -> Example),
 // TensorDataset, an in-memory dataset over two tensors sharing their first dimension (used by
-// tests and small experiments). get() must be safe to call from the loader's background
-// thread while the caller's thread trains, i.e. it must not mutate shared state.
+// tests and small experiments), and Subset, chosen examples of another dataset (PyTorch's
+// torch.utils.data.Subset; `qgrad sensitivity` measures on a fixed part of the test set). get()
+// must be safe to call from the loader's background thread while the caller's thread trains, i.e.
+// it must not mutate shared state.
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
+#include <memory>
+#include <vector>
 
 #include "core/tensor.h"
 
@@ -34,6 +38,21 @@ class TensorDataset : public Dataset {
 
  private:
   Tensor data_, targets_;
+};
+
+class Subset : public Dataset {
+ public:
+  // The examples of `base` at `indices`, in that order; IndexError for an index out of range,
+  // ValueError for a null base.
+  Subset(std::shared_ptr<const Dataset> base, std::vector<std::size_t> indices);
+  // The first min(count, base->size()) examples.
+  static std::shared_ptr<Subset> first(std::shared_ptr<const Dataset> base, std::size_t count);
+  std::size_t size() const override { return indices_.size(); }
+  Example get(std::size_t index) const override;
+
+ private:
+  std::shared_ptr<const Dataset> base_;
+  std::vector<std::size_t> indices_;
 };
 
 }  // namespace qgrad::data
