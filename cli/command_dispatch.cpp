@@ -3,6 +3,7 @@
 
 #include <ostream>
 
+#include "cli/autoquant_command.h"
 #include "cli/eval_command.h"
 #include "cli/export_command.h"
 #include "cli/plot_command.h"
@@ -32,6 +33,8 @@ std::string main_usage() {
          "                               sensitivity pictures (matplotlib)\n"
          "  sensitivity --checkpoint FILE  per-layer accuracy and SQNR with only that layer\n"
          "                               quantized (table, sensitivity.json, a bar chart)\n"
+         "  autoquant --checkpoint FILE --budget \"avg_weight_bits<=4\"\n"
+         "                               per-layer weight bit widths within a budget\n"
          "  reproduce [--quick]          the paper table: FP32, PTQ and QAT recipes over\n"
          "                               models and seeds (results.md, results.json, plots)\n"
          "  help [command]               this text, or a command's\n"
@@ -64,6 +67,8 @@ int run_command_line(const std::vector<std::string>& args, std::ostream& out, st
         out << plot_usage();
       } else if (rest[0] == "sensitivity") {
         out << sensitivity_usage();
+      } else if (rest[0] == "autoquant") {
+        out << autoquant_usage();
       } else if (rest[0] == "reproduce") {
         out << reproduce_usage();
       } else {
@@ -83,13 +88,14 @@ int run_command_line(const std::vector<std::string>& args, std::ostream& out, st
     if (command == "plot") return plot_command(rest, out);
     if (command == "reproduce") return reproduce_command(rest, out);
     if (command == "sensitivity") return sensitivity_command(rest, out);
+    if (command == "autoquant") return autoquant_command(rest, out);
     if (command.empty()) {
       err << main_usage();
       return 2;
     }
     throw UsageError("unknown command '" + command +
-                     "' (commands: train, eval, export, ptq, sensitivity, recipes, plot, "
-                     "reproduce, help, version)");
+                     "' (commands: train, eval, export, ptq, sensitivity, autoquant, recipes, "
+                     "plot, reproduce, help, version)");
   } catch (const UsageError& e) {
     err << "qgrad" << (command.empty() || command[0] == '-' ? "" : " " + command)
         << ": error: " << e.what() << "\n";

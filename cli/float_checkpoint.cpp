@@ -17,8 +17,8 @@ TrainConfig float_checkpoint_config(const PretrainedFile& file, const std::strin
                     "' is invalid: " + e.what());
     }
     if (!model.empty() && model != config.model)
-      throw UsageError(op + ": --model " + model + " but checkpoint '" + file.path +
-                       "' holds a " + config.model + " model");
+      throw UsageError(op + ": --model " + model + " but checkpoint '" + file.path + "' holds a " +
+                       config.model + " model");
   } else {
     if (model.empty())
       throw UsageError(op + ": '" + file.path +

@@ -221,12 +221,7 @@ int ptq_command(const std::vector<std::string>& args, std::ostream& out) {
     if (name == "--recipe") o.recipe.recipe = value;
     if (name == "--calibration-batches")
       o.recipe.calibration_batches = parse_int_option("ptq", name, value, 1, 1000000);
-    if (name == "--method") {
-      if (value != "max" && value != "entropy" && value != "mse" && value != "percentile")
-        throw UsageError("ptq: --method must be one of max, entropy, mse, percentile, got '" +
-                         value + "'");
-      o.recipe.method = value;
-    }
+    if (name == "--method") o.recipe.method = value;
     if (name == "--percentile") o.recipe.percentile = parse_percentile(value);
     if (name == "--out") o.out = value;
     if (name == "--model") o.model = value;

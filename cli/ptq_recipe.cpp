@@ -48,7 +48,8 @@ quant::QuantRecipe ptq_recipe(const PtqRecipeOptions& options) {
   const PtqRecipeOptions& o = options;
   json j = recipe_json(options.recipe, options.command);
   if (!j.is_object())
-    throw UsageError(o.command + ": --recipe must be a recipe name, a JSON file or a JSON object, got " +
+    throw UsageError(o.command +
+                     ": --recipe must be a recipe name, a JSON file or a JSON object, got " +
                      describe_json(j));
   // Expanded first so the options below override a named recipe's values, not the reverse.
   quant::QuantRecipe parsed = [&] {
@@ -59,22 +60,27 @@ quant::QuantRecipe ptq_recipe(const PtqRecipeOptions& options) {
     }
   }();
   if (!parsed.quantizes_weights() && !parsed.quantizes_inputs())
-    throw UsageError(o.command + ": --recipe quantizes nothing (\"weight\" and \"input\" are both null)");
+    throw UsageError(o.command +
+                     ": --recipe quantizes nothing (\"weight\" and \"input\" are both null)");
   j = parsed.to_json();
 
   const std::string family = quant::quant_family_name(parsed.family());
+  if (!options.method.empty() && options.method != "max" && options.method != "entropy" &&
+      options.method != "mse" && options.method != "percentile")
+    throw UsageError(o.command + ": --method must be one of max, entropy, mse, percentile, got '" +
+                     options.method + "'");
   if (!options.method.empty()) {
     if (parsed.family() != quant::QuantFamily::NVIDIA)
-      throw UsageError(
-          o.command + ": --method applies to nvidia recipes (pytorch_quantization's max and "
-          "histogram calibrators), but this recipe's family is " +
-          family +
-          ", which calibrates with the quantizers its recipe describes (for "
-          "torch_ao, set \"observer\" in the recipe's \"input\" and \"weight\")");
+      throw UsageError(o.command +
+                       ": --method applies to nvidia recipes (pytorch_quantization's max and "
+                       "histogram calibrators), but this recipe's family is " +
+                       family +
+                       ", which calibrates with the quantizers its recipe describes (for "
+                       "torch_ao, set \"observer\" in the recipe's \"input\" and \"weight\")");
     if (!j["input"].is_object())
-      throw UsageError(
-          o.command + ": --method sets how the layer inputs are calibrated, but the recipe "
-          "does not quantize inputs (\"input\" is null)");
+      throw UsageError(o.command +
+                       ": --method sets how the layer inputs are calibrated, but the recipe "
+                       "does not quantize inputs (\"input\" is null)");
     if (options.method == "max") {
       j["input"]["calib_method"] = "max";
     } else {
@@ -93,7 +99,8 @@ quant::QuantRecipe ptq_recipe(const PtqRecipeOptions& options) {
   try {
     return quant::QuantRecipe::from_json(j);
   } catch (const ValueError& e) {
-    throw UsageError(o.command + ": --recipe with the calibration options: " + std::string(e.what()));
+    throw UsageError(o.command +
+                     ": --recipe with the calibration options: " + std::string(e.what()));
   }
 }
 

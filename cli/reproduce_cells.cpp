@@ -15,29 +15,32 @@ std::vector<ReproduceCell> make_cells() {
                "70.5 (LSQ paper)", ""});
   // PTQ with pytorch_quantization's int8 recipe: per-channel max weights, inputs by max or by
   // the entropy (KL) histogram calibrator.
-  c.push_back({"ptq_int8_max", "PTQ int8, max calibration", "ptq", "nvidia_int8 max",
-               "nvidia", json{{"recipe", "nvidia_int8"}}, "max", 8, 8, "", ""});
-  c.push_back({"ptq_int8_entropy", "PTQ int8, entropy calibration", "ptq",
-               "nvidia_int8 entropy", "nvidia", json{{"recipe", "nvidia_int8"}}, "entropy", 8, 8, "", ""});
+  c.push_back({"ptq_int8_max", "PTQ int8, max calibration", "ptq", "nvidia_int8 max", "nvidia",
+               json{{"recipe", "nvidia_int8"}}, "max", 8, 8, "", ""});
+  c.push_back({"ptq_int8_entropy", "PTQ int8, entropy calibration", "ptq", "nvidia_int8 entropy",
+               "nvidia", json{{"recipe", "nvidia_int8"}}, "entropy", 8, 8, "", ""});
   // Jacob et al. 2018 as torch.ao implements it: moving-average min/max observers.
   c.push_back({"qat_int8", "QAT int8, moving-average observers (Jacob et al. 2018, torch.ao)",
-               "qat", "torch_ao_default", "torch_ao", json{{"recipe", "torch_ao_default"}}, "", 8, 8, "", ""});
-  c.push_back({"pact_w4a4", "PACT W4A4", "", "pact_w4a4", "", nullptr, "", 4, 4, "69.2 (PACT paper)",
+               "qat", "torch_ao_default", "torch_ao", json{{"recipe", "torch_ao_default"}}, "", 8,
+               8, "", ""});
+  c.push_back({"pact_w4a4", "PACT W4A4", "", "pact_w4a4", "", nullptr, "", 4, 4,
+               "69.2 (PACT paper)",
                "not run: no qgrad family implements PACT's quantizer module, and the paper's "
                "weights use DoReFa, which qgrad does not implement"});
   for (int bits : {4, 3, 2}) {
     const std::string b = std::to_string(bits);
-    const char* paper = bits == 4 ? "71.1 (LSQ paper)" : bits == 3 ? "70.2 (LSQ paper)"
-                                                                   : "67.6 (LSQ paper)";
+    const char* paper = bits == 4   ? "71.1 (LSQ paper)"
+                        : bits == 3 ? "70.2 (LSQ paper)"
+                                    : "67.6 (LSQ paper)";
     c.push_back({"lsq_w" + b + "a" + b, "LSQ W" + b + "A" + b + " (first and last layer 8-bit)",
-                 "qat", "lsq_w" + b + "a" + b, "lsq", json{{"recipe", "lsq_w" + b + "a" + b}}, "", bits,
-                 bits, paper, ""});
+                 "qat", "lsq_w" + b + "a" + b, "lsq", json{{"recipe", "lsq_w" + b + "a" + b}}, "",
+                 bits, bits, paper, ""});
   }
   // LSQ+ (Bhalgat et al. 2020): LSQ with a learned offset on the activations, min/max init.
-  c.push_back({"lsqplus_w4a4", "LSQ+ W4A4 (learned activation offset)", "qat", "lsqplus_w4a4",
-               "lsq", json{{"recipe", "lsq_w4a4"},
-                    {"input", {{"learn_zero_point", true}, {"init", "minmax"}}}},
-               "", 4, 4, "", ""});
+  c.push_back(
+      {"lsqplus_w4a4", "LSQ+ W4A4 (learned activation offset)", "qat", "lsqplus_w4a4", "lsq",
+       json{{"recipe", "lsq_w4a4"}, {"input", {{"learn_zero_point", true}, {"init", "minmax"}}}},
+       "", 4, 4, "", ""});
   return c;
 }
 

@@ -17,14 +17,14 @@
 namespace qgrad::cli {
 
 struct ReproduceCell {
-  std::string id;      // "fp32", "ptq_int8_max", "lsq_w4a4", ... (the run folder's name)
-  std::string label;   // the table's row label
-  std::string method;  // "float", "ptq" or "qat" (results.json's method); empty: not runnable
-  std::string recipe;  // the results.json recipe label: the named recipe, "lsqplus_w4a4", or
-                       // "nvidia_int8 max" / "nvidia_int8 entropy" for the two PTQ rows
-  std::string family;  // the quantizer family ("" for FP32)
-  nlohmann::json quant;                    // the recipe JSON (null for float)
-  std::string ptq_method;                  // ptq: "max" or "entropy"
+  std::string id;          // "fp32", "ptq_int8_max", "lsq_w4a4", ... (the run folder's name)
+  std::string label;       // the table's row label
+  std::string method;      // "float", "ptq" or "qat" (results.json's method); empty: not runnable
+  std::string recipe;      // the results.json recipe label: the named recipe, "lsqplus_w4a4", or
+                           // "nvidia_int8 max" / "nvidia_int8 entropy" for the two PTQ rows
+  std::string family;      // the quantizer family ("" for FP32)
+  nlohmann::json quant;    // the recipe JSON (null for float)
+  std::string ptq_method;  // ptq: "max" or "entropy"
   std::optional<std::int64_t> weight_bits;  // for results.json
   std::optional<std::int64_t> act_bits;
   std::string paper;        // the paper's ImageNet ResNet-18 top-1, e.g. "71.1 (LSQ)", or ""

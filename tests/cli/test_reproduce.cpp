@@ -67,8 +67,7 @@ TEST_CASE("reproduce: every cell runs, the result files check, a second start re
     CHECK(c.accuracy[0] <= 1);
   }
   // The written file passes the format's checker and holds what was returned.
-  const json written =
-      parse_json(read_file(tmp.file("r/results.json"), "test"), "results.json");
+  const json written = parse_json(read_file(tmp.file("r/results.json"), "test"), "results.json");
   const ResultsFile back = results_from_json(written);
   REQUIRE(back.cells.size() == runnable);
   CHECK(back.cells[3].recipe == first.cells[3].recipe);
