@@ -132,6 +132,22 @@ TEST_CASE("reproduce: bad arguments exit 2 before anything runs", "[cli][reprodu
                               Catch::Contains("qgrad reproduce: error: " + message));
     CHECK_FALSE(std::filesystem::exists(tmp.file("out")));
   }
+  // --quick: lenet5bn, seed 0, 2 FP32 epochs and 1 QAT epoch unless given.
+  qgrad_cli_test::write_synthetic_mnist(tmp.file("data"), 64, 40);
+  {
+    std::ostringstream out, err;
+    CHECK(run_command_line({"reproduce", "--quick", "--no-plots", "--cells", "fp32,lsq_w4a4",
+                            "--batch-size", "32", "--threads", "2", "--data-dir", tmp.file("data"),
+                            "--out", tmp.file("quick")},
+                           out, err) == 0);
+    INFO(out.str() << err.str());
+    CHECK_THAT(out.str(), Catch::Contains("lenet5bn seed 0 fp32 ... ") &&
+                              Catch::Contains("lenet5bn seed 0 lsq_w4a4 ... ") &&
+                              !Catch::Contains("seed 1"));
+    const std::string md = read_file(tmp.file("quick/results.md"), "test");
+    CHECK_THAT(md, Catch::Contains("--epochs 2 --qat-epochs 1 --cells fp32,lsq_w4a4"));
+    CHECK(std::filesystem::exists(tmp.file("quick/lenet5bn/seed0/fp32/metrics.jsonl")));
+  }
   std::ostringstream out, err;
   CHECK(run_command_line({"reproduce", "--help"}, out, err) == 0);
   CHECK_THAT(out.str(), Catch::Contains("--quick") && Catch::Contains("lsq_w2a2"));
