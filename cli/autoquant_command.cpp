@@ -68,17 +68,11 @@ AutoquantResult run_autoquant(const AutoquantOptions& o, std::ostream& out) {
     throw UsageError("autoquant: --recipe keeps the weights float (\"weight\": null)");
   const json base = recipe.to_json();
   const std::string key = bits_key(base.at("family").get<std::string>());
-  PretrainedFile file = read_pretrained(o.checkpoint, "autoquant");
-  TrainConfig config = float_checkpoint_config(file, o.model, "autoquant");
-  if (!o.data_dir.empty()) config.data.dir = o.data_dir;
-  if (o.batch_size > 0) config.batch_size = o.batch_size;
-  config.threads = o.threads;
-  omp_set_num_threads(compute_threads(config));
-  std::error_code ec;
-  if (fs::exists(o.out, ec) && !fs::is_directory(o.out, ec))
-    throw UsageError("autoquant: --out '" + o.out + "' is a file, not a folder");
+  const FloatModelSource::Loaded loaded = o.source.load("autoquant");
+  const TrainConfig& config = loaded.config;
+  check_output_folder("autoquant", "--out", o.out);
 
-  const SensitivityBench bench(config, file, o.images);
+  const SensitivityBench bench(config, loaded.file, o.images);
   AutoquantResult r;
   r.float_accuracy = bench.evaluate_float().accuracy;
 
@@ -211,7 +205,7 @@ int autoquant_command(const std::vector<std::string>& args, std::ostream& out) {
   }
   const std::string cmd = "autoquant";
   for (const auto& [name, value] : *options) {
-    if (name == "--checkpoint") o.checkpoint = value;
+    if (name == "--checkpoint") o.source.checkpoint = value;
     if (name == "--budget") o.budget = value;
     if (name == "--bits") o.bits = parse_bits(value);
     if (name == "--recipe") o.recipe.recipe = value;
@@ -220,12 +214,13 @@ int autoquant_command(const std::vector<std::string>& args, std::ostream& out) {
       o.recipe.calibration_batches = parse_int_option(cmd, name, value, 1, 1000000);
     if (name == "--images") o.images = parse_int_option(cmd, name, value, 1, 1 << 30);
     if (name == "--out") o.out = value;
-    if (name == "--model") o.model = value;
-    if (name == "--data-dir") o.data_dir = value;
-    if (name == "--batch-size") o.batch_size = parse_int_option(cmd, name, value, 1, 1 << 20);
-    if (name == "--threads") o.threads = parse_int_option(cmd, name, value, 1, 4096);
+    if (name == "--model") o.source.model = value;
+    if (name == "--data-dir") o.source.data_dir = value;
+    if (name == "--batch-size")
+      o.source.batch_size = parse_int_option(cmd, name, value, 1, 1 << 20);
+    if (name == "--threads") o.source.threads = parse_int_option(cmd, name, value, 1, 4096);
   }
-  if (o.checkpoint.empty()) throw UsageError("autoquant: --checkpoint FILE is required");
+  if (o.source.checkpoint.empty()) throw UsageError("autoquant: --checkpoint FILE is required");
   if (o.budget.empty())
     throw UsageError("autoquant: --budget is required (e.g. \"avg_weight_bits<=4\")");
   BitBudget::parse(o.budget);  // a bad budget is reported before the checkpoint is read

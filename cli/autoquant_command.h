@@ -18,21 +18,18 @@
 #include <nlohmann/json.hpp>
 
 #include "cli/bit_allocation.h"
+#include "cli/float_checkpoint.h"
 #include "cli/ptq_recipe.h"
 
 namespace qgrad::cli {
 
 struct AutoquantOptions {
-  std::string checkpoint;
-  std::string model;
+  FloatModelSource source;  // the float checkpoint (required) and overrides
   std::string budget;
   std::vector<int> bits{8, 4, 2};
   PtqRecipeOptions recipe;
   std::int64_t images = 2000;
   std::string out = ".";
-  std::string data_dir;
-  std::int64_t batch_size = 0;
-  std::int64_t threads = 0;
 };
 
 struct AutoquantResult {

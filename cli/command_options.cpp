@@ -2,6 +2,7 @@
 #include "cli/command_options.h"
 
 #include <algorithm>
+#include <filesystem>
 
 #include "cli/usage_error.h"
 
@@ -62,6 +63,13 @@ std::int64_t parse_int_option(const std::string& command, const std::string& opt
     throw UsageError(command + ": " + option + " must be an integer in [" + std::to_string(lo) +
                      ", " + std::to_string(hi) + "], got '" + text + "'");
   return v;
+}
+
+void check_output_folder(const std::string& command, const std::string& option,
+                         const std::string& path) {
+  std::error_code ec;
+  if (std::filesystem::exists(path, ec) && !std::filesystem::is_directory(path, ec))
+    throw UsageError(command + ": " + option + " '" + path + "' is a file, not a folder");
 }
 
 }  // namespace qgrad::cli

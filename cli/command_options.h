@@ -27,4 +27,9 @@ std::optional<std::vector<std::pair<std::string, std::string>>> parse_command_op
 std::int64_t parse_int_option(const std::string& command, const std::string& option,
                               const std::string& text, std::int64_t lo, std::int64_t hi);
 
+// An output folder option: UsageError "<command>: <option> '<path>' is a file, not a folder"
+// when something other than a folder is there (an absent path is fine: it is created later).
+void check_output_folder(const std::string& command, const std::string& option,
+                         const std::string& path);
+
 }  // namespace qgrad::cli

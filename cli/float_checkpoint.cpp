@@ -1,6 +1,10 @@
 // float_checkpoint_config: the training config of a float checkpoint.
 #include "cli/float_checkpoint.h"
 
+#include <omp.h>
+
+#include "cli/training_factory.h"
+
 #include "cli/usage_error.h"
 #include "core/error.h"
 
@@ -39,6 +43,16 @@ TrainConfig float_checkpoint_config(const PretrainedFile& file, const std::strin
   config.quant = nullptr;
   config.resume.clear();
   return config;
+}
+
+FloatModelSource::Loaded FloatModelSource::load(const std::string& op) const {
+  Loaded l{read_pretrained(checkpoint, op), {}};
+  l.config = float_checkpoint_config(l.file, model, op);
+  if (!data_dir.empty()) l.config.data.dir = data_dir;
+  if (batch_size > 0) l.config.batch_size = batch_size;
+  l.config.threads = threads;  // this command's own --threads, not the training run's
+  omp_set_num_threads(compute_threads(l.config));
+  return l;
 }
 
 }  // namespace qgrad::cli

@@ -4,6 +4,7 @@
 // be a float model. The commands then apply their own data, batch and thread options.
 #pragma once
 
+#include <cstdint>
 #include <string>
 
 #include "cli/pretrained.h"
@@ -17,5 +18,21 @@ namespace qgrad::cli {
 // IOError for a stored config that does not parse. The result has no "quant" and no "resume".
 TrainConfig float_checkpoint_config(const PretrainedFile& file, const std::string& model,
                                     const std::string& op);
+
+// The float model a command reads, with the command's own overrides.
+struct FloatModelSource {
+  std::string checkpoint;       // required
+  std::string model;            // the zoo model of a plain state dict (checked otherwise)
+  std::string data_dir;         // empty: the float run's data.dir
+  std::int64_t batch_size = 0;  // calibration batch size; 0: the float run's
+  std::int64_t threads = 0;     // 0: every core
+
+  struct Loaded {
+    PretrainedFile file;
+    TrainConfig config;  // with the overrides applied
+  };
+  // read_pretrained + float_checkpoint_config + the overrides; also sets OpenMP's thread count.
+  Loaded load(const std::string& op) const;
+};
 
 }  // namespace qgrad::cli

@@ -75,15 +75,6 @@ void check_writable(const fs::path& target, const PtqOptions& o) {
                   "': " + std::strerror(errno));
 }
 
-// The float run's config (or defaults for a plain state dict) with this command's overrides.
-TrainConfig float_config(const PtqOptions& o, const PretrainedFile& file) {
-  TrainConfig config = float_checkpoint_config(file, o.model, "ptq");
-  if (!o.data_dir.empty()) config.data.dir = o.data_dir;
-  if (o.batch_size > 0) config.batch_size = o.batch_size;
-  config.threads = o.threads;  // this command's own --threads, not the training run's
-  return config;
-}
-
 std::string percent(double fraction) {
   char buf[32];
   std::snprintf(buf, sizeof buf, "%.2f%%", 100 * fraction);
@@ -104,10 +95,13 @@ PtqResult run_ptq(const PtqOptions& options, std::ostream& out) {
   // Everything that can be wrong with the options first, before minutes of work.
   const quant::QuantRecipe recipe = ptq_recipe(options.recipe);
   const fs::path target = output_path(options);
-  PretrainedFile file = read_pretrained(options.checkpoint, "ptq");
-  TrainConfig config = float_config(options, file);
+  const FloatModelSource::Loaded source =
+      FloatModelSource{options.checkpoint, options.model, options.data_dir, options.batch_size,
+                       options.threads}
+          .load("ptq");
+  const PretrainedFile& file = source.file;
+  const TrainConfig& config = source.config;
   check_writable(target, options);
-  omp_set_num_threads(compute_threads(config));
 
   auto train_set = std::make_shared<data::MNIST>(config.data.dir, data::Split::Train);
   auto test_set = std::make_shared<data::MNIST>(config.data.dir, data::Split::Test);

@@ -45,22 +45,16 @@ SensitivityFile run_sensitivity(const SensitivityOptions& o, std::ostream& out) 
   PtqRecipeOptions ro = o.recipe;
   ro.command = "sensitivity";
   const quant::QuantRecipe recipe = ptq_recipe(ro);  // calibrates, as PTQ does
-  PretrainedFile file = read_pretrained(o.checkpoint, "sensitivity");
-  TrainConfig config = float_checkpoint_config(file, o.model, "sensitivity");
-  if (!o.data_dir.empty()) config.data.dir = o.data_dir;
-  if (o.batch_size > 0) config.batch_size = o.batch_size;
-  config.threads = o.threads;
-  omp_set_num_threads(compute_threads(config));
-  std::error_code ec;
-  if (fs::exists(o.out, ec) && !fs::is_directory(o.out, ec))
-    throw UsageError("sensitivity: --out '" + o.out + "' is a file, not a folder");
+  const FloatModelSource::Loaded loaded = o.source.load("sensitivity");
+  const TrainConfig& config = loaded.config;
+  check_output_folder("sensitivity", "--out", o.out);
 
-  const SensitivityBench bench(config, file, o.images);
+  const SensitivityBench bench(config, loaded.file, o.images);
   SensitivityFile s;
   s.model = config.model;
   s.recipe = recipe_label(o);
-  s.checkpoint = o.checkpoint;
-  out << "qgrad sensitivity: " << config.model << " from " << o.checkpoint << ", recipe "
+  s.checkpoint = o.source.checkpoint;
+  out << "qgrad sensitivity: " << config.model << " from " << o.source.checkpoint << ", recipe "
       << s.recipe << ", " << bench.test_images() << " test images, " << recipe.calibration_batches()
       << " calibration batches of " << config.batch_size << ", " << omp_get_max_threads()
       << " threads\n"
@@ -160,20 +154,21 @@ int sensitivity_command(const std::vector<std::string>& args, std::ostream& out)
   }
   const std::string cmd = "sensitivity";
   for (const auto& [name, value] : *options) {
-    if (name == "--checkpoint") o.checkpoint = value;
+    if (name == "--checkpoint") o.source.checkpoint = value;
     if (name == "--recipe") o.recipe.recipe = value;
     if (name == "--method") o.recipe.method = value;
     if (name == "--calibration-batches")
       o.recipe.calibration_batches = parse_int_option(cmd, name, value, 1, 1000000);
     if (name == "--images") o.images = parse_int_option(cmd, name, value, 1, 1 << 30);
     if (name == "--out") o.out = value;
-    if (name == "--model") o.model = value;
-    if (name == "--data-dir") o.data_dir = value;
-    if (name == "--batch-size") o.batch_size = parse_int_option(cmd, name, value, 1, 1 << 20);
-    if (name == "--threads") o.threads = parse_int_option(cmd, name, value, 1, 4096);
+    if (name == "--model") o.source.model = value;
+    if (name == "--data-dir") o.source.data_dir = value;
+    if (name == "--batch-size")
+      o.source.batch_size = parse_int_option(cmd, name, value, 1, 1 << 20);
+    if (name == "--threads") o.source.threads = parse_int_option(cmd, name, value, 1, 4096);
     if (name == "--no-plot") o.plot = false;
   }
-  if (o.checkpoint.empty()) throw UsageError("sensitivity: --checkpoint FILE is required");
+  if (o.source.checkpoint.empty()) throw UsageError("sensitivity: --checkpoint FILE is required");
   run_sensitivity(o, out);
   return 0;
 }

@@ -13,20 +13,17 @@
 #include <string>
 #include <vector>
 
+#include "cli/float_checkpoint.h"
 #include "cli/ptq_recipe.h"
 #include "cli/sensitivity_file.h"
 
 namespace qgrad::cli {
 
 struct SensitivityOptions {
-  std::string checkpoint;  // the float model (required)
-  std::string model;       // the zoo model of a plain state dict
+  FloatModelSource source;  // the float checkpoint (required) and overrides
   PtqRecipeOptions recipe;
   std::int64_t images = 2000;  // the test subset: its first images
   std::string out = ".";
-  std::string data_dir;
-  std::int64_t batch_size = 0;  // calibration batch size; 0: the float run's
-  std::int64_t threads = 0;
   bool plot = true;
 };
 

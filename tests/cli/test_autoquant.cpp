@@ -120,12 +120,12 @@ TEST_CASE("autoquant: a per-layer recipe within the budget", "[cli][autoquant]")
                                        {"output", {{"progress", "off"}, {"dir", tmp.file("f")}}}}),
                train_out);
   AutoquantOptions o;
-  o.checkpoint = tmp.file("f/last.safetensors");
+  o.source.checkpoint = tmp.file("f/last.safetensors");
   o.budget = "avg_weight_bits<=5";
   o.recipe.calibration_batches = 2;
   o.images = 60;
   o.out = tmp.file("aq");
-  o.threads = 2;
+  o.source.threads = 2;
   std::ostringstream out;
   const AutoquantResult r = run_autoquant(o, out);
   INFO(out.str());
@@ -164,7 +164,7 @@ TEST_CASE("autoquant: a per-layer recipe within the budget", "[cli][autoquant]")
            {{"--checkpoint", "x", "--budget", "bits<4"}, "--budget must be \"avg_weight_bits<=B\""},
            {{"--checkpoint", "x", "--budget", "size_bytes<=9", "--bits", "8,8"},
             "--bits lists 8 twice"},
-           {{"--checkpoint", o.checkpoint, "--budget", "size_bytes<=9", "--recipe",
+           {{"--checkpoint", o.source.checkpoint, "--budget", "size_bytes<=9", "--recipe",
              "torch_ao_default", "--out", tmp.file("no")},
             "whose weights have no bit-width key"}}) {
     std::vector<std::string> full{"autoquant"};

@@ -136,10 +136,10 @@ TEST_CASE("reproduce: bad arguments exit 2 before anything runs", "[cli][reprodu
   qgrad_cli_test::write_synthetic_mnist(tmp.file("data"), 64, 40);
   {
     std::ostringstream out, err;
-    CHECK(run_command_line({"reproduce", "--quick", "--no-plots", "--cells", "fp32,lsq_w4a4",
-                            "--batch-size", "32", "--threads", "2", "--data-dir", tmp.file("data"),
-                            "--out", tmp.file("quick")},
-                           out, err) == 0);
+    CHECK(run_command_line(
+              {"reproduce", "--quick", "--no-plots", "--cells", "fp32,lsq_w4a4", "--batch-size",
+               "32", "--threads", "2", "--data-dir", tmp.file("data"), "--out", tmp.file("quick")},
+              out, err) == 0);
     INFO(out.str() << err.str());
     CHECK_THAT(out.str(), Catch::Contains("lenet5bn seed 0 fp32 ... ") &&
                               Catch::Contains("lenet5bn seed 0 lsq_w4a4 ... ") &&

@@ -44,12 +44,12 @@ std::string train_float(const TempDir& tmp) {
 SensitivityOptions options(const TempDir& tmp, const std::string& ckpt, const std::string& recipe,
                            const std::string& out) {
   SensitivityOptions o;
-  o.checkpoint = ckpt;
+  o.source.checkpoint = ckpt;
   o.recipe.recipe = recipe;
   o.recipe.calibration_batches = 2;
   o.images = 60;
   o.out = tmp.file(out);
-  o.threads = 2;
+  o.source.threads = 2;
   o.plot = false;
   return o;
 }
