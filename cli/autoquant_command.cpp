@@ -204,21 +204,13 @@ int autoquant_command(const std::vector<std::string>& args, std::ostream& out) {
     return 0;
   }
   const std::string cmd = "autoquant";
+  o.recipe.command = cmd;
   for (const auto& [name, value] : *options) {
-    if (name == "--checkpoint") o.source.checkpoint = value;
+    if (o.source.take_option(cmd, name, value) || o.recipe.take_option(name, value)) continue;
     if (name == "--budget") o.budget = value;
     if (name == "--bits") o.bits = parse_bits(value);
-    if (name == "--recipe") o.recipe.recipe = value;
-    if (name == "--method") o.recipe.method = value;
-    if (name == "--calibration-batches")
-      o.recipe.calibration_batches = parse_int_option(cmd, name, value, 1, 1000000);
     if (name == "--images") o.images = parse_int_option(cmd, name, value, 1, 1 << 30);
     if (name == "--out") o.out = value;
-    if (name == "--model") o.source.model = value;
-    if (name == "--data-dir") o.source.data_dir = value;
-    if (name == "--batch-size")
-      o.source.batch_size = parse_int_option(cmd, name, value, 1, 1 << 20);
-    if (name == "--threads") o.source.threads = parse_int_option(cmd, name, value, 1, 4096);
   }
   if (o.source.checkpoint.empty()) throw UsageError("autoquant: --checkpoint FILE is required");
   if (o.budget.empty())

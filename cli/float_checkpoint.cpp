@@ -3,6 +3,7 @@
 
 #include <omp.h>
 
+#include "cli/command_options.h"
 #include "cli/training_factory.h"
 
 #include "cli/usage_error.h"
@@ -53,6 +54,30 @@ FloatModelSource::Loaded FloatModelSource::load(const std::string& op) const {
   l.config.threads = threads;  // this command's own --threads, not the training run's
   omp_set_num_threads(compute_threads(l.config));
   return l;
+}
+
+const std::vector<std::string>& FloatModelSource::option_names() {
+  static const std::vector<std::string> names{"--checkpoint", "--model", "--data-dir",
+                                              "--batch-size", "--threads"};
+  return names;
+}
+
+bool FloatModelSource::take_option(const std::string& command, const std::string& name,
+                                   const std::string& value) {
+  if (name == "--checkpoint") {
+    checkpoint = value;
+  } else if (name == "--model") {
+    model = value;
+  } else if (name == "--data-dir") {
+    data_dir = value;
+  } else if (name == "--batch-size") {
+    batch_size = parse_int_option(command, name, value, 1, kMaxBatchSize);
+  } else if (name == "--threads") {
+    threads = parse_int_option(command, name, value, 1, kMaxThreads);
+  } else {
+    return false;
+  }
+  return true;
 }
 
 }  // namespace qgrad::cli

@@ -6,6 +6,7 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "cli/pretrained.h"
 #include "cli/train_config.h"
@@ -33,6 +34,11 @@ struct FloatModelSource {
   };
   // read_pretrained + float_checkpoint_config + the overrides; also sets OpenMP's thread count.
   Loaded load(const std::string& op) const;
+  // The command-line options that set these fields.
+  static const std::vector<std::string>& option_names();
+  // Sets the field of option `name` (one of option_names(); false for another name).
+  // UsageError "<command>: ..." for a bad number.
+  bool take_option(const std::string& command, const std::string& name, const std::string& value);
 };
 
 }  // namespace qgrad::cli

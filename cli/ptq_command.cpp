@@ -30,19 +30,6 @@ namespace fs = std::filesystem;
 
 namespace {
 
-double parse_percentile(const std::string& text) {
-  std::size_t used = 0;
-  double v = 0;
-  try {
-    v = std::stod(text, &used);
-  } catch (const std::exception&) {
-    used = 0;
-  }
-  if (used != text.size() || !(v > 0 && v <= 100))
-    throw UsageError("ptq: --percentile must be a number in (0, 100], got '" + text + "'");
-  return v;
-}
-
 bool ends_with(const std::string& s, const std::string& tail) {
   return s.size() >= tail.size() && s.compare(s.size() - tail.size(), tail.size(), tail) == 0;
 }
@@ -50,8 +37,8 @@ bool ends_with(const std::string& s, const std::string& tail) {
 // Where the checkpoint goes: --out as a file when it ends in .safetensors, else a folder for
 // <stem>_ptq.safetensors; without --out, that name next to the float checkpoint.
 fs::path output_path(const PtqOptions& o) {
-  const std::string name = fs::path(o.checkpoint).stem().string() + "_ptq.safetensors";
-  if (o.out.empty()) return fs::path(o.checkpoint).parent_path() / name;
+  const std::string name = fs::path(o.source.checkpoint).stem().string() + "_ptq.safetensors";
+  if (o.out.empty()) return fs::path(o.source.checkpoint).parent_path() / name;
   if (ends_with(o.out, ".safetensors")) return fs::path(o.out);
   return fs::path(o.out) / name;
 }
@@ -61,7 +48,7 @@ fs::path output_path(const PtqOptions& o) {
 void check_writable(const fs::path& target, const PtqOptions& o) {
   std::error_code ec;
   const std::string shown = "ptq: --out '" + (o.out.empty() ? target.string() : o.out) + "'";
-  if (fs::exists(target, ec) && fs::equivalent(target, o.checkpoint, ec))
+  if (fs::exists(target, ec) && fs::equivalent(target, o.source.checkpoint, ec))
     throw UsageError(shown + " is the float checkpoint itself; give another file or folder");
   if (fs::is_directory(target, ec))
     throw IOError(shown + ": '" + target.string() + "' is a folder, not a file");
@@ -95,10 +82,7 @@ PtqResult run_ptq(const PtqOptions& options, std::ostream& out) {
   // Everything that can be wrong with the options first, before minutes of work.
   const quant::QuantRecipe recipe = ptq_recipe(options.recipe);
   const fs::path target = output_path(options);
-  const FloatModelSource::Loaded source =
-      FloatModelSource{options.checkpoint, options.model, options.data_dir, options.batch_size,
-                       options.threads}
-          .load("ptq");
+  const FloatModelSource::Loaded source = options.source.load("ptq");
   const PretrainedFile& file = source.file;
   const TrainConfig& config = source.config;
   check_writable(target, options);
@@ -114,7 +98,8 @@ PtqResult run_ptq(const PtqOptions& options, std::ostream& out) {
   PtqResult r;
   std::shared_ptr<nn::UnaryModule> model = build_model(config);
   const PretrainedInfo loaded = load_pretrained(*model, config.model, file, nullptr);
-  out << "qgrad ptq: " << config.model << ": " << describe(loaded, options.checkpoint) << "\n"
+  out << "qgrad ptq: " << config.model << ": " << describe(loaded, options.source.checkpoint)
+      << "\n"
       << "  data " << config.data.dir << ": " << train_set->size() << " train / "
       << test_set->size() << " test images, " << omp_get_max_threads() << " threads\n"
       << std::flush;
@@ -141,7 +126,7 @@ PtqResult run_ptq(const PtqOptions& options, std::ostream& out) {
   // The stored config rebuilds the quantized model; "pretrained" records where it came from.
   TrainConfig stored = config;
   stored.quant = recipe.to_json();
-  stored.pretrained = fs::absolute(options.checkpoint).lexically_normal().string();
+  stored.pretrained = fs::absolute(options.source.checkpoint).lexically_normal().string();
   stored.output.dir = target.parent_path().empty() ? "." : target.parent_path().string();
   const nlohmann::json ptq_meta{
       {"float_checkpoint", stored.pretrained},        {"method", describe_calibration(recipe)},
@@ -211,20 +196,10 @@ int ptq_command(const std::vector<std::string>& args, std::ostream& out) {
     return 0;
   }
   for (const auto& [name, value] : *options) {
-    if (name == "--checkpoint") o.checkpoint = value;
-    if (name == "--recipe") o.recipe.recipe = value;
-    if (name == "--calibration-batches")
-      o.recipe.calibration_batches = parse_int_option("ptq", name, value, 1, 1000000);
-    if (name == "--method") o.recipe.method = value;
-    if (name == "--percentile") o.recipe.percentile = parse_percentile(value);
+    if (!o.source.take_option("ptq", name, value)) o.recipe.take_option(name, value);
     if (name == "--out") o.out = value;
-    if (name == "--model") o.model = value;
-    if (name == "--data-dir") o.data_dir = value;
-    if (name == "--batch-size")
-      o.batch_size = parse_int_option("ptq", name, value, 1, kMaxBatchSize);
-    if (name == "--threads") o.threads = parse_int_option("ptq", name, value, 1, kMaxThreads);
   }
-  if (o.checkpoint.empty()) throw UsageError("ptq: --checkpoint FILE is required");
+  if (o.source.checkpoint.empty()) throw UsageError("ptq: --checkpoint FILE is required");
   if (o.recipe.recipe.empty()) throw UsageError("ptq: --recipe must not be empty");
   run_ptq(o, out);
   return 0;

@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "cli/evaluate.h"
+#include "cli/float_checkpoint.h"
 #include "cli/ptq_recipe.h"
 #include "cli/qat_setup.h"
 
@@ -29,15 +30,14 @@ namespace qgrad::cli {
 constexpr const char* kPtqMetadataKey = "cli.ptq";
 
 struct PtqOptions {
-  std::string checkpoint;  // the float model (required)
-  std::string model;       // the zoo model of a plain state dict; checked against a checkpoint's
+  // The float model (checkpoint required; model: the zoo model of a plain state dict, checked
+  // against a checkpoint's; data_dir, batch_size (calibration), threads: the float run's when
+  // empty / 0).
+  FloatModelSource source;
   PtqRecipeOptions recipe;
   // A .safetensors file, or a folder to write <checkpoint stem>_ptq.safetensors into; empty:
   // next to the float checkpoint.
   std::string out;
-  std::string data_dir;         // empty: the data.dir of the float run's config
-  std::int64_t batch_size = 0;  // calibration batch size; 0: the float run's batch_size
-  std::int64_t threads = 0;     // 0: every core
 };
 
 struct PtqResult {

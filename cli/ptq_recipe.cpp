@@ -4,6 +4,7 @@
 #include <cstdio>
 #include <filesystem>
 
+#include "cli/command_options.h"
 #include "cli/usage_error.h"
 #include "core/error.h"
 #include "core/file_io.h"
@@ -42,7 +43,41 @@ json recipe_json(const std::string& text, const std::string& command) {
   }
 }
 
+double parse_percentile(const std::string& command, const std::string& text) {
+  std::size_t used = 0;
+  double v = 0;
+  try {
+    v = std::stod(text, &used);
+  } catch (const std::exception&) {
+    used = 0;
+  }
+  if (used != text.size() || !(v > 0 && v <= 100))
+    throw UsageError(command + ": --percentile must be a number in (0, 100], got '" + text + "'");
+  return v;
+}
+
 }  // namespace
+
+const std::vector<std::string>& PtqRecipeOptions::option_names() {
+  static const std::vector<std::string> names{"--recipe", "--method", "--percentile",
+                                              "--calibration-batches"};
+  return names;
+}
+
+bool PtqRecipeOptions::take_option(const std::string& name, const std::string& value) {
+  if (name == "--recipe") {
+    recipe = value;
+  } else if (name == "--method") {
+    method = value;
+  } else if (name == "--percentile") {
+    percentile = parse_percentile(command, value);
+  } else if (name == "--calibration-batches") {
+    calibration_batches = parse_int_option(command, name, value, 1, 1000000);
+  } else {
+    return false;
+  }
+  return true;
+}
 
 quant::QuantRecipe ptq_recipe(const PtqRecipeOptions& options) {
   const PtqRecipeOptions& o = options;

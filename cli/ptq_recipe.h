@@ -14,6 +14,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "quant/modules/quant_recipe.h"
 
@@ -23,6 +24,12 @@ namespace qgrad::cli {
 constexpr std::int64_t kDefaultPtqCalibrationBatches = 8;
 
 struct PtqRecipeOptions {
+  // The command-line options that set these fields: --recipe, --method, --percentile,
+  // --calibration-batches.
+  static const std::vector<std::string>& option_names();
+  // Sets the field of option `name` (false for another name); UsageError for a bad number.
+  bool take_option(const std::string& name, const std::string& value);
+
   std::string command = "ptq";           // how errors start ("ptq: --recipe ...")
   std::string recipe = "nvidia_int8";    // name, JSON file or inline JSON
   std::string method;                    // empty: the recipe's

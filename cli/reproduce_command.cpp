@@ -91,14 +91,14 @@ double run_cell(const ReproduceOptions& o, const ReproduceCell& cell, const std:
   std::ofstream log(dir / "log.txt", std::ios::app);
   if (cell.method == "ptq") {
     PtqOptions p;
-    p.checkpoint = (float_dir / "last.safetensors").string();
+    p.source.checkpoint = (float_dir / "last.safetensors").string();
     p.recipe.recipe = cell.quant.dump();
     p.recipe.method = cell.ptq_method;
     p.recipe.calibration_batches = o.calibration_batches;
     p.out = (dir / "ptq.safetensors").string();
-    p.data_dir = o.data_dir;
-    p.batch_size = o.batch_size;
-    p.threads = o.threads;
+    p.source.data_dir = o.data_dir;
+    p.source.batch_size = o.batch_size;
+    p.source.threads = o.threads;
     return run_ptq(p, log).quantized.accuracy;
   }
   json c = train_config_json(o, model, seed, dir);

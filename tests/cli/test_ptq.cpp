@@ -57,9 +57,9 @@ std::string train_float(const TempDir& tmp) {
 
 PtqOptions ptq_options(const TempDir& tmp, const std::string& checkpoint, const std::string& out) {
   PtqOptions o;
-  o.checkpoint = checkpoint;
+  o.source.checkpoint = checkpoint;
   o.out = tmp.file(out);
-  o.threads = 2;
+  o.source.threads = 2;
   o.recipe.calibration_batches = 4;  // the whole training set
   return o;
 }
