@@ -1,0 +1,33 @@
+// quant::convert: turns a trained quantization-aware model into an integer model that runs on
+// oneDNN's int8 primitives (Int8Model). It reads the model exactly as the ONNX exporter lowers
+// it, with the same shared helpers (deploy/common): each quantizer's scale, zero point and grid
+// as its family defines them (QdqParams), weights put on their integer grid by the family's own
+// kernel, batch norms folded (BnAffine; QuantConvBn2d through quant::fold_quant_conv_bn).
+//
+// The model is a Sequential (nested ones are flattened) of QuantConv2d / QuantConvBn2d /
+// QuantLinear layers, each optionally followed by a BatchNorm2d (after a QuantConv2d: folded into
+// the per-channel output scales and the bias) and a ReLU (fused), with MaxPool2d, Flatten,
+// Identity and Dropout (dropped) between them. Each quantized layer requantizes its output
+// straight onto the grid of the next quantized layer's input quantizer, so the int8 model
+// computes what the fake-quantized model computes (max pooling and ReLU commute with the
+// quantizer); the last layer's output, with no quantizer after it, is float32 (the logits).
+//
+// Maps to int8: torch.ao FakeQuantize / FusedMovingAvgObsFakeQuantize (quint8 or qint8 affine
+// per-tensor inputs, reduce_range included; qint8 symmetric weights, per channel or per tensor)
+// and pytorch_quantization TensorQuantizer with static amax (int8 symmetric, amax / 127).
+// Integer grids narrower than 8 bits (reduce_range, num_bits < 8, narrow_range) map exactly: the
+// weights are already on them and activations are clipped to them. Everything else is a
+// ValueError naming the layer: a float Conv2d / Linear (excluded from quantization) or a missing
+// input quantizer, weights with a nonzero zero point or an unsigned grid, per-channel activation
+// quantizers, LSQ / Horizon / AIMET quantizers, FP8, block quantization, dynamic amax, residual
+// blocks (BasicBlock, not supported yet) and any other module. The model is not modified.
+#pragma once
+
+#include "deploy/int8/int8_model.h"
+#include "nn/module.h"
+
+namespace qgrad::quant {
+
+Int8Model convert(const nn::Module& model);
+
+}  // namespace qgrad::quant
