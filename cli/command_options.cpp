@@ -9,7 +9,7 @@ namespace qgrad::cli {
 
 std::optional<std::vector<std::pair<std::string, std::string>>> parse_command_options(
     const std::string& command, const std::vector<std::string>& args,
-    const std::vector<std::string>& known) {
+    const std::vector<std::string>& known, const std::vector<std::string>& flags) {
   std::vector<std::pair<std::string, std::string>> options;
   for (std::size_t i = 0; i < args.size(); ++i) {
     const std::string& a = args[i];
@@ -20,6 +20,11 @@ std::optional<std::vector<std::pair<std::string, std::string>>> parse_command_op
     if (inline_value) {
       name = a.substr(0, eq);
       value = a.substr(eq + 1);
+    }
+    if (std::find(flags.begin(), flags.end(), name) != flags.end()) {
+      if (inline_value) throw UsageError(command + ": " + name + " takes no value");
+      options.emplace_back(name, "");
+      continue;
     }
     if (std::find(known.begin(), known.end(), name) == known.end())
       throw UsageError(command + ": unknown argument '" + a + "' (see qgrad " + command +

@@ -10,11 +10,12 @@
 
 namespace qgrad::cli {
 
-// The (name, value) pairs of `args` in order, each name one of `known` (e.g. "--checkpoint").
-// Returns nullopt when --help or -h is among them (the caller prints its usage). Throws
-// UsageError naming `command` for an unknown argument or a missing value.
+// The (name, value) pairs of `args` in order, each name one of `known` (e.g. "--checkpoint") or
+// one of `flags`, options without a value (e.g. "--int8", paired with ""). Returns nullopt when
+// --help or -h is among them (the caller prints its usage). Throws UsageError naming `command`
+// for an unknown argument, a missing value or a value given to a flag.
 std::optional<std::vector<std::pair<std::string, std::string>>> parse_command_options(
     const std::string& command, const std::vector<std::string>& args,
-    const std::vector<std::string>& known);
+    const std::vector<std::string>& known, const std::vector<std::string>& flags = {});
 
 }  // namespace qgrad::cli
