@@ -6,11 +6,16 @@
 //
 // The model is a Sequential (nested ones are flattened) of QuantConv2d / QuantConvBn2d /
 // QuantLinear layers, each optionally followed by a BatchNorm2d (after a QuantConv2d: folded into
-// the per-channel output scales and the bias) and a ReLU (fused), with MaxPool2d, Flatten,
-// Identity and Dropout (dropped) between them. Each quantized layer requantizes its output
-// straight onto the grid of the next quantized layer's input quantizer, so the int8 model
-// computes what the fake-quantized model computes (max pooling and ReLU commute with the
-// quantizer); the last layer's output, with no quantizer after it, is float32 (the logits).
+// the per-channel output scales and the bias) and a ReLU (fused), ResNet BasicBlocks whose add
+// is a QuantAdd (Int8BasicBlock: int8 convolutions and an int8 add), with MaxPool2d, Flatten,
+// Identity and Dropout (dropped) between them and AdaptiveAvgPool2d(1) before the classifier.
+// Each quantized layer requantizes its output straight onto the grid of the next quantizer of
+// that tensor, so the int8 model computes what the fake-quantized model computes (max pooling
+// and ReLU commute with the quantizer); where the QAT model computes in float before its next
+// quantizer (the global average pool of ResNet's last block) the int8 model does too, and the
+// last layer's output, with no quantizer after it, is float32 (the logits). A residual block's
+// input is quantized by conv1's and the shortcut's quantizers, which must agree (they observe
+// the same tensor).
 //
 // Maps to int8: torch.ao FakeQuantize / FusedMovingAvgObsFakeQuantize (quint8 or qint8 affine
 // per-tensor inputs, reduce_range included; qint8 symmetric weights, per channel or per tensor)
@@ -20,7 +25,7 @@
 // ValueError naming the layer: a float Conv2d / Linear (excluded from quantization) or a missing
 // input quantizer, weights with a nonzero zero point or an unsigned grid, per-channel activation
 // quantizers, LSQ / Horizon / AIMET quantizers, FP8, block quantization, dynamic amax, residual
-// blocks (BasicBlock, not supported yet) and any other module. The model is not modified.
+// adds left float (recipe "add": false) and any other module. The model is not modified.
 #pragma once
 
 #include "deploy/int8/int8_model.h"

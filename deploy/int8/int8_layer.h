@@ -7,6 +7,8 @@
 #pragma once
 
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "core/tensor.h"
 
@@ -20,6 +22,10 @@ class Int8Layer {
   // "'0' conv 1->6 k5 u8 -> u8, fused ReLU".
   virtual std::string describe() const = 0;
   const std::string& impl_info() const { return impl_info_; }
+  // (describe(), impl_info()) of this layer, or of each of its parts for a composite layer.
+  virtual std::vector<std::pair<std::string, std::string>> implementations() const {
+    return {{describe(), impl_info()}};
+  }
 
  protected:
   std::string impl_info_;

@@ -4,7 +4,7 @@
 // primitive. oneDNN 2.6's inner product has no zero-point attribute, so the input zero point is
 // folded into the bias as the integer-GEMM libraries do (sum_k (x - zp) w = sum_k x w - zp sum_k
 // w, exact in int32 and in the float bias up to 2^24), and the output zero point is a linear
-// post-op after the clip (int8_post_ops.h). A 4-D input [N, C, H, W] (a Flatten before the
+// post-op before the clip (int8_post_ops.h). A 4-D input [N, C, H, W] (a Flatten before the
 // layer, in any layout) is read as flattened in NCHW order, so the NHWC output of an int8
 // convolution needs no reorder.
 #pragma once

@@ -23,7 +23,8 @@ Tensor Int8Model::forward(const Tensor& x) {
 
 std::vector<Int8LayerInfo> Int8Model::implementations() const {
   std::vector<Int8LayerInfo> out;
-  for (const auto& layer : layers_) out.push_back({layer->describe(), layer->impl_info()});
+  for (const auto& layer : layers_)
+    for (auto& [name, impl] : layer->implementations()) out.push_back({name, impl});
   return out;
 }
 

@@ -72,28 +72,34 @@ Agreement agreement(nn::UnaryModule& model, std::int64_t n, std::uint64_t seed) 
 
 }  // namespace
 
-TEST_CASE("int8 convert: QAT lenet5bn and vggfm give the fake-quantized logits", "[int8]") {
+TEST_CASE("int8 convert: QAT lenet5bn, vggfm and resnet20 give the fake-quantized logits",
+          "[int8]") {
   struct Case {
     const char* model;
     const char* recipe;
-    double steps;  // the bound on max_steps; measured values in the comments
+    double steps, off;  // bounds on max_steps and off; measured values in the comments
   };
   const Case cases[] = {
-      {"lenet5bn", R"({"family": "torch_ao"})", 1.5},                   // 2e-5
-      {"lenet5bn", R"({"family": "torch_ao", "fuse_bn": true})", 1.5},  // 2e-5
+      {"lenet5bn", R"({"family": "torch_ao"})", 1.5, 0.02},                   // 2e-5, 0
+      {"lenet5bn", R"({"family": "torch_ao", "fuse_bn": true})", 1.5, 0.02},  // 2e-5, 0
       {"lenet5bn",
        R"({"family": "torch_ao",
            "weight": {"observer": "moving_average_minmax", "dtype": "qint8",
                       "qscheme": "per_channel_symmetric", "quant_min": -128, "quant_max": 127},
            "input": {"observer": "moving_average_minmax", "dtype": "quint8",
                      "qscheme": "per_tensor_affine", "quant_min": 0, "quant_max": 255}})",
-       1.5},                                         // 0.78
-      {"lenet5bn", R"({"family": "nvidia"})", 1.5},  // 2e-5
+       1.5, 0.02},                                         // 0.78, 3 of 640
+      {"lenet5bn", R"({"family": "nvidia"})", 1.5, 0.02},  // 2e-5, 0
       {"lenet5bn", R"({"family": "nvidia", "weight": {"num_bits": 4, "axis": 0},
                        "input": {"num_bits": 4}})",
-       1.5},                                        // 2e-5
-      {"vggfm", R"({"family": "torch_ao"})", 6.0},  // 4.05
-      {"vggfm", R"({"family": "nvidia"})", 1.5},    // 0.42
+       1.5, 0.02},                                        // 2e-5, 0
+      {"vggfm", R"({"family": "torch_ao"})", 6.0, 0.02},  // 4.05, 8 of 640
+      {"vggfm", R"({"family": "nvidia"})", 1.5, 0.02},    // 0.42, 0
+      // 19 requantised layers: the rare tie flips (one residual block alone: 1 of 401408
+      // outputs one step apart) spread through the deeper network into more of the logits.
+      {"resnet20", R"({"family": "torch_ao"})", 8.0, 0.2},                   // 6.3, 0.139
+      {"resnet20", R"({"family": "torch_ao", "fuse_bn": true})", 8.0, 0.2},  // 3.5, 0.025
+      {"resnet20", R"({"family": "nvidia"})", 8.0, 0.2},                     // 1.16, 0.073
   };
   for (const Case& k : cases) {
     INFO(k.model << " " << k.recipe);
@@ -103,7 +109,7 @@ TEST_CASE("int8 convert: QAT lenet5bn and vggfm give the fake-quantized logits",
                             << " of the logits more than half a step apart");
     CHECK(a.top1 >= 0.98);  // at most one of 64 (measured: 64 of 64 in every case)
     CHECK(a.max_steps <= k.steps);
-    CHECK(a.off <= 0.02);  // measured at most 8 of 640 (vggfm torch_ao)
+    CHECK(a.off <= k.off);
   }
 }
 
@@ -117,9 +123,9 @@ TEST_CASE("int8 convert: what int8 cannot express is an error naming the layer",
   CHECK_THROWS_WITH(quant::convert(*fp8),
                     Catch::Contains("int8 convert: layer '0'") && Catch::Contains("float format"));
 
-  auto resnet = qat_model("resnet20", R"({"family": "torch_ao"})");
-  CHECK_THROWS_WITH(quant::convert(*resnet),
-                    Catch::Contains("layer 'layer1.0' (BasicBlock): residual blocks"));
+  auto float_add = qat_model("resnet20", R"({"family": "torch_ao", "add": false})");
+  CHECK_THROWS_WITH(quant::convert(*float_add),
+                    Catch::Contains("layer 'layer1.0.add' (Add) is not quantized"));
 
   auto excluded = qat_model("lenet5bn", R"({"family": "torch_ao", "exclude": ["9"]})");
   CHECK_THROWS_WITH(quant::convert(*excluded),

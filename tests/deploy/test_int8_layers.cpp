@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "core/factory.h"
+#include "deploy/int8/int8_add.h"
 #include "deploy/int8/int8_conv2d.h"
 #include "deploy/int8/int8_linear.h"
 #include "deploy/int8/int8_max_pool2d.h"
@@ -286,6 +287,45 @@ TEST_CASE("int8 max_pool2d: the maximum grid value of each window, ceil_mode and
           }
         CHECK(got[i] == m);
       }
+}
+
+TEST_CASE("int8 add: two grids with zero points, ReLU, onto a reduce_range grid or float32",
+          "[int8]") {
+  const Int8Grid ga = grid(0.05f, 20, 0, 127), gb = grid(0.02f, 128, 0, 255);
+  const Activation a = random_activation(2, 3, 5, 4, ga, 11);
+  const Activation b = random_activation(2, 3, 5, 4, gb, 12);
+  quant::Int8AddSpec s;
+  s.name = "test add";
+  s.a = ga;
+  s.b = gb;
+  s.relu = true;
+  SECTION("uint8 output") {
+    s.output = grid(0.03f, 5, 0, 127);
+    quant::Int8Add add(s);
+    std::vector<Expected> want;
+    for (std::size_t i = 0; i < a.nchw.size(); ++i)
+      want.push_back(requantize(
+          ((a.nchw[i] - 20) * double(0.05f) + (b.nchw[i] - 128) * double(0.02f)) / double(0.03f),
+          *s.output, true));
+    const std::vector<int> got = ints_of(add.add(a.t, b.t));
+    compare(got, want);
+    const std::set<int> distinct(got.begin(), got.end());
+    CHECK(distinct.count(5) == 1);    // ReLU: the zero point
+    CHECK(distinct.count(127) == 1);  // the grid's bound
+    CHECK(distinct.size() > 30);
+  }
+  SECTION("float32 output") {
+    quant::Int8Add add(s);
+    const std::vector<float> got = add.add(a.t, b.t).contiguous().to_vector<float>();
+    for (std::size_t i = 0; i < got.size(); ++i)
+      CHECK(got[i] == Approx(std::max(0.0, (a.nchw[i] - 20) * double(0.05f) +
+                                               (b.nchw[i] - 128) * double(0.02f)))
+                          .margin(1e-5));
+  }
+  const Activation other = random_activation(2, 3, 5, 5, gb, 13);
+  CHECK_THROWS_WITH(quant::Int8Add(s).add(a.t, other.t),
+                    Catch::Contains("test add: inputs must be [N, C, H, W] of the same shape"));
+  CHECK_THROWS_WITH(quant::Int8Add(s).forward(a.t), Catch::Contains("test add has two inputs"));
 }
 
 TEST_CASE("int8 layers: bad specs and inputs are errors naming the layer", "[int8]") {
