@@ -215,7 +215,7 @@ Int8Grid block_input_grid(const nn::BasicBlock& b, const std::string& path) {
 
 class Converter {
  public:
-  explicit Converter(const nn::Module& model) {
+  Converter(const nn::Module& model, const ConvertOptions& options) : options_(options) {
     if (dynamic_cast<const nn::Sequential*>(&model) != nullptr)
       flatten_into(model, "", items_);
     else
@@ -372,7 +372,11 @@ class Converter {
         deploy::qdq_params(*require_quantizer(qa->input1_quantizer(), in1), kOp, in1), in1);
     const Int8Grid conv2_in = input_grid(input_quantizer_of(*b.conv2()), describe(conv2));
     auto c1 = std::make_unique<Int8Conv2d>(conv_spec(conv1, bn_of(conv1, bn1), true, conv2_in));
-    auto c2 = std::make_unique<Int8Conv2d>(conv_spec(conv2, bn_of(conv2, bn2), false, g0));
+    const std::optional<Int8Grid> out = consumer_grid(i_ + 1);
+    const bool fuse = options_.fuse_residual_sum && out.has_value();
+    Int8Conv2dSpec s2 = conv_spec(conv2, bn_of(conv2, bn2), fuse, fuse ? out : g0);
+    if (fuse) s2.residual = g1;  // conv2 + shortcut + relu2 in one primitive
+    auto c2 = std::make_unique<Int8Conv2d>(std::move(s2));
     std::unique_ptr<Int8Conv2d> ds;
     if (b.downsample()) {
       std::vector<Item> d;
@@ -387,16 +391,19 @@ class Converter {
       QGRAD_CHECK(in == g1, ValueError, kOp, ": residual block '", path,
                   "': its input grid differs from the add's input 1 grid");
     }
-    Int8AddSpec a;
-    a.name = describe(add_item);
-    a.a = g0;
-    a.b = g1;
-    a.relu = true;
-    a.output = consumer_grid(i_ + 1);
-    current_ = a.output;
+    std::unique_ptr<Int8Add> add;
+    if (!fuse) {
+      Int8AddSpec a;
+      a.name = describe(add_item);
+      a.a = g0;
+      a.b = g1;
+      a.relu = true;
+      a.output = out;
+      add = std::make_unique<Int8Add>(std::move(a));
+    }
+    current_ = out;
     model_.append(std::make_unique<Int8BasicBlock>(describe(item), std::move(c1), std::move(c2),
-                                                   std::move(ds),
-                                                   std::make_unique<Int8Add>(std::move(a))));
+                                                   std::move(ds), std::move(add)));
   }
 
   void max_pool(const Item& item, const nn::MaxPool2d& p) {
@@ -432,6 +439,7 @@ class Converter {
                 describe(item), " must be followed by a QuantLinear");
   }
 
+  ConvertOptions options_;
   std::vector<Item> items_;
   std::size_t i_ = 0;
   std::optional<Int8Grid> current_;  // the grid of the current activation; none: float32
@@ -440,8 +448,8 @@ class Converter {
 
 }  // namespace
 
-Int8Model convert(const nn::Module& model) {
-  return Converter(model).run();
+Int8Model convert(const nn::Module& model, const ConvertOptions& options) {
+  return Converter(model, options).run();
 }
 
 }  // namespace qgrad::quant

@@ -33,6 +33,16 @@
 
 namespace qgrad::quant {
 
-Int8Model convert(const nn::Module& model);
+struct ConvertOptions {
+  // Fuses each residual add into its block's second convolution as oneDNN's sum post-op
+  // (Int8Conv2d with a residual) instead of a separate Int8Add: one pass over the block output
+  // less, but not the QAT model's arithmetic, since QuantAdd rounds the convolution output to
+  // its input-0 grid before adding and the fused form adds it unrounded (up to half a step of
+  // that grid apart). Blocks whose output stays float32 (before the global average pool) keep
+  // the separate add.
+  bool fuse_residual_sum = false;
+};
+
+Int8Model convert(const nn::Module& model, const ConvertOptions& options = ConvertOptions());
 
 }  // namespace qgrad::quant

@@ -13,14 +13,16 @@ Int8BasicBlock::Int8BasicBlock(std::string name, std::unique_ptr<Int8Conv2d> con
       conv2_(std::move(conv2)),
       downsample_(std::move(downsample)),
       add_(std::move(add)) {
-  QGRAD_CHECK(conv1_ && conv2_ && add_, ValueError, "Int8BasicBlock: ", name_,
-              ": conv1, conv2 and add are required");
+  QGRAD_CHECK(conv1_ && conv2_ && (add_ != nullptr) != conv2_->spec().residual.has_value(),
+              ValueError, "Int8BasicBlock: ", name_,
+              ": needs conv1, conv2 and either an add or a conv2 that sums the residual");
 }
 
 Tensor Int8BasicBlock::forward(const Tensor& x) {
-  const Tensor y = conv2_->forward(conv1_->forward(x));
+  const Tensor h = conv1_->forward(x);
   const Tensor shortcut = downsample_ ? downsample_->forward(x) : x;
-  return add_->add(y, shortcut);
+  if (!add_) return conv2_->forward(h, shortcut);  // the add fused as a sum post-op
+  return add_->add(conv2_->forward(h), shortcut);
 }
 
 std::string Int8BasicBlock::describe() const {

@@ -42,6 +42,8 @@ Int8Conv2d::Int8Conv2d(Int8Conv2dSpec spec) : spec_(std::move(spec)), impl_(new 
               " output channels");
   QGRAD_CHECK(s.bias.empty() || static_cast<std::int64_t>(s.bias.size()) == o, ValueError,
               "int8 conv2d: ", s.name, ": ", s.bias.size(), " biases for ", o, " output channels");
+  QGRAD_CHECK(!s.residual || s.output, ValueError, "int8 conv2d: ", s.name,
+              ": a residual (sum post-op) needs an int8 output grid");
   const double out_scale = s.output ? s.output->scale : 1.0;
   for (std::int64_t c = 0; c < o; ++c) {
     const double ws = s.weight_scale[c];
@@ -61,11 +63,24 @@ std::string Int8Conv2d::describe() const {
   std::ostringstream os;
   os << s.name << ": int8 conv " << s.in_channels << "->" << s.out_channels << " k" << s.kernel[0]
      << "x" << s.kernel[1] << ", " << dtype_name(s.input.dtype()) << " -> "
-     << (s.output ? dtype_name(s.output->dtype()) : "float32") << (s.relu ? ", fused ReLU" : "");
+     << (s.output ? dtype_name(s.output->dtype()) : "float32")
+     << (s.residual ? ", fused residual sum" : "") << (s.relu ? ", fused ReLU" : "");
   return os.str();
 }
 
 Tensor Int8Conv2d::forward(const Tensor& x) {
+  QGRAD_CHECK(!spec_.residual, ValueError, "int8 conv2d: ", spec_.name,
+              " adds a residual: call forward(x, residual)");
+  return run(x, nullptr);
+}
+
+Tensor Int8Conv2d::forward(const Tensor& x, const Tensor& residual) {
+  QGRAD_CHECK(spec_.residual, ValueError, "int8 conv2d: ", spec_.name,
+              " has no residual input (its spec has no residual grid)");
+  return run(x, &residual);
+}
+
+Tensor Int8Conv2d::run(const Tensor& x, const Tensor* residual) {
   const Int8Conv2dSpec& s = spec_;
   QGRAD_CHECK(x.dim() == 4 && x.size(1) == s.in_channels, ShapeError, "int8 conv2d: ", s.name,
               ": input must be [N, ", s.in_channels, ", H, W], got ", shape_str(x.shape()));
@@ -83,6 +98,21 @@ Tensor Int8Conv2d::forward(const Tensor& x) {
   }
   const DType out_dtype = s.output ? s.output->dtype() : DType::Float32;
   Tensor y = dn::new_activation({x.size(0), s.out_channels, out[0], out[1]}, out_dtype);
+  if (residual != nullptr) {
+    QGRAD_CHECK(residual->shape() == y.shape() && residual->dtype() == s.residual->dtype(),
+                ShapeError, "int8 conv2d: ", s.name, ": the residual must be ",
+                dtype_name(s.residual->dtype()), " ", shape_str(y.shape()), ", got ",
+                dtype_name(residual->dtype()), " ", shape_str(residual->shape()));
+    // The sum post-op accumulates into the output: it starts as the residual's bytes, read
+    // back as the residual's type (uint8 and int8 have the same size).
+    dn::guarded(describe(), [&] {
+      const md as_residual(dn::dims(y.shape()), dn::data_type(residual->dtype()),
+                           dn::dims(y.strides()));
+      dnnl::memory from = dn::wrap(dn::desc_of(*residual), *residual);
+      dnnl::memory to = dn::wrap(as_residual, y);
+      dnnl::reorder(from, to).execute(dn::stream(), from, to);
+    });
+  }
 
   std::ostringstream key;
   key << shape_str(x.shape()) << shape_str(x.strides()) << dtype_name(x.dtype());
@@ -107,7 +137,8 @@ Tensor Int8Conv2d::forward(const Tensor& x) {
       if (s.input.zero_point != 0) attr.set_zero_points(DNNL_ARG_SRC, 0, {s.input.zero_point});
       if (s.output && s.output->zero_point != 0)
         attr.set_zero_points(DNNL_ARG_DST, 0, {s.output->zero_point});
-      attr.set_post_ops(requantize_post_ops(s.output, s.relu, /*add_zero_point=*/false));
+      attr.set_post_ops(requantize_post_ops(s.output, s.relu, /*add_zero_point=*/false, 0,
+                                            s.residual ? &*s.residual : nullptr));
       const dnnl::convolution_forward::primitive_desc pd(d, attr, dn::engine());
       n.prim = dnnl::convolution_forward(pd);
       n.impl = pd.impl_info_str();

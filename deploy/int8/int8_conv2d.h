@@ -6,6 +6,11 @@
 // (reduce_range, sub-8-bit), the grid's bounds in the same clip. Without `output` the result is
 // float32: s_in * s_w[c] * acc + bias[c] (ReLU fused as an eltwise post-op).
 //
+// With `residual`, forward(x, r) also adds r, an int8 tensor of the output's shape on that grid,
+// through oneDNN's sum post-op before the ReLU: the output buffer starts as a copy of r and
+// oneDNN computes out_scale * (acc + bias) + (s_r / s_out) * (r - zp_r) in place (a residual
+// add fused into the convolution; convert() uses it only when asked, see convert.h).
+//
 // The weight scales may be negative (a batch norm folded in with gamma < 0); the bias is in
 // real units and becomes bias[c] / (s_in * s_w[c]) in accumulator units, where oneDNN adds it.
 // Input [N, C, H, W] of the input grid's dtype in any layout; output [N, O, OH, OW] in NHWC.
@@ -33,6 +38,7 @@ struct Int8Conv2dSpec {
   Int8Grid input;
   std::optional<Int8Grid> output;  // none: float32 output
   bool relu = false;
+  std::optional<Int8Grid> residual;  // a tensor added by the sum post-op (needs `output`)
 };
 
 class Int8Conv2d : public Int8Layer {
@@ -41,11 +47,14 @@ class Int8Conv2d : public Int8Layer {
   explicit Int8Conv2d(Int8Conv2dSpec spec);
   ~Int8Conv2d() override;
   Tensor forward(const Tensor& x) override;
+  // With spec().residual: conv(x) + residual, requantized (see above).
+  Tensor forward(const Tensor& x, const Tensor& residual);
   std::string describe() const override;
   const Int8Conv2dSpec& spec() const { return spec_; }
 
  private:
   struct Impl;
+  Tensor run(const Tensor& x, const Tensor* residual);
   Int8Conv2dSpec spec_;
   std::unique_ptr<Impl> impl_;
 };

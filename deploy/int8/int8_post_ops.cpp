@@ -8,8 +8,14 @@
 namespace qgrad::quant {
 
 dnnl::post_ops requantize_post_ops(const std::optional<Int8Grid>& output, bool relu,
-                                   bool add_zero_point, double shift) {
+                                   bool add_zero_point, double shift, const Int8Grid* sum) {
   dnnl::post_ops po;
+  if (sum != nullptr) {
+    QGRAD_CHECK(output, ValueError, "requantize_post_ops: a sum needs an int8 output");
+    po.append_sum(
+        static_cast<float>(double(sum->scale) / output->scale), sum->zero_point,
+        sum->dtype() == DType::UInt8 ? dnnl::memory::data_type::u8 : dnnl::memory::data_type::s8);
+  }
   if (!output) {
     if (shift != 0)
       po.append_eltwise(1.0f, dnnl::algorithm::eltwise_linear, 1.0f, static_cast<float>(shift));

@@ -11,7 +11,9 @@
 // units) takes off input zero points the primitive cannot apply itself (binary add). At most two
 // eltwise post-ops on purpose: oneDNN 2.6's jit:uni binary kernel writes wrong int8 results with
 // three chained eltwise post-ops (linear, clip, linear), as tests/deploy/test_int8_layers.cpp's
-// add test showed. A float32 output gets the shift and the ReLU only.
+// add test showed. `sum` (convolutions only) puts oneDNN's sum post-op first, adding
+// (s_sum / s_out) * (dst - zp_sum) of the int8 tensor already in the destination, before the
+// clip. A float32 output gets the shift and the ReLU only.
 #pragma once
 
 #include <dnnl.hpp>
@@ -23,6 +25,7 @@
 namespace qgrad::quant {
 
 dnnl::post_ops requantize_post_ops(const std::optional<Int8Grid>& output, bool relu,
-                                   bool add_zero_point, double shift = 0);
+                                   bool add_zero_point, double shift = 0,
+                                   const Int8Grid* sum = nullptr);
 
 }  // namespace qgrad::quant

@@ -158,6 +158,57 @@ TEST_CASE(
   CHECK(distinct.count(s.relu ? out.zero_point : 0) == 1);
 }
 
+TEST_CASE("int8 conv2d: a residual added by the sum post-op, with its own grid and zero point",
+          "[int8]") {
+  const std::int64_t n = 2, c = 4, h = 6, w = 5, o = 8;
+  const Int8Grid in = grid(0.05f, 30, 0, 127), out = grid(0.04f, 3, 0, 127);
+  const Int8Grid res = grid(0.03f, 17, 0, 255);
+  const Activation x = random_activation(n, c, h, w, in, 21);
+  const Activation r = random_activation(n, o, h, w, res, 22);
+  quant::Int8Conv2dSpec s;
+  s.name = "test conv";
+  s.in_channels = c;
+  s.out_channels = o;
+  s.kernel = {3, 3};
+  s.padding = {1, 1};
+  s.weight = random_weights(static_cast<std::size_t>(o * c * 9), 23);
+  for (std::int64_t i = 0; i < o; ++i) {
+    s.weight_scale.push_back(2e-4 * double(i + 1));
+    s.bias.push_back(0.1 - 0.03 * double(i));
+  }
+  s.input = in;
+  s.output = out;
+  s.relu = true;
+  s.residual = res;
+  quant::Int8Conv2d conv(s);
+  CHECK_THROWS_WITH(conv.forward(x.t), Catch::Contains("call forward(x, residual)"));
+  const Tensor y = conv.forward(x.t, r.t);
+  std::vector<Expected> want;
+  for (std::int64_t b = 0; b < n; ++b)
+    for (std::int64_t oc = 0; oc < o; ++oc)
+      for (std::int64_t oy = 0; oy < h; ++oy)
+        for (std::int64_t ox = 0; ox < w; ++ox) {
+          std::int64_t acc = 0;
+          for (std::int64_t ic = 0; ic < c; ++ic)
+            for (std::int64_t ky = 0; ky < 3; ++ky)
+              for (std::int64_t kx = 0; kx < 3; ++kx) {
+                const std::int64_t iy = oy - 1 + ky, ix = ox - 1 + kx;
+                if (iy < 0 || iy >= h || ix < 0 || ix >= w) continue;
+                acc += (x.nchw[((b * c + ic) * h + iy) * w + ix] - in.zero_point) *
+                       s.weight[((oc * c + ic) * 3 + ky) * 3 + kx];
+              }
+          const std::size_t at = static_cast<std::size_t>(((b * o + oc) * h + oy) * w + ox);
+          const double real = double(in.scale) * s.weight_scale[oc] * double(acc) + s.bias[oc] +
+                              double(res.scale) * (r.nchw[at] - res.zero_point);
+          want.push_back(requantize(real / out.scale, out, true));
+        }
+  const std::vector<int> got = ints_of(y);
+  compare(got, want);
+  const std::set<int> distinct(got.begin(), got.end());
+  CHECK(distinct.size() > 40);
+  CHECK(distinct.count(out.zero_point) == 1);
+}
+
 TEST_CASE("int8 conv2d: s8 symmetric input to float32 output (pytorch_quantization logits)",
           "[int8]") {
   const Int8Grid in = grid(0.1f, 0, -128, 127);
