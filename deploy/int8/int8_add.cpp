@@ -23,7 +23,7 @@ struct Int8Add::Impl {
   std::map<std::string, Entry> entries;
 };
 
-Int8Add::Int8Add(Int8AddSpec spec) : spec_(std::move(spec)), impl_(new Impl) {}
+Int8Add::Int8Add(Int8AddSpec spec) : spec_(std::move(spec)), impl_(std::make_unique<Impl>()) {}
 
 Int8Add::~Int8Add() = default;
 

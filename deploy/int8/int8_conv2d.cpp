@@ -27,7 +27,8 @@ struct Int8Conv2d::Impl {
   std::map<std::string, Entry> entries;     // by input shape, strides and dtype
 };
 
-Int8Conv2d::Int8Conv2d(Int8Conv2dSpec spec) : spec_(std::move(spec)), impl_(new Impl) {
+Int8Conv2d::Int8Conv2d(Int8Conv2dSpec spec)
+    : spec_(std::move(spec)), impl_(std::make_unique<Impl>()) {
   const Int8Conv2dSpec& s = spec_;
   const std::int64_t o = s.out_channels;
   QGRAD_CHECK(s.in_channels > 0 && o > 0 && s.groups > 0 && s.in_channels % s.groups == 0 &&
@@ -145,6 +146,7 @@ Tensor Int8Conv2d::run(const Tensor& x, const Tensor* residual) {
       // The weights, reordered once into the layout this implementation chose.
       const md w_user(wdims, dnnl::memory::data_type::s8,
                       g == 1 ? dnnl::memory::format_tag::oihw : dnnl::memory::format_tag::goihw);
+      // oneDNN takes a non-const handle; the reorder only reads it.
       dnnl::memory user(w_user, dn::engine(), const_cast<std::int8_t*>(s.weight.data()));
       n.weights = dnnl::memory(pd.weights_desc(), dn::engine());
       dnnl::reorder(user, n.weights).execute(dn::stream(), user, n.weights);

@@ -22,7 +22,8 @@ struct Int8GlobalAvgPool::Impl {
   std::map<std::string, Entry> entries;
 };
 
-Int8GlobalAvgPool::Int8GlobalAvgPool(std::string name) : name_(std::move(name)), impl_(new Impl) {}
+Int8GlobalAvgPool::Int8GlobalAvgPool(std::string name)
+    : name_(std::move(name)), impl_(std::make_unique<Impl>()) {}
 
 Int8GlobalAvgPool::~Int8GlobalAvgPool() = default;
 

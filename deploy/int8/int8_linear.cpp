@@ -27,7 +27,8 @@ struct Int8Linear::Impl {
   std::map<std::string, Entry> entries;  // by input shape, strides and dtype
 };
 
-Int8Linear::Int8Linear(Int8LinearSpec spec) : spec_(std::move(spec)), impl_(new Impl) {
+Int8Linear::Int8Linear(Int8LinearSpec spec)
+    : spec_(std::move(spec)), impl_(std::make_unique<Impl>()) {
   const Int8LinearSpec& s = spec_;
   const std::int64_t o = s.out_features, k = s.in_features;
   QGRAD_CHECK(o > 0 && k > 0, ValueError, "int8 linear: ", s.name, ": features ", k, " -> ", o,
@@ -101,6 +102,7 @@ Tensor Int8Linear::forward(const Tensor& x) {
       // Row-major [out, in] is oihw when the input is an image (PyTorch's flatten order).
       const md w_user(wdims, dnnl::memory::data_type::s8,
                       image ? dnnl::memory::format_tag::oihw : dnnl::memory::format_tag::oi);
+      // oneDNN takes a non-const handle; the reorder only reads it.
       dnnl::memory user(w_user, dn::engine(), const_cast<std::int8_t*>(s.weight.data()));
       n.weights = dnnl::memory(pd.weights_desc(), dn::engine());
       dnnl::reorder(user, n.weights).execute(dn::stream(), user, n.weights);

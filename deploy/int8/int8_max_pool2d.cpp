@@ -22,7 +22,8 @@ struct Int8MaxPool2d::Impl {
   std::map<std::string, Entry> entries;
 };
 
-Int8MaxPool2d::Int8MaxPool2d(Int8MaxPool2dSpec spec) : spec_(std::move(spec)), impl_(new Impl) {
+Int8MaxPool2d::Int8MaxPool2d(Int8MaxPool2dSpec spec)
+    : spec_(std::move(spec)), impl_(std::make_unique<Impl>()) {
   for (int d = 0; d < 2; ++d)
     QGRAD_CHECK(spec_.kernel[d] > 0 && spec_.stride[d] > 0 && spec_.dilation[d] > 0 &&
                     spec_.padding[d] >= 0 && 2 * spec_.padding[d] <= spec_.kernel[d],

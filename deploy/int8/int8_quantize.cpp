@@ -25,7 +25,7 @@ struct Int8Quantize::Impl {
 };
 
 Int8Quantize::Int8Quantize(std::string name, Int8Grid grid)
-    : name_(std::move(name)), grid_(grid), impl_(new Impl) {}
+    : name_(std::move(name)), grid_(grid), impl_(std::make_unique<Impl>()) {}
 
 Int8Quantize::~Int8Quantize() = default;
 
