@@ -146,6 +146,11 @@ TEST_CASE("int8 convert: what int8 cannot express is an error naming the layer",
                     Catch::Contains("int8 convert: layer '0' (QuantConv2d) input quantizer") &&
                         Catch::Contains("LearnableFakeQuantize"));
 
+  auto horizon = qat_model("lenet5bn", R"({"family": "horizon"})");
+  CHECK_THROWS_WITH(quant::convert(*horizon),
+                    Catch::Contains("int8 convert: layer '0' (QuantConv2d) input quantizer is a") &&
+                        Catch::Contains("does not support yet"));
+
   auto fp8 = qat_model("lenet5bn", R"({"recipe": "fp8_e4m3"})");
   CHECK_THROWS_WITH(quant::convert(*fp8),
                     Catch::Contains("int8 convert: layer '0'") && Catch::Contains("float format"));
