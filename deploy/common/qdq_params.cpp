@@ -2,6 +2,7 @@
 // checks that keep an unusable scale or an inexpressible quantizer out of the exported model.
 #include "deploy/common/qdq_params.h"
 
+#include <algorithm>
 #include <cfloat>
 #include <cmath>
 
@@ -10,8 +11,10 @@
 #include "core/shape.h"
 #include "quant/modules/fake_quantize.h"
 #include "quant/modules/fused_fake_quantize.h"
+#include "quant/modules/learnable_fake_quantize.h"
 #include "quant/modules/tensor_quantizer.h"
 #include "quant/nvidia/tensor_quant.h"
+#include "quant/observer/quant_dtype.h"
 #include "quant/torch_ao/fake_quantize.h"
 
 namespace qgrad::deploy {
@@ -125,6 +128,36 @@ QdqParams qdq_params(const nn::UnaryModule& quantizer, const std::string& op,
   throw ValueError(op + ": " + where + " is a " + quantizer.name() + ", which " + op +
                    " does not support yet (supported: torch.ao FakeQuantize "
                    "and FusedMovingAvgObsFakeQuantize, pytorch_quantization TensorQuantizer)");
+}
+
+QdqParams lsq_qdq_params(const nn::UnaryModule& quantizer, const std::string& op,
+                         const std::string& where) {
+  const auto* lfq = dynamic_cast<const quant::LearnableFakeQuantize*>(&quantizer);
+  QGRAD_CHECK(lfq != nullptr, ValueError, op, ": ", where, " is a ", quantizer.name(),
+              ", not a LearnableFakeQuantize");
+  QdqParams p;
+  p.family = "lsq";
+  if (!lfq->fake_quant_enabled()) {
+    p.identity = true;
+    return p;
+  }
+  p.scale = lfq->scale().detach().to(DType::Float32).to_vector<float>();
+  p.quant_min = lfq->quant_min();
+  p.quant_max = lfq->quant_max();
+  if (lfq->is_per_channel()) p.axis = lfq->ch_axis();
+  // The forward's zero point: symmetric schemes zero it, others round half to even in float32
+  // and clamp (torch.ao's _fake_quantize_learnable_*).
+  const bool symmetric = ao::is_symmetric(lfq->config().observer.options.qscheme_);
+  for (double z : lfq->zero_point().to_vector<double>()) {
+    const double r = symmetric ? 0.0 : std::nearbyint(static_cast<float>(z));
+    p.zero_point.push_back(static_cast<std::int32_t>(std::min<double>(
+        std::max<double>(r, static_cast<double>(p.quant_min)), static_cast<double>(p.quant_max))));
+  }
+  QGRAD_CHECK(p.axis || p.scale.size() == 1, ValueError, op, ": ", where,
+              ": a per-tensor quantizer with ", p.scale.size(), " scales");
+  check_scales(p, op, where);
+  check_8bit(p, op, where);
+  return p;
 }
 
 std::vector<std::int32_t> quantize_weight(const nn::UnaryModule& quantizer, const QdqParams& p,

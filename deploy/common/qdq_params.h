@@ -41,6 +41,16 @@ struct QdqParams {
 QdqParams qdq_params(const nn::UnaryModule& quantizer, const std::string& op,
                      const std::string& where);
 
+// LSQ / LSQ+ (LearnableFakeQuantize) as the affine grid its forward quantizes on: its learned
+// scale, and its zero point rounded half to even and clamped to [quant_min, quant_max] (0 for a
+// symmetric qscheme), the parameters torch.ao's learnable kernel hands to the same per-tensor /
+// per-channel fake quantization as FakeQuantize. quantize_weight() then gives its weights'
+// integers. Kept apart from qdq_params(): int8 inference uses it, while the ONNX exporter does not
+// take LSQ yet (its QDQ form has not been checked in a runtime). ValueError for another module,
+// a disabled quantizer is `identity`, and the scale and grid checks are qdq_params()'s.
+QdqParams lsq_qdq_params(const nn::UnaryModule& quantizer, const std::string& op,
+                         const std::string& where);
+
 // The integer values (row-major, one per element of `weight`) that `quantizer`, with parameters
 // `p`, puts `weight` on, computed with the family's own kernel; `op` and `where` as above.
 std::vector<std::int32_t> quantize_weight(const nn::UnaryModule& quantizer, const QdqParams& p,

@@ -2,6 +2,10 @@
 #include "deploy/int8/convert.h"
 
 #include <algorithm>
+#include <array>
+#include <memory>
+#include <optional>
+#include <string>
 #include <utility>
 #include <vector>
 
@@ -27,6 +31,7 @@
 #include "nn/modules/pooling.h"
 #include "nn/modules/sequential.h"
 #include "quant/modules/fold_conv_bn.h"
+#include "quant/modules/learnable_fake_quantize.h"
 #include "quant/modules/quant_add.h"
 #include "quant/modules/quant_conv2d.h"
 #include "quant/modules/quant_conv_bn2d.h"
@@ -75,12 +80,19 @@ std::array<std::int64_t, 2> pair_of(const Shape& s, const std::string& where, co
   return {s[0], s.size() == 1 ? s[0] : s[1]};
 }
 
+// The 8-bit parameters of a quantizer: deploy/common's, with LSQ's learned affine grid too.
+deploy::QdqParams params_of(const nn::UnaryModule& quantizer, const std::string& where) {
+  if (dynamic_cast<const LearnableFakeQuantize*>(&quantizer) != nullptr)
+    return deploy::lsq_qdq_params(quantizer, kOp, where);
+  return deploy::qdq_params(quantizer, kOp, where);
+}
+
 // The grid of a quantized layer's input quantizer.
 Int8Grid input_grid(const std::shared_ptr<nn::UnaryModule>& quantizer, const std::string& where) {
   QGRAD_CHECK(quantizer != nullptr, ValueError, kOp, ": ", where,
               " has no input quantizer: its float input cannot feed an int8 layer");
   const std::string q = where + " input quantizer";
-  return Int8Grid::from_params(deploy::qdq_params(*quantizer, kOp, q), q);
+  return Int8Grid::from_params(params_of(*quantizer, q), q);
 }
 
 // `q`, or a ValueError naming `where` when it is missing.
@@ -110,7 +122,7 @@ IntWeight int_weight(const std::shared_ptr<nn::UnaryModule>& quantizer, const Te
   const std::string q = where + " weight quantizer";
   QGRAD_CHECK(quantizer != nullptr, ValueError, kOp, ": ", q,
               " is missing: float weights cannot run in an int8 layer");
-  const deploy::QdqParams p = deploy::qdq_params(*quantizer, kOp, q);
+  const deploy::QdqParams p = params_of(*quantizer, q);
   QGRAD_CHECK(!p.identity, ValueError, kOp, ": ", q,
               " is disabled: float weights cannot run in an int8 layer");
   QGRAD_CHECK(!p.is_uint8(), ValueError, kOp, ": ", q, ": the weight grid [", p.quant_min, ", ",
@@ -201,8 +213,7 @@ Int8Grid block_input_grid(const nn::BasicBlock& b, const std::string& path) {
                 " is not quantized (a QuantAdd): the residual add cannot run in int8");
     shortcut = describe(add) + " input 1";
     s = Int8Grid::from_params(
-        deploy::qdq_params(*require_quantizer(qa->input1_quantizer(), shortcut), kOp,
-                           shortcut + " quantizer"),
+        params_of(*require_quantizer(qa->input1_quantizer(), shortcut), shortcut + " quantizer"),
         shortcut + " quantizer");
   }
   QGRAD_CHECK(*s == g, ValueError, kOp, ": residual block '", path,
@@ -366,10 +377,10 @@ class Converter {
     check_relu(relu2);
     const std::string in0 = describe(add_item) + " input 0 quantizer";
     const std::string in1 = describe(add_item) + " input 1 quantizer";
-    const Int8Grid g0 = Int8Grid::from_params(
-        deploy::qdq_params(*require_quantizer(qa->input0_quantizer(), in0), kOp, in0), in0);
-    const Int8Grid g1 = Int8Grid::from_params(
-        deploy::qdq_params(*require_quantizer(qa->input1_quantizer(), in1), kOp, in1), in1);
+    const Int8Grid g0 =
+        Int8Grid::from_params(params_of(*require_quantizer(qa->input0_quantizer(), in0), in0), in0);
+    const Int8Grid g1 =
+        Int8Grid::from_params(params_of(*require_quantizer(qa->input1_quantizer(), in1), in1), in1);
     const Int8Grid conv2_in = input_grid(input_quantizer_of(*b.conv2()), describe(conv2));
     auto c1 = std::make_unique<Int8Conv2d>(conv_spec(conv1, bn_of(conv1, bn1), true, conv2_in));
     const std::optional<Int8Grid> out = consumer_grid(i_ + 1);

@@ -1,7 +1,7 @@
 // `qgrad eval --int8` on short QAT runs over a small synthetic dataset: the int8 conversion of a
 // torch.ao and a pytorch_quantization lenet5bn agrees with the fake-quantized model (accuracy,
 // top-1 agreement) and the report names the oneDNN implementations; a float checkpoint is a
-// usage error and a recipe int8 cannot express an error naming the layer.
+// usage error and a recipe int8 cannot express (Horizon) an error naming the layer.
 #include <catch2/catch.hpp>
 
 #include <sstream>
@@ -68,7 +68,8 @@ TEST_CASE(
   }
 }
 
-TEST_CASE("eval --int8: a float checkpoint is a usage error, an LSQ one names the layer", "[cli]") {
+TEST_CASE("eval --int8: a float checkpoint is a usage error, a Horizon one names the layer",
+          "[cli]") {
   TempDir tmp;
   qgrad_cli_test::write_synthetic_mnist(tmp.file("data"), 64, 20);
   EvalOptions eo;
@@ -79,10 +80,11 @@ TEST_CASE("eval --int8: a float checkpoint is a usage error, an LSQ one names th
   CHECK_THROWS_WITH(run_eval_int8(eo, out),
                     Catch::Contains("--int8 needs a quantization-aware checkpoint") &&
                         Catch::Contains("was trained float"));
-  eo.checkpoint = train(tmp, "lsq", json{{"family", "lsq"}});
+  eo.checkpoint =
+      train(tmp, "horizon", json{{"family", "horizon"}, {"calibration", {{"batches", 2}}}});
   CHECK_THROWS_WITH(run_eval_int8(eo, out),
                     Catch::Contains("int8 convert: layer '0' (QuantConv2d) input quantizer is a "
-                                    "LearnableFakeQuantize"));
+                                    "HorizonFakeQuantize"));
 
   CHECK_THROWS_WITH(parse_command_options("eval", {"--int8=1"}, {"--checkpoint"}, {"--int8"}),
                     Catch::Contains("eval: --int8 takes no value"));
