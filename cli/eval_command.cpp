@@ -6,6 +6,7 @@
 
 #include <cstdio>
 #include <ostream>
+#include <sstream>
 
 #include "cli/command_options.h"
 #include "cli/qat_setup.h"
@@ -13,15 +14,30 @@
 #include "cli/train_config.h"
 #include "cli/training_factory.h"
 #include "cli/usage_error.h"
+#include "deploy/int8/convert.h"
 #include "nn/data/mnist.h"
 #include "nn/serialize/checkpoint.h"
 #include "quant/modules/lazy_buffer.h"
 
 namespace qgrad::cli {
 
-EvalResult run_eval(const EvalOptions& options, std::ostream& out) {
-  serialize::Checkpoint ckpt = serialize::load_checkpoint(options.checkpoint);
-  TrainConfig config = stored_train_config(ckpt, "eval", options.checkpoint);
+namespace {
+
+// What both evaluations start from: the checkpoint's model, rebuilt and loaded, and the test set.
+struct EvalSetup {
+  serialize::Checkpoint ckpt;
+  TrainConfig config;
+  std::shared_ptr<nn::UnaryModule> model;
+  std::string quantized;  // ", fake-quantized <family>" or ""
+  bool has_recipe = false;
+  std::shared_ptr<data::MNIST> test_set;
+};
+
+EvalSetup load_for_eval(const EvalOptions& options) {
+  EvalSetup s;
+  s.ckpt = serialize::load_checkpoint(options.checkpoint);
+  s.config = stored_train_config(s.ckpt, "eval", options.checkpoint);
+  TrainConfig& config = s.config;
   if (!options.data_dir.empty()) config.data.dir = options.data_dir;
   if (options.batch_size > 0) config.eval_batch_size = options.batch_size;
   config.threads = options.threads;  // this command's own --threads, not the training run's
@@ -29,31 +45,84 @@ EvalResult run_eval(const EvalOptions& options, std::ostream& out) {
 
   // The same model as training built: quantized with the stored (normalised) recipe, then the
   // checkpoint's state, which also sizes the quantizers' lazily sized buffers.
-  std::shared_ptr<nn::UnaryModule> model = build_model(config);
-  std::string quantized;
-  if (std::optional<quant::QuantRecipe> recipe = quant_recipe(config))
-    quantized = ", fake-quantized " + quantize_for_training(*model, *recipe).family;
-  quant::load_quant_state_dict(*model, ckpt.model, /*strict=*/true);
-  auto test_set = std::make_shared<data::MNIST>(config.data.dir, data::Split::Test);
-  data::DataLoader loader(test_set,
+  s.model = build_model(config);
+  if (std::optional<quant::QuantRecipe> recipe = quant_recipe(config)) {
+    s.quantized = ", fake-quantized " + quantize_for_training(*s.model, *recipe).family;
+    s.has_recipe = true;
+  }
+  quant::load_quant_state_dict(*s.model, s.ckpt.model, /*strict=*/true);
+  s.test_set = std::make_shared<data::MNIST>(config.data.dir, data::Split::Test);
+  return s;
+}
+
+data::DataLoader test_loader(const EvalSetup& s) {
+  return data::DataLoader(s.test_set,
                           data::DataLoaderOptions()
-                              .batch_size(config.eval_batch_size)
-                              .prefetch(background_loading(config)),
-                          build_eval_transforms(config));
-  EvalResult r = evaluate(*model, loader, kCPU);
+                              .batch_size(s.config.eval_batch_size)
+                              .prefetch(background_loading(s.config)),
+                          build_eval_transforms(s.config));
+}
+
+}  // namespace
+
+EvalResult run_eval(const EvalOptions& options, std::ostream& out) {
+  EvalSetup s = load_for_eval(options);
+  data::DataLoader loader = test_loader(s);
+  EvalResult r = evaluate(*s.model, loader, kCPU);
   char line[512];
   std::snprintf(line, sizeof line,
                 "%s%s (epoch %lld) on %s: test loss %.4f, test accuracy %.2f%% (%lld/%lld), %.1f "
                 "s\n",
-                config.model.c_str(), quantized.c_str(), static_cast<long long>(ckpt.epoch),
-                config.data.dir.c_str(), r.loss, 100 * r.accuracy,
+                s.config.model.c_str(), s.quantized.c_str(), static_cast<long long>(s.ckpt.epoch),
+                s.config.data.dir.c_str(), r.loss, 100 * r.accuracy,
                 static_cast<long long>(r.correct), static_cast<long long>(r.count), r.time_s);
   out << options.checkpoint << ": " << line << std::flush;
   return r;
 }
 
+Int8Comparison run_eval_int8(const EvalOptions& options, std::ostream& out) {
+  EvalSetup s = load_for_eval(options);
+  if (!s.has_recipe)
+    throw UsageError("eval: --int8 needs a quantization-aware checkpoint, but " +
+                     options.checkpoint +
+                     " was trained float (its stored config has no \"quant\" recipe); train "
+                     "with a recipe (see qgrad recipes) or leave out --int8");
+  quant::Int8Model int8 = quant::convert(*s.model);
+  data::DataLoader loader = test_loader(s);
+  const Int8Comparison r = compare_int8(*s.model, int8, loader);
+  const double n = static_cast<double>(std::max<std::int64_t>(r.count, 1));
+  char buf[512];
+  std::ostringstream os;
+  std::snprintf(buf, sizeof buf, "%s: %s%s (epoch %lld) on %s, batch %lld, %d threads\n",
+                options.checkpoint.c_str(), s.config.model.c_str(), s.quantized.c_str(),
+                static_cast<long long>(s.ckpt.epoch), s.config.data.dir.c_str(),
+                static_cast<long long>(s.config.eval_batch_size), compute_threads(s.config));
+  os << buf;
+  std::snprintf(buf, sizeof buf, "  %-11s accuracy %6.2f%% (%lld/%lld)  %9.0f images/s\n",
+                "fake-quant", 100 * r.fake_quant_correct / n,
+                static_cast<long long>(r.fake_quant_correct), static_cast<long long>(r.count),
+                r.count / std::max(r.fake_quant_time_s, 1e-9));
+  os << buf;
+  std::snprintf(buf, sizeof buf, "  %-11s accuracy %6.2f%% (%lld/%lld)  %9.0f images/s\n", "int8",
+                100 * r.int8_correct / n, static_cast<long long>(r.int8_correct),
+                static_cast<long long>(r.count), r.count / std::max(r.int8_time_s, 1e-9));
+  os << buf;
+  std::snprintf(buf, sizeof buf,
+                "  top-1 agreement %.2f%% (%lld/%lld), max logit difference %.4g (%.2f steps of "
+                "max|logit|/127 = %.4g)\n",
+                100 * r.agree / n, static_cast<long long>(r.agree), static_cast<long long>(r.count),
+                r.max_logit_diff, r.max_logit_diff / std::max(r.max_abs_logit / 127, 1e-30),
+                r.max_abs_logit / 127);
+  os << buf << "  oneDNN implementations:\n";
+  for (const quant::Int8LayerInfo& info : int8.implementations())
+    os << "    " << info.layer << ": " << info.impl << "\n";
+  out << os.str() << std::flush;
+  return r;
+}
+
 std::string eval_usage() {
-  return "usage: qgrad eval --checkpoint FILE [--data-dir DIR] [--batch-size N] [--threads N]\n"
+  return "usage: qgrad eval --checkpoint FILE [--data-dir DIR] [--batch-size N] [--threads N] "
+         "[--int8]\n"
          "\n"
          "Evaluates a checkpoint written by qgrad train on the test split and prints the test\n"
          "loss and accuracy. The model and normalisation come from the config stored in the\n"
@@ -64,6 +133,9 @@ std::string eval_usage() {
          "  --data-dir DIR     dataset folder (default: data.dir of the training config)\n"
          "  --batch-size N     evaluation batch size, 1 to 1e9 (default: eval_batch_size, 1000)\n"
          "  --threads N        CPU threads, 1 to 4096 (default: all cores)\n"
+         "  --int8             also convert the QAT model to int8 (oneDNN) and print fake-quant\n"
+         "                     and int8 accuracy, images/s, their top-1 agreement and the oneDNN\n"
+         "                     implementations (a quantization-aware checkpoint only)\n"
          "\n"
          "exit status: 0 done, 1 error (a missing or damaged checkpoint or dataset), 2 bad usage\n";
 }
@@ -71,7 +143,8 @@ std::string eval_usage() {
 int eval_command(const std::vector<std::string>& args, std::ostream& out) {
   EvalOptions o;
   const auto options = parse_command_options(
-      "eval", args, {"--checkpoint", "--data-dir", "--batch-size", "--threads"});
+      "eval", args, {"--checkpoint", "--data-dir", "--batch-size", "--threads"}, nullptr,
+      {"--int8"});
   if (!options) {
     out << eval_usage();
     return 0;
@@ -82,9 +155,13 @@ int eval_command(const std::vector<std::string>& args, std::ostream& out) {
     if (name == "--batch-size")
       o.batch_size = parse_int_option("eval", name, value, 1, kMaxBatchSize);
     if (name == "--threads") o.threads = parse_int_option("eval", name, value, 1, kMaxThreads);
+    if (name == "--int8") o.int8 = true;
   }
   if (o.checkpoint.empty()) throw UsageError("eval: --checkpoint FILE is required");
-  run_eval(o, out);
+  if (o.int8)
+    run_eval_int8(o, out);
+  else
+    run_eval(o, out);
   return 0;
 }
 

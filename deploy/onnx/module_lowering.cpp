@@ -8,7 +8,8 @@
 
 #include "core/error.h"
 #include "core/shape.h"
-#include "deploy/onnx/qdq_params.h"
+#include "deploy/common/bn_affine.h"
+#include "deploy/common/qdq_params.h"
 #include "nn/models/basic_block.h"
 #include "nn/modules/activation.h"
 #include "nn/modules/add.h"
@@ -30,6 +31,9 @@
 namespace qgrad::deploy {
 
 namespace {
+
+// How errors of the shared deploy helpers (deploy/common) name this back end.
+constexpr const char kOp[] = "ONNX export";
 
 std::string join(const std::string& path, const std::string& name) {
   return path.empty() ? name : path + "." + name;
@@ -62,35 +66,6 @@ std::vector<std::int64_t> pads_of(const Shape& p) {
   return {hw[0], hw[1], hw[0], hw[1]};
 }
 
-// BatchNorm2d in inference: per channel y = x * k + c with k = gamma / sqrt(var + eps) and
-// c = beta - mean * k (computed in double).
-struct BnAffine {
-  std::vector<double> k, c;
-};
-
-BnAffine bn_affine(const nn::BatchNormBase& bn, const std::string& where) {
-  QGRAD_CHECK(bn.running_mean().defined() && bn.running_var().defined(), ValueError,
-              "ONNX export: ", where,
-              " does not track running statistics (track_running_stats=False normalises with "
-              "each batch's statistics, which ONNX inference cannot)");
-  const std::vector<double> mean = bn.running_mean().to_vector<double>();
-  const std::vector<double> var = bn.running_var().to_vector<double>();
-  const std::size_t n = mean.size();
-  const std::vector<double> gamma =
-      bn.weight().defined() ? bn.weight().to_vector<double>() : std::vector<double>(n, 1.0);
-  const std::vector<double> beta =
-      bn.bias().defined() ? bn.bias().to_vector<double>() : std::vector<double>(n, 0.0);
-  BnAffine a;
-  for (std::size_t i = 0; i < n; ++i) {
-    const double k = gamma[i] / std::sqrt(var[i] + bn.options().eps_);
-    QGRAD_CHECK(std::isfinite(k), ValueError, "ONNX export: ", where, ": channel ", i,
-                " has a non-finite scale gamma / sqrt(var + eps)");
-    a.k.push_back(k);
-    a.c.push_back(beta[i] - mean[i] * k);
-  }
-  return a;
-}
-
 }  // namespace
 
 std::string describe_layer(const nn::Module& module, const std::string& path) {
@@ -102,7 +77,7 @@ std::string ModuleLowering::quantize_activation(const std::shared_ptr<nn::UnaryM
                                                 const std::string& where, const std::string& base,
                                                 const std::string& x) {
   if (!quantizer) return x;
-  const QdqParams p = qdq_params(*quantizer, where);
+  const QdqParams p = qdq_params(*quantizer, kOp, where);
   if (p.identity) return x;
   QGRAD_CHECK(!p.axis, ValueError, "ONNX export: ", where,
               ": per-channel activation quantization is not supported");
@@ -127,9 +102,9 @@ std::string ModuleLowering::weight_value(const std::shared_ptr<nn::UnaryModule>&
                                          const Tensor& w, const std::string& where,
                                          const std::string& base) {
   QdqParams p;
-  if (quantizer) p = qdq_params(*quantizer, where);
+  if (quantizer) p = qdq_params(*quantizer, kOp, where);
   if (!quantizer || p.identity) return g_.add_float(base, floats(w), dims_of(w));
-  const std::vector<std::int32_t> q = quantize_weight(*quantizer, p, w, where);
+  const std::vector<std::int32_t> q = quantize_weight(*quantizer, p, w, kOp, where);
   const std::int64_t n = static_cast<std::int64_t>(p.scale.size());
   const std::vector<std::int64_t> pdims =
       p.axis ? std::vector<std::int64_t>{n} : std::vector<std::int64_t>{};
@@ -180,7 +155,7 @@ std::string ModuleLowering::lower_pair(const std::shared_ptr<nn::Module>& first,
     return second ? lower(*second, second_path, y) : y;
   }
   // Fold: W' = W * k (per output channel), b' = (b - mean) * k + beta = b * k + c.
-  const BnAffine a = bn_affine(*bn, describe_layer(*bn, second_path));
+  const BnAffine a = bn_affine(*bn, kOp, describe_layer(*bn, second_path));
   const Tensor& w = conv->weight();
   const std::int64_t out_ch = w.size(0);
   QGRAD_CHECK(static_cast<std::int64_t>(a.k.size()) == out_ch, ValueError,
@@ -261,7 +236,7 @@ std::string ModuleLowering::lower(const nn::Module& m, const std::string& path,
     return conv_node(m, path, x, w, b);
   }
   if (const auto* bn = dynamic_cast<const nn::BatchNorm2d*>(&m)) {
-    const BnAffine a = bn_affine(*bn, where);
+    const BnAffine a = bn_affine(*bn, kOp, where);
     const std::int64_t n = static_cast<std::int64_t>(a.k.size());
     // As BatchNormalization with the folded form (scale k, bias c, mean 0, var 1 - eps would be
     // inexact): keep the module's own statistics and eps.
@@ -307,7 +282,7 @@ std::string ModuleLowering::lower(const nn::Module& m, const std::string& path,
         quantize_activation(q->input_quantizer(), where + " input quantizer", base + "_input", x);
     const std::string w =
         weight_value(q->weight_quantizer(), wf, where + " weight quantizer", base + "_weight");
-    const BnAffine a = bn_affine(*q->bn(), where + " batch norm");
+    const BnAffine a = bn_affine(*q->bn(), kOp, where + " batch norm");
     const std::vector<float> bias =
         q->bias().defined() ? floats(q->bias()) : std::vector<float>(c, 0.0f);
     std::vector<float> bv(c);

@@ -1,7 +1,8 @@
 // QdqParams from torch.ao's fake quantizers and pytorch_quantization's TensorQuantizer, with the
 // checks that keep an unusable scale or an inexpressible quantizer out of the exported model.
-#include "deploy/onnx/qdq_params.h"
+#include "deploy/common/qdq_params.h"
 
+#include <algorithm>
 #include <cfloat>
 #include <cmath>
 
@@ -10,8 +11,10 @@
 #include "core/shape.h"
 #include "quant/modules/fake_quantize.h"
 #include "quant/modules/fused_fake_quantize.h"
+#include "quant/modules/learnable_fake_quantize.h"
 #include "quant/modules/tensor_quantizer.h"
 #include "quant/nvidia/tensor_quant.h"
+#include "quant/observer/quant_dtype.h"
 #include "quant/torch_ao/fake_quantize.h"
 
 namespace qgrad::deploy {
@@ -20,30 +23,30 @@ namespace {
 
 // Every scale finite, positive and a normal float32 (a denormal scale loses precision in any
 // runtime, and 1 / scale overflows).
-void check_scales(const QdqParams& p, const std::string& where) {
-  QGRAD_CHECK(!p.scale.empty(), ValueError, "ONNX export: ", where,
+void check_scales(const QdqParams& p, const std::string& op, const std::string& where) {
+  QGRAD_CHECK(!p.scale.empty(), ValueError, op, ": ", where,
               " has no scale yet (never observed or calibrated)");
   for (std::size_t i = 0; i < p.scale.size(); ++i) {
     const float s = p.scale[i];
-    QGRAD_CHECK(std::isfinite(s) && s >= FLT_MIN, ValueError, "ONNX export: ", where, ": scale",
+    QGRAD_CHECK(std::isfinite(s) && s >= FLT_MIN, ValueError, op, ": ", where, ": scale",
                 p.scale.size() > 1 ? " of channel " + std::to_string(i) : std::string(), " is ", s,
                 " (zero, negative, NaN, infinite or denormal scales cannot be exported)");
   }
 }
 
-void check_8bit(const QdqParams& p, const std::string& where) {
+void check_8bit(const QdqParams& p, const std::string& op, const std::string& where) {
   const bool fits =
       p.quant_min >= 0 ? p.quant_max <= 255 : p.quant_min >= -128 && p.quant_max <= 127;
-  QGRAD_CHECK(fits && p.quant_min < p.quant_max, ValueError, "ONNX export: ", where,
+  QGRAD_CHECK(fits && p.quant_min < p.quant_max, ValueError, op, ": ", where,
               ": the integer grid [", p.quant_min, ", ", p.quant_max,
-              "] is wider than 8 bits (ONNX opset 13's QuantizeLinear has int8 and uint8 only)");
+              "] is wider than 8 bits (only int8 and uint8 grids are supported)");
   for (std::int32_t z : p.zero_point)
-    QGRAD_CHECK(z >= p.quant_min && z <= p.quant_max, ValueError, "ONNX export: ", where,
-                ": zero point ", z, " is outside [", p.quant_min, ", ", p.quant_max, "]");
+    QGRAD_CHECK(z >= p.quant_min && z <= p.quant_max, ValueError, op, ": ", where, ": zero point ",
+                z, " is outside [", p.quant_min, ", ", p.quant_max, "]");
 }
 
 template <typename FQ>
-QdqParams ao_params(const FQ& fq, const std::string& where) {
+QdqParams ao_params(const FQ& fq, const std::string& op, const std::string& where) {
   QdqParams p;
   p.family = "torch_ao";
   if (!fq.fake_quant_enabled()) {
@@ -55,16 +58,17 @@ QdqParams ao_params(const FQ& fq, const std::string& where) {
   p.quant_min = fq.quant_min();
   p.quant_max = fq.quant_max();
   if (fq.is_per_channel()) p.axis = fq.ch_axis();
-  QGRAD_CHECK(p.scale.size() == p.zero_point.size(), ValueError, "ONNX export: ", where, ": ",
+  QGRAD_CHECK(p.scale.size() == p.zero_point.size(), ValueError, op, ": ", where, ": ",
               p.scale.size(), " scales but ", p.zero_point.size(), " zero points");
-  QGRAD_CHECK(p.axis || p.scale.size() == 1, ValueError, "ONNX export: ", where,
+  QGRAD_CHECK(p.axis || p.scale.size() == 1, ValueError, op, ": ", where,
               ": a per-tensor quantizer with ", p.scale.size(), " scales");
-  check_scales(p, where);
-  check_8bit(p, where);
+  check_scales(p, op, where);
+  check_8bit(p, op, where);
   return p;
 }
 
-QdqParams nvidia_params(const quant::TensorQuantizer& tq, const std::string& where) {
+QdqParams nvidia_params(const quant::TensorQuantizer& tq, const std::string& op,
+                        const std::string& where) {
   QdqParams p;
   p.family = "nvidia";
   const nvidia::QuantDescriptor& d = tq.descriptor();
@@ -72,12 +76,13 @@ QdqParams nvidia_params(const quant::TensorQuantizer& tq, const std::string& whe
     p.identity = true;
     return p;
   }
-  const std::string what = "ONNX export: " + where + " (TensorQuantizer " + tq.extra_repr() + ")";
+  const std::string what = op + ": " + where + " (TensorQuantizer " + tq.extra_repr() + ")";
   QGRAD_CHECK(tq.quant_enabled(), ValueError, what,
               ": learn_amax with quantization off (a clip only) is not supported yet");
   QGRAD_CHECK(!d.num_bits().is_float(), ValueError, what, ": num_bits ", d.num_bits().str(),
-              " is a float format (FP8 is not in Debian's ONNX 1.12)");
-  QGRAD_CHECK(!d.block_sizes(), ValueError, what, ": block quantization has no ONNX 1.12 form");
+              " is a float format (FP8 has no int8 / uint8 grid)");
+  QGRAD_CHECK(!d.block_sizes(), ValueError, what,
+              ": block quantization has no per-tensor or per-channel form");
   QGRAD_CHECK(d.fake_quant(), ValueError, what, ": fake_quant false is not supported");
   QGRAD_CHECK(!d.scale_amax(), ValueError, what, ": scale_amax is not supported yet");
   QGRAD_CHECK(tq.has_amax(), ValueError, what,
@@ -89,20 +94,20 @@ QdqParams nvidia_params(const quant::TensorQuantizer& tq, const std::string& whe
                 ": per-channel amax must keep exactly one axis");
     p.axis = d.axis().axes[0];
   }
-  const nvidia::IntRange r = nvidia::int_quant_range(d.num_bits().bits(), d.is_unsigned(),
-                                                     d.narrow_range(), "ONNX export");
+  const nvidia::IntRange r =
+      nvidia::int_quant_range(d.num_bits().bits(), d.is_unsigned(), d.narrow_range(), op.c_str());
   p.quant_min = static_cast<std::int64_t>(r.min_bound);
   p.quant_max = static_cast<std::int64_t>(r.max_bound);
   for (std::size_t i = 0; i < a.size(); ++i) {
-    // pq quantizes a channel with amax <= 2^-24 to zero with scale 1: no ONNX scale does that.
+    // pq quantizes a channel with amax <= 2^-24 to zero with scale 1: no 8-bit scale does that.
     QGRAD_CHECK(std::isfinite(a[i]) && a[i] > nvidia::kMinAmax, ValueError, what, ": amax",
                 a.size() > 1 ? " of channel " + std::to_string(i) : std::string(), " is ", a[i],
                 " (zero, NaN or below 2^-24: no usable scale)");
     p.scale.push_back(static_cast<float>(a[i] / r.max_bound));  // pq's amax / 127 for 8 bits
     p.zero_point.push_back(0);
   }
-  check_scales(p, where);
-  check_8bit(p, where);
+  check_scales(p, op, where);
+  check_8bit(p, op, where);
   return p;
 }
 
@@ -112,25 +117,57 @@ bool QdqParams::narrower_than_type() const {
   return is_uint8() ? quant_min != 0 || quant_max != 255 : quant_min != -128 || quant_max != 127;
 }
 
-QdqParams qdq_params(const nn::UnaryModule& quantizer, const std::string& where) {
+QdqParams qdq_params(const nn::UnaryModule& quantizer, const std::string& op,
+                     const std::string& where) {
   if (const auto* fq = dynamic_cast<const quant::FakeQuantize*>(&quantizer))
-    return ao_params(*fq, where);
+    return ao_params(*fq, op, where);
   if (const auto* fq = dynamic_cast<const quant::FusedMovingAvgObsFakeQuantize*>(&quantizer))
-    return ao_params(*fq, where);
+    return ao_params(*fq, op, where);
   if (const auto* tq = dynamic_cast<const quant::TensorQuantizer*>(&quantizer))
-    return nvidia_params(*tq, where);
-  throw ValueError("ONNX export: " + where + " is a " + quantizer.name() +
-                   ", which the exporter does not support yet (supported: torch.ao FakeQuantize "
+    return nvidia_params(*tq, op, where);
+  throw ValueError(op + ": " + where + " is a " + quantizer.name() + ", which " + op +
+                   " does not support yet (supported: torch.ao FakeQuantize "
                    "and FusedMovingAvgObsFakeQuantize, pytorch_quantization TensorQuantizer)");
 }
 
+QdqParams lsq_qdq_params(const nn::UnaryModule& quantizer, const std::string& op,
+                         const std::string& where) {
+  const auto* lfq = dynamic_cast<const quant::LearnableFakeQuantize*>(&quantizer);
+  QGRAD_CHECK(lfq != nullptr, ValueError, op, ": ", where, " is a ", quantizer.name(),
+              ", not a LearnableFakeQuantize");
+  QdqParams p;
+  p.family = "lsq";
+  if (!lfq->fake_quant_enabled()) {
+    p.identity = true;
+    return p;
+  }
+  p.scale = lfq->scale().detach().to(DType::Float32).to_vector<float>();
+  p.quant_min = lfq->quant_min();
+  p.quant_max = lfq->quant_max();
+  if (lfq->is_per_channel()) p.axis = lfq->ch_axis();
+  // The forward's zero point: symmetric schemes zero it, others round half to even in float32
+  // and clamp (torch.ao's _fake_quantize_learnable_*).
+  const bool symmetric = ao::is_symmetric(lfq->config().observer.options.qscheme_);
+  for (double z : lfq->zero_point().to_vector<double>()) {
+    const double r = symmetric ? 0.0 : std::nearbyint(static_cast<float>(z));
+    p.zero_point.push_back(static_cast<std::int32_t>(std::min<double>(
+        std::max<double>(r, static_cast<double>(p.quant_min)), static_cast<double>(p.quant_max))));
+  }
+  QGRAD_CHECK(p.axis || p.scale.size() == 1, ValueError, op, ": ", where,
+              ": a per-tensor quantizer with ", p.scale.size(), " scales");
+  check_scales(p, op, where);
+  check_8bit(p, op, where);
+  return p;
+}
+
 std::vector<std::int32_t> quantize_weight(const nn::UnaryModule& quantizer, const QdqParams& p,
-                                          const Tensor& weight, const std::string& where) {
+                                          const Tensor& weight, const std::string& op,
+                                          const std::string& where) {
   const Tensor w = weight.detach().contiguous().to(DType::Float32);
   if (p.axis) {
     QGRAD_CHECK(*p.axis >= 0 && *p.axis < w.dim() &&
                     static_cast<std::size_t>(w.size(*p.axis)) == p.scale.size(),
-                ValueError, "ONNX export: ", where, ": ", p.scale.size(),
+                ValueError, op, ": ", where, ": ", p.scale.size(),
                 " per-channel scales along axis ", *p.axis, " for a weight of shape ",
                 shape_str(w.shape()));
   }

@@ -1,0 +1,60 @@
+// QdqParams: the 8-bit quantization parameters (scale, zero point, integer grid) of one qgrad
+// quantizer module, derived exactly as its family derives them, and the integer grid values of a
+// weight under it. Shared by the deployment back ends: the ONNX exporter turns them into
+// QuantizeLinear / DequantizeLinear, int8 inference into oneDNN scales and zero points.
+// Supported: torch.ao's FakeQuantize and FusedMovingAvgObsFakeQuantize (their stored scale and
+// zero_point, as torch.ao's convert uses them) and pytorch_quantization's TensorQuantizer with a
+// static integer amax (scale = amax / max_bound, zero point 0: pq's amax/127 for 8 bits).
+// Grids narrower than the 8-bit type (bit widths below 8, reduce_range, narrow_range) keep
+// their quant_min / quant_max, which the back ends enforce on activations (a Clip in ONNX, a
+// clip post-op in oneDNN); weights are already on their grid. Anything else (the LSQ, Horizon
+// and AIMET quantizers, FP8, block quantization, dynamic amax, grids wider than 8 bits) and any
+// zero, NaN, infinite or denormal scale is a ValueError naming the back end (`op`: "ONNX export",
+// "int8 convert"), the layer and the quantizer.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "core/tensor.h"
+#include "nn/unary_module.h"
+
+namespace qgrad::deploy {
+
+struct QdqParams {
+  bool identity = false;                 // the quantizer passes values through (disabled): no Q/DQ
+  std::vector<float> scale;              // one value per tensor, else one per channel
+  std::vector<std::int32_t> zero_point;  // as scale
+  std::optional<std::int64_t> axis;      // the channel axis of per-channel parameters
+  std::int64_t quant_min = 0;            // the quantizer's integer grid
+  std::int64_t quant_max = 0;
+  bool is_uint8() const { return quant_min >= 0; }  // else int8
+  // The grid is narrower than the 8-bit type's full range (activations must be clipped to it).
+  bool narrower_than_type() const;
+  std::string family;  // "torch_ao" or "nvidia", for messages
+};
+
+// The parameters of `quantizer`; `op` and `where` name the caller and the quantizer in errors
+// ("ONNX export", "layer '0' input quantizer").
+QdqParams qdq_params(const nn::UnaryModule& quantizer, const std::string& op,
+                     const std::string& where);
+
+// LSQ / LSQ+ (LearnableFakeQuantize) as the affine grid its forward quantizes on: its learned
+// scale, and its zero point rounded half to even and clamped to [quant_min, quant_max] (0 for a
+// symmetric qscheme), the parameters torch.ao's learnable kernel hands to the same per-tensor /
+// per-channel fake quantization as FakeQuantize. quantize_weight() then gives its weights'
+// integers. Kept apart from qdq_params(): int8 inference uses it, while the ONNX exporter does not
+// take LSQ yet (its QDQ form has not been checked in a runtime). ValueError for another module,
+// a disabled quantizer is `identity`, and the scale and grid checks are qdq_params()'s.
+QdqParams lsq_qdq_params(const nn::UnaryModule& quantizer, const std::string& op,
+                         const std::string& where);
+
+// The integer values (row-major, one per element of `weight`) that `quantizer`, with parameters
+// `p`, puts `weight` on, computed with the family's own kernel; `op` and `where` as above.
+std::vector<std::int32_t> quantize_weight(const nn::UnaryModule& quantizer, const QdqParams& p,
+                                          const Tensor& weight, const std::string& op,
+                                          const std::string& where);
+
+}  // namespace qgrad::deploy

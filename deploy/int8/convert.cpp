@@ -1,0 +1,466 @@
+// quant::convert: the walk over a QAT Sequential that builds the int8 layers.
+#include "deploy/int8/convert.h"
+
+#include <algorithm>
+#include <array>
+#include <memory>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "core/error.h"
+#include "core/shape.h"
+#include "deploy/common/bn_affine.h"
+#include "deploy/common/qdq_params.h"
+#include "deploy/int8/int8_basic_block.h"
+#include "deploy/int8/int8_conv2d.h"
+#include "deploy/int8/int8_global_avg_pool.h"
+#include "deploy/int8/int8_linear.h"
+#include "deploy/int8/int8_max_pool2d.h"
+#include "deploy/int8/int8_quantize.h"
+#include "nn/models/basic_block.h"
+#include "nn/modules/activation.h"
+#include "nn/modules/add.h"
+#include "nn/modules/batchnorm.h"
+#include "nn/modules/conv.h"
+#include "nn/modules/dropout.h"
+#include "nn/modules/flatten.h"
+#include "nn/modules/identity.h"
+#include "nn/modules/linear.h"
+#include "nn/modules/pooling.h"
+#include "nn/modules/sequential.h"
+#include "quant/modules/fold_conv_bn.h"
+#include "quant/modules/learnable_fake_quantize.h"
+#include "quant/modules/quant_add.h"
+#include "quant/modules/quant_conv2d.h"
+#include "quant/modules/quant_conv_bn2d.h"
+#include "quant/modules/quant_linear.h"
+
+namespace qgrad::quant {
+
+namespace {
+
+constexpr const char kOp[] = "int8 convert";
+
+using Item = std::pair<std::string, std::shared_ptr<nn::Module>>;
+
+std::string describe(const Item& item) {
+  return item.first.empty() ? "the model (" + item.second->name() + ")"
+                            : "layer '" + item.first + "' (" + item.second->name() + ")";
+}
+
+// The children of nested Sequentials in forward order, with qualified names.
+void flatten_into(const nn::Module& module, const std::string& path, std::vector<Item>& out) {
+  for (const auto& c : module.named_children()) {
+    const std::string name = path.empty() ? c.key : path + "." + c.key;
+    if (dynamic_cast<const nn::Sequential*>(c.value.get()))
+      flatten_into(*c.value, name, out);
+    else
+      out.emplace_back(name, c.value);
+  }
+}
+
+template <typename T>
+bool is(const Item& item) {
+  return dynamic_cast<const T*>(item.second.get()) != nullptr;
+}
+
+bool skipped(const Item& item) {
+  return is<nn::Identity>(item) || is<nn::Dropout>(item);
+}
+
+bool is_quantized_layer(const Item& item) {
+  return is<QuantConv2d>(item) || is<QuantConvBn2d>(item) || is<QuantLinear>(item);
+}
+
+std::array<std::int64_t, 2> pair_of(const Shape& s, const std::string& where, const char* what) {
+  QGRAD_CHECK(s.size() == 1 || s.size() == 2, ValueError, kOp, ": ", where, ": ", what,
+              " must have 1 or 2 values, got ", shape_str(s));
+  return {s[0], s.size() == 1 ? s[0] : s[1]};
+}
+
+// The 8-bit parameters of a quantizer: deploy/common's, with LSQ's learned affine grid too.
+deploy::QdqParams params_of(const nn::UnaryModule& quantizer, const std::string& where) {
+  if (dynamic_cast<const LearnableFakeQuantize*>(&quantizer) != nullptr)
+    return deploy::lsq_qdq_params(quantizer, kOp, where);
+  return deploy::qdq_params(quantizer, kOp, where);
+}
+
+// The grid of a quantized layer's input quantizer.
+Int8Grid input_grid(const std::shared_ptr<nn::UnaryModule>& quantizer, const std::string& where) {
+  QGRAD_CHECK(quantizer != nullptr, ValueError, kOp, ": ", where,
+              " has no input quantizer: its float input cannot feed an int8 layer");
+  const std::string q = where + " input quantizer";
+  return Int8Grid::from_params(params_of(*quantizer, q), q);
+}
+
+// `q`, or a ValueError naming `where` when it is missing.
+const std::shared_ptr<nn::UnaryModule>& require_quantizer(const std::shared_ptr<nn::UnaryModule>& q,
+                                                          const std::string& where) {
+  QGRAD_CHECK(q != nullptr, ValueError, kOp, ": ", where,
+              " has no quantizer: a float input cannot feed an int8 layer");
+  return q;
+}
+
+// The input quantizer of a QuantConv2d / QuantConvBn2d / QuantLinear (null for anything else).
+std::shared_ptr<nn::UnaryModule> input_quantizer_of(const nn::Module& m) {
+  if (const auto* c = dynamic_cast<const QuantConv2d*>(&m)) return c->input_quantizer();
+  if (const auto* c = dynamic_cast<const QuantConvBn2d*>(&m)) return c->input_quantizer();
+  if (const auto* l = dynamic_cast<const QuantLinear*>(&m)) return l->input_quantizer();
+  return nullptr;
+}
+
+// A layer's weight on its int8 grid with one real scale per output channel (axis 0).
+struct IntWeight {
+  std::vector<std::int8_t> values;
+  std::vector<double> scale;
+};
+
+IntWeight int_weight(const std::shared_ptr<nn::UnaryModule>& quantizer, const Tensor& w,
+                     const std::string& where) {
+  const std::string q = where + " weight quantizer";
+  QGRAD_CHECK(quantizer != nullptr, ValueError, kOp, ": ", q,
+              " is missing: float weights cannot run in an int8 layer");
+  const deploy::QdqParams p = params_of(*quantizer, q);
+  QGRAD_CHECK(!p.identity, ValueError, kOp, ": ", q,
+              " is disabled: float weights cannot run in an int8 layer");
+  QGRAD_CHECK(!p.is_uint8(), ValueError, kOp, ": ", q, ": the weight grid [", p.quant_min, ", ",
+              p.quant_max, "] is unsigned; oneDNN's int8 layers take int8 weights");
+  for (std::int32_t z : p.zero_point)
+    QGRAD_CHECK(z == 0, ValueError, kOp, ": ", q, ": weight zero point ", z,
+                " is not 0 (oneDNN's int8 layers take symmetric weights)");
+  const std::int64_t out = w.size(0);
+  QGRAD_CHECK(!p.axis || (*p.axis == 0 && static_cast<std::int64_t>(p.scale.size()) == out),
+              ValueError, kOp, ": ", q, ": per-channel weight scales must be along axis 0 (", out,
+              " output channels), got ", p.scale.size(), " along axis ", p.axis ? *p.axis : -1);
+  const std::vector<std::int32_t> ints = deploy::quantize_weight(*quantizer, p, w, kOp, q);
+  IntWeight r;
+  r.values.assign(ints.begin(), ints.end());  // on [-128, 127]: qdq_params checked the grid
+  for (std::int64_t c = 0; c < out; ++c) r.scale.push_back(p.scale[p.axis ? c : 0]);
+  return r;
+}
+
+std::vector<double> bias_of(const Tensor& b, std::int64_t n) {
+  if (!b.defined()) return std::vector<double>(static_cast<std::size_t>(n), 0.0);
+  return b.detach().contiguous().to_vector<double>();
+}
+
+// The int8 convolution of `conv` (QuantConv2d or QuantConvBn2d, folded) with `bn` (a float
+// BatchNorm2d after a QuantConv2d; null: none) folded into its output scales and bias.
+Int8Conv2dSpec conv_spec(const Item& conv_item, const Item* bn_item, bool relu,
+                         std::optional<Int8Grid> output) {
+  const std::string where = describe(conv_item);
+  std::shared_ptr<QuantConv2d> conv;
+  if (const auto* f = dynamic_cast<const QuantConvBn2d*>(conv_item.second.get()))
+    conv = fold_quant_conv_bn(*f);  // the folded weight, sharing the quantizers
+  else
+    conv = std::dynamic_pointer_cast<QuantConv2d>(conv_item.second);
+  QGRAD_CHECK(conv != nullptr, ValueError, kOp, ": ", where,
+              " is not a quantized convolution (QuantConv2d or QuantConvBn2d)");
+  const nn::Conv2dOptions& o = conv->options();
+  Int8Conv2dSpec s;
+  s.name = where;
+  s.in_channels = o.in_channels_;
+  s.out_channels = o.out_channels_;
+  s.groups = o.groups_;
+  s.kernel = pair_of(o.kernel_size_, where, "kernel_size");
+  s.stride = pair_of(o.stride_, where, "stride");
+  s.padding = pair_of(o.padding_, where, "padding");
+  s.dilation = pair_of(o.dilation_, where, "dilation");
+  s.input = input_grid(conv->input_quantizer(), where);
+  IntWeight w = int_weight(conv->weight_quantizer(), conv->weight(), where);
+  s.weight = std::move(w.values);
+  s.weight_scale = std::move(w.scale);
+  s.bias = bias_of(conv->bias(), s.out_channels);
+  if (bn_item != nullptr) {
+    // Float BN after the quantized conv: y = k * (conv + b) + c, so the per-channel scale of
+    // the integer accumulator gains k and the bias becomes k * b + c.
+    const auto& bn = dynamic_cast<const nn::BatchNorm2d&>(*bn_item->second);
+    const deploy::BnAffine a = deploy::bn_affine(bn, kOp, describe(*bn_item));
+    QGRAD_CHECK(static_cast<std::int64_t>(a.k.size()) == s.out_channels, ValueError, kOp, ": ",
+                describe(*bn_item), " has ", a.k.size(), " features but ", where, " has ",
+                s.out_channels, " output channels");
+    for (std::int64_t c = 0; c < s.out_channels; ++c) {
+      QGRAD_CHECK(a.k[c] != 0, ValueError, kOp, ": ", describe(*bn_item), ": channel ", c,
+                  " has gamma 0 (a constant channel has no int8 scale)");
+      s.weight_scale[c] *= a.k[c];
+      s.bias[c] = s.bias[c] * a.k[c] + a.c[c];
+    }
+  }
+  s.relu = relu;
+  s.output = output;
+  return s;
+}
+
+// The grid a residual block's input must be on: its conv1's input grid, which must equal the
+// shortcut's (the downsample conv's input grid, or the add's input 1 grid).
+Int8Grid block_input_grid(const nn::BasicBlock& b, const std::string& path) {
+  const Item conv1{path + ".conv1", b.conv1()};
+  const Int8Grid g = input_grid(input_quantizer_of(*b.conv1()), describe(conv1));
+  std::string shortcut;
+  std::optional<Int8Grid> s;
+  if (b.downsample()) {
+    std::vector<Item> ds;
+    flatten_into(*b.downsample(), path + ".downsample", ds);
+    QGRAD_CHECK(!ds.empty(), ValueError, kOp, ": layer '", path, ".downsample' is empty");
+    shortcut = describe(ds[0]);
+    s = input_grid(input_quantizer_of(*ds[0].second), shortcut);
+  } else {
+    const auto* qa = dynamic_cast<const QuantAdd*>(b.add().get());
+    const Item add{path + ".add", b.add()};
+    QGRAD_CHECK(qa != nullptr, ValueError, kOp, ": ", describe(add),
+                " is not quantized (a QuantAdd): the residual add cannot run in int8");
+    shortcut = describe(add) + " input 1";
+    s = Int8Grid::from_params(
+        params_of(*require_quantizer(qa->input1_quantizer(), shortcut), shortcut + " quantizer"),
+        shortcut + " quantizer");
+  }
+  QGRAD_CHECK(*s == g, ValueError, kOp, ": residual block '", path,
+              "': its input is quantized on two grids, ", g.str(), " by ", describe(conv1), " and ",
+              s->str(), " by ", shortcut,
+              "; an int8 block input has one grid (both quantizers observe the same tensor, so "
+              "they agree unless set by hand)");
+  return g;
+}
+
+class Converter {
+ public:
+  Converter(const nn::Module& model, const ConvertOptions& options) : options_(options) {
+    if (dynamic_cast<const nn::Sequential*>(&model) != nullptr)
+      flatten_into(model, "", items_);
+    else
+      throw ValueError(std::string(kOp) + ": the model (" + model.name() +
+                       ") must be a Sequential of quantized layers");
+  }
+
+  Int8Model run() {
+    for (i_ = 0; i_ < items_.size();) {
+      const Item& item = items_[i_];
+      if (skipped(item)) {
+        ++i_;
+      } else if (is_quantized_layer(item)) {
+        quantized_layer();
+      } else if (const auto* b = dynamic_cast<const nn::BasicBlock*>(item.second.get())) {
+        basic_block(item, *b);
+        ++i_;
+      } else if (const auto* p = dynamic_cast<const nn::MaxPool2d*>(item.second.get())) {
+        max_pool(item, *p);
+        ++i_;
+      } else if (const auto* p = dynamic_cast<const nn::AdaptiveAvgPool2d*>(item.second.get())) {
+        global_avg_pool(item, *p);
+        ++i_;
+      } else if (const auto* f = dynamic_cast<const nn::Flatten*>(item.second.get())) {
+        flatten(item, *f);
+        ++i_;
+      } else {
+        unsupported(item);
+      }
+    }
+    QGRAD_CHECK(!current_, ValueError, kOp,
+                ": the model ends quantized (no layer leaves the int8 domain)");
+    QGRAD_CHECK(!model_.layers().empty(), ValueError, kOp, ": the model has no quantized layers");
+    return std::move(model_);
+  }
+
+ private:
+  // The next item at or after `j` that is not dropped.
+  std::size_t next(std::size_t j) const {
+    while (j < items_.size() && skipped(items_[j])) ++j;
+    return j;
+  }
+
+  [[noreturn]] void unsupported(const Item& item) const {
+    if (is<nn::Conv2d>(item) || is<nn::Linear>(item))
+      throw ValueError(std::string(kOp) + ": " + describe(item) +
+                       " is float (excluded from quantization); int8 inference needs every "
+                       "convolution and linear layer quantized");
+    if (is<nn::ReLU>(item))
+      throw ValueError(std::string(kOp) + ": " + describe(item) +
+                       " does not follow a quantized convolution, linear layer or residual "
+                       "block (only a fused ReLU is supported)");
+    throw ValueError(std::string(kOp) + ": " + describe(item) +
+                     " has no int8 mapping (supported: QuantConv2d, QuantConvBn2d, QuantLinear, "
+                     "each with an optional BatchNorm2d and ReLU after it, BasicBlock with "
+                     "QuantAdd, MaxPool2d, AdaptiveAvgPool2d(1), Flatten, Identity, Dropout, in "
+                     "Sequentials)");
+  }
+
+  // The grid the output of the layer ending before `j` must be written on: that of the next
+  // quantized layer's input quantizer (or residual block's input), reached through pooling and
+  // flattening only; none (float32) when no quantized layer follows or a global average pool
+  // comes first (it averages the float tensor, as the QAT model does).
+  std::optional<Int8Grid> consumer_grid(std::size_t j) const {
+    for (; j < items_.size(); ++j) {
+      const Item& it = items_[j];
+      if (skipped(it) || is<nn::MaxPool2d>(it) || is<nn::Flatten>(it)) continue;
+      if (is<nn::AdaptiveAvgPool2d>(it)) return std::nullopt;
+      if (is_quantized_layer(it)) return input_grid(input_quantizer_of(*it.second), describe(it));
+      if (const auto* b = dynamic_cast<const nn::BasicBlock*>(it.second.get()))
+        return block_input_grid(*b, it.first);
+      unsupported(it);
+    }
+    return std::nullopt;
+  }
+
+  // Enters the quantized domain on `grid` unless the current activation is already on it.
+  void enter(const Int8Grid& grid, const std::string& where) {
+    if (!current_) {
+      model_.append(std::make_unique<Int8Quantize>(where + " input quantizer", grid));
+    } else {
+      QGRAD_CHECK(*current_ == grid, ValueError, kOp, ": ", where, ": its input grid (", grid.str(),
+                  ") differs from the grid its input was written on (", current_->str(), ")");
+    }
+    current_ = grid;
+  }
+
+  void quantized_layer() {
+    const Item& item = items_[i_];
+    const std::string where = describe(item);
+    std::size_t j = next(i_ + 1);
+    if (const auto* l = dynamic_cast<const QuantLinear*>(item.second.get())) {
+      Int8LinearSpec s;
+      s.name = where;
+      s.input = input_grid(l->input_quantizer(), where);
+      enter(s.input, where);
+      s.in_features = l->options().in_features_;
+      s.out_features = l->options().out_features_;
+      IntWeight w = int_weight(l->weight_quantizer(), l->weight(), where);
+      s.weight = std::move(w.values);
+      s.weight_scale = std::move(w.scale);
+      s.bias = bias_of(l->bias(), s.out_features);
+      s.relu = j < items_.size() && is<nn::ReLU>(items_[j]);
+      if (s.relu) j = next(j + 1);
+      s.output = consumer_grid(j);
+      current_ = s.output;
+      model_.append(std::make_unique<Int8Linear>(std::move(s)));
+      i_ = j;
+      return;
+    }
+    const Item* bn = nullptr;
+    if (is<QuantConv2d>(item) && j < items_.size() && is<nn::BatchNorm2d>(items_[j])) {
+      bn = &items_[j];
+      j = next(j + 1);
+    }
+    const bool relu = j < items_.size() && is<nn::ReLU>(items_[j]);
+    if (relu) j = next(j + 1);
+    Int8Conv2dSpec s = conv_spec(item, bn, relu, std::nullopt);
+    s.output = consumer_grid(j);  // after this layer's own checks, so errors come in order
+    enter(s.input, where);
+    current_ = s.output;
+    model_.append(std::make_unique<Int8Conv2d>(std::move(s)));
+    i_ = j;
+  }
+
+  // A BasicBlock: conv1 (+ bn1, relu1) -> conv2 (+ bn2) on the add's input 0 grid, the
+  // shortcut on its input 1 grid, the add (+ relu2) on the next consumer's grid.
+  void basic_block(const Item& item, const nn::BasicBlock& b) {
+    const std::string& path = item.first;
+    const auto* qa = dynamic_cast<const QuantAdd*>(b.add().get());
+    const Item add_item{path + ".add", b.add()};
+    QGRAD_CHECK(qa != nullptr, ValueError, kOp, ": ", describe(add_item),
+                " is not quantized (a QuantAdd): the residual add cannot run in int8");
+    const Int8Grid in = block_input_grid(b, path);
+    enter(in, describe(item));
+    // A BN item after a QuantConv2d (a fused QuantConvBn2d leaves an Identity in its place).
+    auto bn_of = [](const Item& conv, const Item& bn) -> const Item* {
+      return is<QuantConv2d>(conv) && is<nn::BatchNorm2d>(bn) ? &bn : nullptr;
+    };
+    auto check_relu = [](const Item& r) {
+      QGRAD_CHECK(is<nn::ReLU>(r), ValueError, kOp, ": ", describe(r),
+                  " must be a ReLU for the int8 residual block");
+    };
+    const Item conv1{path + ".conv1", b.conv1()}, bn1{path + ".bn1", b.bn1()},
+        conv2{path + ".conv2", b.conv2()}, bn2{path + ".bn2", b.bn2()},
+        relu1{path + ".relu1", b.relu1()}, relu2{path + ".relu2", b.relu2()};
+    check_relu(relu1);
+    check_relu(relu2);
+    const std::string in0 = describe(add_item) + " input 0 quantizer";
+    const std::string in1 = describe(add_item) + " input 1 quantizer";
+    const Int8Grid g0 =
+        Int8Grid::from_params(params_of(*require_quantizer(qa->input0_quantizer(), in0), in0), in0);
+    const Int8Grid g1 =
+        Int8Grid::from_params(params_of(*require_quantizer(qa->input1_quantizer(), in1), in1), in1);
+    const Int8Grid conv2_in = input_grid(input_quantizer_of(*b.conv2()), describe(conv2));
+    auto c1 = std::make_unique<Int8Conv2d>(conv_spec(conv1, bn_of(conv1, bn1), true, conv2_in));
+    const std::optional<Int8Grid> out = consumer_grid(i_ + 1);
+    const bool fuse = options_.fuse_residual_sum && out.has_value();
+    Int8Conv2dSpec s2 = conv_spec(conv2, bn_of(conv2, bn2), fuse, fuse ? out : g0);
+    if (fuse) s2.residual = g1;  // conv2 + shortcut + relu2 in one primitive
+    auto c2 = std::make_unique<Int8Conv2d>(std::move(s2));
+    std::unique_ptr<Int8Conv2d> ds;
+    if (b.downsample()) {
+      std::vector<Item> d;
+      flatten_into(*b.downsample(), path + ".downsample", d);
+      const bool with_bn = d.size() == 2 && (is<nn::BatchNorm2d>(d[1]) || is<nn::Identity>(d[1]));
+      QGRAD_CHECK((d.size() == 1 || with_bn) && (is<QuantConv2d>(d[0]) || is<QuantConvBn2d>(d[0])),
+                  ValueError, kOp, ": layer '", path,
+                  ".downsample' must be a quantized 1x1 convolution with an optional batch norm");
+      ds = std::make_unique<Int8Conv2d>(
+          conv_spec(d[0], d.size() == 2 ? bn_of(d[0], d[1]) : nullptr, false, g1));
+    } else {
+      QGRAD_CHECK(in == g1, ValueError, kOp, ": residual block '", path,
+                  "': its input grid differs from the add's input 1 grid");
+    }
+    std::unique_ptr<Int8Add> add;
+    if (!fuse) {
+      Int8AddSpec a;
+      a.name = describe(add_item);
+      a.a = g0;
+      a.b = g1;
+      a.relu = true;
+      a.output = out;
+      add = std::make_unique<Int8Add>(std::move(a));
+    }
+    current_ = out;
+    model_.append(std::make_unique<Int8BasicBlock>(describe(item), std::move(c1), std::move(c2),
+                                                   std::move(ds), std::move(add)));
+  }
+
+  void max_pool(const Item& item, const nn::MaxPool2d& p) {
+    const std::string where = describe(item);
+    const nn::MaxPool2dOptions& o = p.options();
+    Int8MaxPool2dSpec s;
+    s.name = where;
+    s.kernel = pair_of(o.kernel_size_, where, "kernel_size");
+    s.stride = pair_of(o.stride_.empty() ? o.kernel_size_ : o.stride_, where, "stride");
+    s.padding = pair_of(o.padding_, where, "padding");
+    s.dilation = pair_of(o.dilation_, where, "dilation");
+    s.ceil_mode = o.ceil_mode_;
+    model_.append(std::make_unique<Int8MaxPool2d>(s));
+  }
+
+  // On the float32 output of the layer before (consumer_grid stops there).
+  void global_avg_pool(const Item& item, const nn::AdaptiveAvgPool2d& p) {
+    const Shape& s = p.output_size();
+    QGRAD_CHECK(std::all_of(s.begin(), s.end(), [](std::int64_t d) { return d == 1; }), ValueError,
+                kOp, ": ", describe(item), ": output_size ", shape_str(s),
+                " is not supported (only 1, a global average)");
+    QGRAD_CHECK(!current_, ValueError, kOp, ": ", describe(item),
+                " must follow a layer with float output");
+    model_.append(std::make_unique<Int8GlobalAvgPool>(describe(item)));
+  }
+
+  // Int8Linear reads a 4-D input as flattened, so a Flatten before a QuantLinear is free.
+  void flatten(const Item& item, const nn::Flatten& f) const {
+    QGRAD_CHECK(f.start_dim() == 1 && f.end_dim() == -1, ValueError, kOp, ": ", describe(item),
+                ": only start_dim=1, end_dim=-1 is supported");
+    const std::size_t j = next(i_ + 1);
+    QGRAD_CHECK(j < items_.size() && is<QuantLinear>(items_[j]), ValueError, kOp, ": ",
+                describe(item), " must be followed by a QuantLinear");
+  }
+
+  ConvertOptions options_;
+  std::vector<Item> items_;
+  std::size_t i_ = 0;
+  std::optional<Int8Grid> current_;  // the grid of the current activation; none: float32
+  Int8Model model_;
+};
+
+}  // namespace
+
+Int8Model convert(const nn::Module& model, const ConvertOptions& options) {
+  return Converter(model, options).run();
+}
+
+}  // namespace qgrad::quant

@@ -1,0 +1,173 @@
+// Int8Conv2d: oneDNN int8 convolution with requantisation, zero points and fused post-ops.
+#include "deploy/int8/int8_conv2d.h"
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+#include <sstream>
+
+#include "core/error.h"
+#include "core/shape.h"
+#include "deploy/int8/int8_dnnl.h"
+#include "deploy/int8/int8_post_ops.h"
+
+namespace qgrad::quant {
+
+namespace dn = int8_dnnl;
+using md = dnnl::memory::desc;
+
+struct Int8Conv2d::Impl {
+  struct Entry {
+    dnnl::convolution_forward prim;
+    md src_md, dst_md;
+    dnnl::memory weights, bias;
+    std::string impl;
+  };
+  std::vector<float> out_scales, bias_acc;  // per output channel, as oneDNN applies them
+  std::map<std::string, Entry> entries;     // by input shape, strides and dtype
+};
+
+Int8Conv2d::Int8Conv2d(Int8Conv2dSpec spec)
+    : spec_(std::move(spec)), impl_(std::make_unique<Impl>()) {
+  const Int8Conv2dSpec& s = spec_;
+  const std::int64_t o = s.out_channels;
+  QGRAD_CHECK(s.in_channels > 0 && o > 0 && s.groups > 0 && s.in_channels % s.groups == 0 &&
+                  o % s.groups == 0,
+              ValueError, "int8 conv2d: ", s.name, ": channels ", s.in_channels, " -> ", o,
+              " must be positive multiples of groups ", s.groups);
+  const std::int64_t per = s.in_channels / s.groups * s.kernel[0] * s.kernel[1];
+  QGRAD_CHECK(static_cast<std::int64_t>(s.weight.size()) == o * per, ValueError,
+              "int8 conv2d: ", s.name, ": ", s.weight.size(), " weights, expected ", o * per);
+  QGRAD_CHECK(static_cast<std::int64_t>(s.weight_scale.size()) == o, ValueError,
+              "int8 conv2d: ", s.name, ": ", s.weight_scale.size(), " weight scales for ", o,
+              " output channels");
+  QGRAD_CHECK(s.bias.empty() || static_cast<std::int64_t>(s.bias.size()) == o, ValueError,
+              "int8 conv2d: ", s.name, ": ", s.bias.size(), " biases for ", o, " output channels");
+  QGRAD_CHECK(!s.residual || s.output, ValueError, "int8 conv2d: ", s.name,
+              ": a residual (sum post-op) needs an int8 output grid");
+  const double out_scale = s.output ? s.output->scale : 1.0;
+  for (std::int64_t c = 0; c < o; ++c) {
+    const double ws = s.weight_scale[c];
+    QGRAD_CHECK(std::isfinite(ws) && ws != 0, ValueError, "int8 conv2d: ", s.name,
+                ": weight scale of channel ", c, " is ", ws, " (must be finite and nonzero)");
+    // real = s_in * s_w[c] * (acc + bias_acc[c]); the grid value is real / s_out.
+    const double acc_unit = double(s.input.scale) * ws;
+    impl_->out_scales.push_back(static_cast<float>(acc_unit / out_scale));
+    impl_->bias_acc.push_back(s.bias.empty() ? 0.0f : static_cast<float>(s.bias[c] / acc_unit));
+  }
+}
+
+Int8Conv2d::~Int8Conv2d() = default;
+
+std::string Int8Conv2d::describe() const {
+  const Int8Conv2dSpec& s = spec_;
+  std::ostringstream os;
+  os << s.name << ": int8 conv " << s.in_channels << "->" << s.out_channels << " k" << s.kernel[0]
+     << "x" << s.kernel[1] << ", " << dtype_name(s.input.dtype()) << " -> "
+     << (s.output ? dtype_name(s.output->dtype()) : "float32")
+     << (s.residual ? ", fused residual sum" : "") << (s.relu ? ", fused ReLU" : "");
+  return os.str();
+}
+
+Tensor Int8Conv2d::forward(const Tensor& x) {
+  QGRAD_CHECK(!spec_.residual, ValueError, "int8 conv2d: ", spec_.name,
+              " adds a residual: call forward(x, residual)");
+  return run(x, nullptr);
+}
+
+Tensor Int8Conv2d::forward(const Tensor& x, const Tensor& residual) {
+  QGRAD_CHECK(spec_.residual, ValueError, "int8 conv2d: ", spec_.name,
+              " has no residual input (its spec has no residual grid)");
+  return run(x, &residual);
+}
+
+Tensor Int8Conv2d::run(const Tensor& x, const Tensor* residual) {
+  const Int8Conv2dSpec& s = spec_;
+  QGRAD_CHECK(x.dim() == 4 && x.size(1) == s.in_channels, ShapeError, "int8 conv2d: ", s.name,
+              ": input must be [N, ", s.in_channels, ", H, W], got ", shape_str(x.shape()));
+  QGRAD_CHECK(x.dtype() == s.input.dtype(), DTypeError, "int8 conv2d: ", s.name, ": input must be ",
+              dtype_name(s.input.dtype()), " (its grid: ", s.input.str(), "), got ",
+              dtype_name(x.dtype()));
+  std::array<std::int64_t, 2> out{}, pad_r{};
+  for (int d = 0; d < 2; ++d) {
+    const std::int64_t in = x.size(2 + d), span = s.dilation[d] * (s.kernel[d] - 1) + 1;
+    out[d] = (in + 2 * s.padding[d] - span) / s.stride[d] + 1;
+    QGRAD_CHECK(in + 2 * s.padding[d] >= span, ShapeError, "int8 conv2d: ", s.name, ": input ",
+                shape_str(x.shape()), " is smaller than the kernel");
+    // oneDNN wants the right padding that gives exactly `out` positions.
+    pad_r[d] = (out[d] - 1) * s.stride[d] + span - in - s.padding[d];
+  }
+  const DType out_dtype = s.output ? s.output->dtype() : DType::Float32;
+  Tensor y = dn::new_activation({x.size(0), s.out_channels, out[0], out[1]}, out_dtype);
+  if (residual != nullptr) {
+    QGRAD_CHECK(residual->shape() == y.shape() && residual->dtype() == s.residual->dtype(),
+                ShapeError, "int8 conv2d: ", s.name, ": the residual must be ",
+                dtype_name(s.residual->dtype()), " ", shape_str(y.shape()), ", got ",
+                dtype_name(residual->dtype()), " ", shape_str(residual->shape()));
+    // The sum post-op accumulates into the output: it starts as the residual's bytes, read
+    // back as the residual's type (uint8 and int8 have the same size).
+    dn::guarded(describe(), [&] {
+      const md as_residual(dn::dims(y.shape()), dn::data_type(residual->dtype()),
+                           dn::dims(y.strides()));
+      dnnl::memory from = dn::wrap(dn::desc_of(*residual), *residual);
+      dnnl::memory to = dn::wrap(as_residual, y);
+      dnnl::reorder(from, to).execute(dn::stream(), from, to);
+    });
+  }
+
+  std::ostringstream key;
+  key << shape_str(x.shape()) << shape_str(x.strides()) << dtype_name(x.dtype());
+  auto it = impl_->entries.find(key.str());
+  if (it == impl_->entries.end()) {
+    Impl::Entry e = dn::guarded(describe(), [&] {
+      Impl::Entry n;
+      n.src_md = dn::desc_of(x);
+      n.dst_md = dn::desc_of(y);
+      const std::int64_t o = s.out_channels, g = s.groups, c = s.in_channels;
+      const dnnl::memory::dims wdims =
+          g == 1 ? dnnl::memory::dims{o, c, s.kernel[0], s.kernel[1]}
+                 : dnnl::memory::dims{g, o / g, c / g, s.kernel[0], s.kernel[1]};
+      const md w_any(wdims, dnnl::memory::data_type::s8, dnnl::memory::format_tag::any);
+      const md b_md({o}, dnnl::memory::data_type::f32, dnnl::memory::format_tag::x);
+      const dnnl::convolution_forward::desc d(
+          dnnl::prop_kind::forward_inference, dnnl::algorithm::convolution_direct, n.src_md, w_any,
+          b_md, n.dst_md, {s.stride[0], s.stride[1]}, {s.dilation[0] - 1, s.dilation[1] - 1},
+          {s.padding[0], s.padding[1]}, {pad_r[0], pad_r[1]});
+      dnnl::primitive_attr attr;
+      attr.set_output_scales(1 << 1, impl_->out_scales);
+      if (s.input.zero_point != 0) attr.set_zero_points(DNNL_ARG_SRC, 0, {s.input.zero_point});
+      if (s.output && s.output->zero_point != 0)
+        attr.set_zero_points(DNNL_ARG_DST, 0, {s.output->zero_point});
+      attr.set_post_ops(requantize_post_ops(s.output, s.relu, /*add_zero_point=*/false, 0,
+                                            s.residual ? &*s.residual : nullptr));
+      const dnnl::convolution_forward::primitive_desc pd(d, attr, dn::engine());
+      n.prim = dnnl::convolution_forward(pd);
+      n.impl = pd.impl_info_str();
+      // The weights, reordered once into the layout this implementation chose.
+      const md w_user(wdims, dnnl::memory::data_type::s8,
+                      g == 1 ? dnnl::memory::format_tag::oihw : dnnl::memory::format_tag::goihw);
+      // oneDNN takes a non-const handle; the reorder only reads it.
+      dnnl::memory user(w_user, dn::engine(), const_cast<std::int8_t*>(s.weight.data()));
+      n.weights = dnnl::memory(pd.weights_desc(), dn::engine());
+      dnnl::reorder(user, n.weights).execute(dn::stream(), user, n.weights);
+      n.bias = dnnl::memory(b_md, dn::engine());
+      std::copy(impl_->bias_acc.begin(), impl_->bias_acc.end(),
+                static_cast<float*>(n.bias.get_data_handle()));
+      dn::stream().wait();
+      return n;
+    });
+    it = impl_->entries.emplace(key.str(), std::move(e)).first;
+  }
+  Impl::Entry& e = it->second;
+  dn::guarded(describe(), [&] {
+    e.prim.execute(dn::stream(), {{DNNL_ARG_SRC, dn::wrap(e.src_md, x)},
+                                  {DNNL_ARG_WEIGHTS, e.weights},
+                                  {DNNL_ARG_BIAS, e.bias},
+                                  {DNNL_ARG_DST, dn::wrap(e.dst_md, y)}});
+    dn::stream().wait();
+  });
+  impl_info_ = e.impl;
+  return y;
+}
+
+}  // namespace qgrad::quant

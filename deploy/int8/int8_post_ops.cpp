@@ -1,0 +1,41 @@
+// Shift, zero point and clip (fused ReLU and grid bounds) post-ops of the int8 layers.
+#include "deploy/int8/int8_post_ops.h"
+
+#include <algorithm>
+
+#include "core/error.h"
+
+namespace qgrad::quant {
+
+dnnl::post_ops requantize_post_ops(const std::optional<Int8Grid>& output, bool relu,
+                                   bool add_zero_point, double shift, const Int8Grid* sum) {
+  dnnl::post_ops po;
+  if (sum != nullptr) {
+    QGRAD_CHECK(output, ValueError, "requantize_post_ops: a sum needs an int8 output");
+    po.append_sum(
+        static_cast<float>(double(sum->scale) / output->scale), sum->zero_point,
+        sum->dtype() == DType::UInt8 ? dnnl::memory::data_type::u8 : dnnl::memory::data_type::s8);
+  }
+  if (!output) {
+    if (shift != 0)
+      po.append_eltwise(1.0f, dnnl::algorithm::eltwise_linear, 1.0f, static_cast<float>(shift));
+    if (relu) po.append_eltwise(1.0f, dnnl::algorithm::eltwise_relu, 0.0f, 0.0f);
+    return po;
+  }
+  const std::int64_t zp = output->zero_point;
+  // Shifts without a zero point to add come only from add_zero_point primitives.
+  QGRAD_CHECK(add_zero_point || shift == 0, ValueError,
+              "requantize_post_ops: a shift needs add_zero_point");
+  const std::int64_t base = add_zero_point ? 0 : zp;  // the clip's origin
+  if (add_zero_point && (shift != 0 || zp != 0))
+    po.append_eltwise(1.0f, dnnl::algorithm::eltwise_linear, 1.0f,
+                      static_cast<float>(shift + static_cast<double>(zp)));
+  if (relu || output->narrower_than_type()) {
+    const std::int64_t lo = relu ? std::max(zp, output->quant_min) : output->quant_min;
+    po.append_eltwise(1.0f, dnnl::algorithm::eltwise_clip, static_cast<float>(lo - base),
+                      static_cast<float>(output->quant_max - base));
+  }
+  return po;
+}
+
+}  // namespace qgrad::quant

@@ -1,0 +1,96 @@
+// `qgrad eval --int8` on short QAT runs over a small synthetic dataset: the int8 conversion of a
+// torch.ao and a pytorch_quantization lenet5bn agrees with the fake-quantized model (accuracy,
+// top-1 agreement) and the report names the oneDNN implementations; a float checkpoint is a
+// usage error and a recipe int8 cannot express (Horizon) an error naming the layer.
+#include <catch2/catch.hpp>
+
+#include <sstream>
+
+#include "cli/command_options.h"
+#include "cli/eval_command.h"
+#include "cli/train_command.h"
+#include "cli/train_config.h"
+#include "cli/usage_error.h"
+#include "cli_test_helpers.h"
+#include "core/error.h"
+
+using namespace qgrad;
+using namespace qgrad::cli;
+using nlohmann::json;
+using qgrad_cli_test::TempDir;
+
+namespace {
+
+std::string train(const TempDir& tmp, const std::string& name, const json& quant) {
+  json j{{"epochs", 1},
+         {"batch_size", 32},
+         {"eval_batch_size", 64},
+         {"threads", 2},
+         {"data", {{"dir", tmp.file("data")}}},
+         {"output", {{"progress", "off"}, {"dir", tmp.file(name)}}},
+         {"quant", quant}};
+  std::ostringstream out;
+  run_training(parse_train_config(j), out);
+  return tmp.file(name + "/last.safetensors");
+}
+
+}  // namespace
+
+TEST_CASE(
+    "eval --int8: the int8 model agrees with the fake-quantized one and names its oneDNN "
+    "implementations",
+    "[cli]") {
+  TempDir tmp;
+  qgrad_cli_test::write_synthetic_mnist(tmp.file("data"), 128, 100);
+  for (const json& recipe : {json{{"family", "torch_ao"}},
+                             json{{"family", "nvidia"}, {"calibration", {{"batches", 2}}}}}) {
+    INFO(recipe.dump());
+    EvalOptions eo;
+    eo.checkpoint = train(tmp, recipe["family"].get<std::string>(), recipe);
+    eo.batch_size = 7;  // 15 batches, the last one of 2 images: several primitive shapes
+    eo.threads = 2;
+    std::ostringstream plain_out, out;
+    const EvalResult plain = run_eval(eo, plain_out);
+    eo.int8 = true;
+    const Int8Comparison c = run_eval_int8(eo, out);
+    INFO(out.str());
+    CHECK(c.count == 100);
+    CHECK(c.fake_quant_correct == plain.correct);  // the same fake-quantized evaluation
+    CHECK(c.agree >= 99);                          // measured: 100 of 100 for both recipes
+    CHECK(std::abs(c.int8_correct - c.fake_quant_correct) <= 1);
+    CHECK(c.fake_quant_time_s > 0);
+    CHECK(c.int8_time_s > 0);
+    CHECK_THAT(out.str(), Catch::Contains("fake-quant  accuracy") &&
+                              Catch::Contains("int8        accuracy") &&
+                              Catch::Contains("top-1 agreement") &&
+                              Catch::Contains("layer '0' (QuantConv2d): int8 conv 1->6") &&
+                              Catch::Contains("layer '13' (QuantLinear): int8 linear 84->10"));
+  }
+}
+
+TEST_CASE("eval --int8: a float checkpoint is a usage error, a Horizon one names the layer",
+          "[cli]") {
+  TempDir tmp;
+  qgrad_cli_test::write_synthetic_mnist(tmp.file("data"), 64, 20);
+  EvalOptions eo;
+  eo.checkpoint = train(tmp, "float", nullptr);
+  eo.int8 = true;
+  std::ostringstream out;
+  CHECK_THROWS_AS(run_eval_int8(eo, out), UsageError);
+  CHECK_THROWS_WITH(run_eval_int8(eo, out),
+                    Catch::Contains("--int8 needs a quantization-aware checkpoint") &&
+                        Catch::Contains("was trained float"));
+  eo.checkpoint =
+      train(tmp, "horizon", json{{"family", "horizon"}, {"calibration", {{"batches", 2}}}});
+  CHECK_THROWS_WITH(run_eval_int8(eo, out),
+                    Catch::Contains("int8 convert: layer '0' (QuantConv2d) input quantizer is a "
+                                    "HorizonFakeQuantize"));
+
+  CHECK_THROWS_WITH(
+      parse_command_options("eval", {"--int8=1"}, {"--checkpoint"}, nullptr, {"--int8"}),
+      Catch::Contains("eval: --int8 takes no value"));
+  const auto opts = parse_command_options("eval", {"--int8", "--checkpoint", "f"}, {"--checkpoint"},
+                                          nullptr, {"--int8"});
+  REQUIRE(opts);
+  CHECK(opts->at(0) == std::make_pair(std::string("--int8"), std::string()));
+}
