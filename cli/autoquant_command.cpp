@@ -27,11 +27,11 @@ namespace {
 
 // The weight quantizer's bit-width key of a family.
 std::string bits_key(const std::string& family) {
-  if (family == "nvidia" || family == "lsq") return "num_bits";
+  if (family == "nvidia" || family == "lsq" || family == "pact") return "num_bits";
   if (family == "aimet") return "bitwidth";
   throw UsageError("autoquant: --recipe is of the " + family +
-                   " family, whose weights have no bit-width key; use an nvidia, lsq or aimet "
-                   "recipe");
+                   " family, whose weights have no bit-width key; use an nvidia, lsq, pact or "
+                   "aimet recipe");
 }
 
 std::vector<int> parse_bits(const std::string& text) {

@@ -23,10 +23,9 @@ std::vector<ReproduceCell> make_cells() {
   c.push_back({"qat_int8", "QAT int8, moving-average observers (Jacob et al. 2018, torch.ao)",
                "qat", "torch_ao_default", "torch_ao", json{{"recipe", "torch_ao_default"}}, "", 8,
                8, "", ""});
-  c.push_back({"pact_w4a4", "PACT W4A4", "", "pact_w4a4", "", nullptr, "", 4, 4,
-               "69.2 (PACT paper)",
-               "not run: no qgrad family implements PACT's quantizer module, and the paper's "
-               "weights use DoReFa, which qgrad does not implement"});
+  c.push_back({"pact_w4a4", "PACT W4A4 (DoReFa weights; first and last layer weights 8-bit)", "qat",
+               "pact_w4a4", "pact", json{{"recipe", "pact_w4a4"}}, "", 4, 4, "69.2 (PACT paper)",
+               ""});
   for (int bits : {4, 3, 2}) {
     const std::string b = std::to_string(bits);
     const char* paper = bits == 4   ? "71.1 (LSQ paper)"

@@ -3,8 +3,8 @@
 // PTQ of the float model, or QAT fine-tuning from it, as the papers do), the recipe (a named
 // recipe of `qgrad recipes` with overrides), the bit widths for results.json, and the numbers the
 // papers report for the same setting (ImageNet ResNet-18, so a trend to compare, not a value to
-// match). PACT W4A4 is listed without a run: no qgrad family implements PACT's quantizer
-// module (see quant/modules/named_recipes.h), and the table says so rather than skipping it.
+// match). A row without a method is listed but not run (with not_run_why), so the table says
+// why rather than leaving it out.
 #pragma once
 
 #include <cstdint>

@@ -176,8 +176,9 @@ std::string results_markdown(const ReproduceOptions& o, const std::vector<Reprod
   }
   md << "\nThe paper column is ImageNet ResNet-18 top-1 as the LSQ paper (Esser et al. 2020) and "
         "the PACT paper (Choi et al. 2018; W2A2: 64.4) report it: a different dataset and "
-        "model, for the trend only. PACT W4A4 is not run: no qgrad family implements PACT's "
-        "quantizer module, and the paper's weights use DoReFa.\n";
+        "model, for the trend only.\n";
+  for (const ReproduceCell& cell : cells)
+    if (cell.method.empty()) md << "\n" << cell.label << ": " << cell.not_run_why << ".\n";
   return md.str();
 }
 

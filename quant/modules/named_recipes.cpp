@@ -77,6 +77,23 @@ std::vector<NamedRecipe> make_table() {
                     {"input", {{"num_bits", 8}, {"calib_method", "max"}}},
                     {"calibration", {{"batches", 8}}}}});
   for (int bits : {4, 3, 2}) t.push_back(lsq_recipe(bits));
+  // PACT: learned clipping level alpha on the activations, DoReFa weights; the first layer's
+  // input (the normalised image, which has negative values) stays float and the first and last
+  // layers' weights are at 8 bits, the LSQ recipes' convention, so the rows compare like for
+  // like. Residual adds are not quantized (PACT quantizes the inputs of the convolutions).
+  t.push_back(
+      {"pact_w4a4",
+       "PACT W4A4: learned activation clipping (alpha, init 10) and DoReFa weights at 4 bits; the "
+       "first layer's input float, the first and last layers' weights at 8 bits",
+       "Choi et al., PACT: Parameterized Clipping Activation for Quantized Neural Networks, 2018 "
+       "(arXiv:1805.06085); Zhou et al., DoReFa-Net, 2016 (arXiv:1606.06160)",
+       json{{"family", "pact"},
+            {"weight", {{"num_bits", 4}}},
+            {"input", {{"num_bits", 4}, {"alpha", 10.0}}},
+            {"add", false},
+            {"layers",
+             {{"@first", {{"weight", {{"num_bits", 8}}}, {"input", nullptr}}},
+              {"@last", {{"weight", {{"num_bits", 8}}}, {"input", {{"num_bits", 8}}}}}}}}});
   t.push_back(
       {"fp8_e4m3",
        "FP8 E4M3 (max 448) per-tensor weights and inputs, scaled by max calibration on 8 batches",

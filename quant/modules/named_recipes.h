@@ -6,11 +6,10 @@
 // key, recursively; any other value (a number, a list, null) replaces the named recipe's value,
 // so "weight": null keeps weights float. A "family" other than the named recipe's is an error.
 // QuantRecipe::from_json expands names itself, so every place that reads a recipe (the "quant"
-// key of `qgrad train`, quantize_model) accepts them; `qgrad recipes` lists them. Only recipes
-// the existing families express exactly are here: "pact_w4a4" is not (no family's quantizer is
-// PACT's learnable clip, learnable::pact_quantize, and the paper quantizes weights with DoReFa's
-// tanh normalisation, which qgrad does not implement). The LSQ recipes keep the first and last
-// layers at 8 bits, as the paper does, with "layers" rules on "@first" and "@last".
+// key of `qgrad train`, quantize_model) accepts them; `qgrad recipes` lists them. The LSQ
+// recipes keep the first and last layers at 8 bits, as the paper does, with "layers" rules on
+// "@first" and "@last"; "pact_w4a4" (the "pact" family: PACT's learned clipping and DoReFa
+// weights) does the same for its weights and leaves the first layer's input float.
 #pragma once
 
 #include <string>

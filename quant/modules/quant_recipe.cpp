@@ -9,12 +9,14 @@
 #include "core/json_parse.h"
 
 #include "quant/modules/aimet_quantizer.h"
+#include "quant/modules/dorefa_weight_quantizer.h"
 #include "quant/modules/fake_quantize.h"
 #include "quant/modules/fused_fake_quantize.h"
 #include "quant/modules/horizon_fake_quantize.h"
 #include "quant/modules/layer_rules.h"
 #include "quant/modules/learnable_fake_quantize.h"
 #include "quant/modules/named_recipes.h"
+#include "quant/modules/pact_activation_quantizer.h"
 #include "quant/modules/tensor_quantizer.h"
 #include "quant/nvidia/block_quant.h"
 
@@ -355,6 +357,24 @@ Factories parse_aimet(const json& j, const std::string& role, const std::string&
   return out;
 }
 
+// ---- pact ------------------------------------------------------------------------------------
+
+Factories parse_pact(const json& j, const std::string& role, const std::string& path) {
+  const bool weight = role == "weight";
+  Fields f(j, path,
+           weight ? std::vector<std::string>{"num_bits"}
+                  : std::vector<std::string>{"num_bits", "alpha"});
+  const int bits = static_cast<int>(f.get_int("num_bits", 8, 1, 16));
+  Factories out;
+  if (weight) {
+    out.weight = [bits](const Shape&) { return std::make_shared<DoReFaWeightQuantizer>(bits); };
+    return out;
+  }
+  const double alpha = f.get_number("alpha", 10.0, 1e-30, 1e30);
+  out.input = [bits, alpha] { return std::make_shared<PactActivationQuantizer>(bits, alpha); };
+  return out;
+}
+
 // ---- families --------------------------------------------------------------------------------
 
 struct FamilyInfo {
@@ -384,6 +404,7 @@ const std::vector<FamilyInfo>& families() {
       {QuantFamily::Horizon, "horizon", parse_horizon, R"({"per_channel": true})", "{}", 8},
       {QuantFamily::AIMET, "aimet", parse_aimet, R"({"symmetric": true, "per_channel": true})",
        R"({"symmetric": false})", 8},
+      {QuantFamily::PACT, "pact", parse_pact, R"({"num_bits": 8})", R"({"num_bits": 8})", 0},
   };
   return f;
 }

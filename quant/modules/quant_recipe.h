@@ -13,7 +13,7 @@
 //                                    "nvidia_int8", "lsq_w4a4", ...; `qgrad recipes` lists them)
 //                                    that the other keys given override, objects merged key by
 //                                    key; "family" may then be left out.
-//   "family":  "nvidia" | "torch_ao" | "lsq" | "horizon" | "aimet",             (required)
+//   "family":  "nvidia" | "torch_ao" | "lsq" | "horizon" | "aimet" | "pact",    (required)
 //   "weight":  {quantizer} | null,   weights of Conv2d / Linear; null: weights stay float;
 //                                    absent: the family's default below. An object given
 //                                    replaces the default as a whole (no merging).
@@ -86,6 +86,10 @@
 //             (weights only: encoding shape [O, 1, ...]).
 //             Defaults: weight {"symmetric": true, "per_channel": true}, input
 //             {"symmetric": false}.
+//   pact:     weights DoReFaWeightQuantizer (dorefa_weight_quantizer.h): "num_bits" [8] (1..16);
+//             inputs PactActivationQuantizer (pact_activation_quantizer.h): "num_bits" [8]
+//             (1..16), "alpha" [10.0] (the initial clipping level, > 0). Unsigned: negative
+//             inputs become 0. Defaults: weight {"num_bits": 8}, input {"num_bits": 8}.
 // Example: {"family": "nvidia", "weight": {"num_bits": 8, "axis": 0},
 //           "input": {"num_bits": 8, "calib_method": "histogram"},
 //           "calibration": {"method": "percentile", "percentile": 99.99, "batches": 16}}
@@ -106,8 +110,8 @@
 
 namespace qgrad::quant {
 
-enum class QuantFamily { NVIDIA, TorchAO, LSQ, Horizon, AIMET };
-// "nvidia", "torch_ao", "lsq", "horizon", "aimet"
+enum class QuantFamily { NVIDIA, TorchAO, LSQ, Horizon, AIMET, PACT };
+// "nvidia", "torch_ao", "lsq", "horizon", "aimet", "pact"
 const char* quant_family_name(QuantFamily f);
 
 class QuantRecipe {

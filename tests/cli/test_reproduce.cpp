@@ -54,7 +54,7 @@ TEST_CASE("reproduce: every cell runs, the result files check, a second start re
   qgrad_cli_test::write_synthetic_mnist(tmp.file("data"), 128, 100);
   std::size_t runnable = 0;
   for (const ReproduceCell& c : reproduce_cells()) runnable += !c.method.empty();
-  REQUIRE(runnable == 8);
+  REQUIRE(runnable == 9);
 
   std::ostringstream out1;
   const ResultsFile first = run_reproduce(tiny(tmp, {0}), out1);
@@ -77,7 +77,9 @@ TEST_CASE("reproduce: every cell runs, the result files check, a second start re
   CHECK(std::abs(first.cells[1].mean - first.cells[0].mean) <= 0.05);
   const std::string md = read_file(tmp.file("r/results.md"), "test");
   CHECK(md.find("| FP32 | ") != std::string::npos);
-  CHECK(md.find("| PACT W4A4 | not run | 69.2 (PACT paper) |") != std::string::npos);
+  CHECK(md.find("| PACT W4A4 (DoReFa weights; first and last layer weights 8-bit) | ") !=
+        std::string::npos);
+  CHECK(md.find("69.2 (PACT paper) |") != std::string::npos);
   CHECK(md.find("| LSQ W2A2 (first and last layer 8-bit) | ") != std::string::npos);
   CHECK(std::filesystem::exists(tmp.file("r/lenet5bn/seed0/lsq_w4a4/cell.json")));
   CHECK(std::filesystem::exists(tmp.file("r/lenet5bn/seed0/ptq_int8_entropy/ptq.safetensors")));

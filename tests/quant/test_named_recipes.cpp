@@ -53,8 +53,8 @@ TEST_CASE("quant.named_recipes: every named recipe quantizes and runs lenet5bn",
     REQUIRE(std::isfinite(loss.item<double>()));
     loss.backward();
   }
-  for (const char* expected :
-       {"torch_ao_default", "nvidia_int8", "lsq_w4a4", "lsq_w3a3", "lsq_w2a2", "fp8_e4m3"})
+  for (const char* expected : {"torch_ao_default", "nvidia_int8", "lsq_w4a4", "lsq_w3a3",
+                               "lsq_w2a2", "pact_w4a4", "fp8_e4m3"})
     REQUIRE(names.count(expected));
 }
 

@@ -1,0 +1,23 @@
+// DoReFaWeightQuantizer: dorefa_quantize_weight as a module.
+#include "quant/modules/dorefa_weight_quantizer.h"
+
+#include "core/error.h"
+#include "quant/learnable/dorefa.h"
+
+namespace qgrad::quant {
+
+DoReFaWeightQuantizer::DoReFaWeightQuantizer(int num_bits)
+    : nn::UnaryModule("DoReFaWeightQuantizer"), num_bits_(num_bits) {
+  QGRAD_CHECK(num_bits >= 1 && num_bits <= 16, ValueError,
+              "DoReFaWeightQuantizer: num_bits must lie in [1, 16], got ", num_bits);
+}
+
+Tensor DoReFaWeightQuantizer::forward(const Tensor& w) {
+  return learnable::dorefa_quantize_weight(w, num_bits_);
+}
+
+std::string DoReFaWeightQuantizer::extra_repr() const {
+  return "num_bits=" + std::to_string(num_bits_);
+}
+
+}  // namespace qgrad::quant

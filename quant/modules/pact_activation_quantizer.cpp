@@ -1,0 +1,31 @@
+// PactActivationQuantizer: the learned clipping level and pact_quantize.
+#include "quant/modules/pact_activation_quantizer.h"
+
+#include <cmath>
+#include <cstdio>
+
+#include "core/factory.h"
+#include "quant/learnable/pact.h"
+
+namespace qgrad::quant {
+
+PactActivationQuantizer::PactActivationQuantizer(int num_bits, double alpha)
+    : nn::UnaryModule("PactActivationQuantizer"), num_bits_(num_bits) {
+  QGRAD_CHECK(num_bits >= 1 && num_bits <= 16, ValueError,
+              "PactActivationQuantizer: num_bits must lie in [1, 16], got ", num_bits);
+  QGRAD_CHECK(std::isfinite(alpha) && alpha > 0, ValueError,
+              "PactActivationQuantizer: alpha must be finite and > 0, got ", alpha);
+  alpha_ = register_parameter("alpha", full({1}, alpha));
+}
+
+Tensor PactActivationQuantizer::forward(const Tensor& x) {
+  return learnable::pact_quantize(x, alpha_, num_bits_);
+}
+
+std::string PactActivationQuantizer::extra_repr() const {
+  char b[96];
+  std::snprintf(b, sizeof b, "num_bits=%d, alpha=%.4g", num_bits_, alpha_.item<double>());
+  return b;
+}
+
+}  // namespace qgrad::quant
