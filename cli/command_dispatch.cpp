@@ -14,6 +14,7 @@
 #include "cli/train_command.h"
 #include "cli/train_config.h"
 #include "cli/usage_error.h"
+#include "cli/verify_deploy_command.h"
 #include "core/version.h"
 
 namespace qgrad::cli {
@@ -26,6 +27,9 @@ std::string main_usage() {
          "  eval --checkpoint FILE       test loss and accuracy of a checkpoint\n"
          "  export --checkpoint FILE --onnx OUT.onnx\n"
          "                               the checkpoint's model as ONNX (float or QDQ)\n"
+         "  verify-deploy --checkpoint FILE\n"
+         "                               fake-quant, int8 and ONNX Runtime on the test set:\n"
+         "                               accuracy and top-1 agreement of every pair\n"
          "  ptq --checkpoint FILE        post-training quantization of a float checkpoint:\n"
          "                               calibrate, compare accuracy, save a quantized one\n"
          "  recipes [NAME]               the named QAT recipes, or one as JSON\n"
@@ -59,6 +63,8 @@ int run_command_line(const std::vector<std::string>& args, std::ostream& out, st
         out << eval_usage();
       } else if (rest[0] == "export") {
         out << export_usage();
+      } else if (rest[0] == "verify-deploy") {
+        out << verify_deploy_usage();
       } else if (rest[0] == "ptq") {
         out << ptq_usage();
       } else if (rest[0] == "recipes") {
@@ -83,6 +89,7 @@ int run_command_line(const std::vector<std::string>& args, std::ostream& out, st
     if (command == "train") return train_command(rest, out);
     if (command == "eval") return eval_command(rest, out);
     if (command == "export") return export_command(rest, out);
+    if (command == "verify-deploy") return verify_deploy_command(rest, out);
     if (command == "ptq") return ptq_command(rest, out);
     if (command == "recipes") return recipes_command(rest, out);
     if (command == "plot") return plot_command(rest, out);
@@ -93,9 +100,10 @@ int run_command_line(const std::vector<std::string>& args, std::ostream& out, st
       err << main_usage();
       return 2;
     }
-    throw UsageError("unknown command '" + command +
-                     "' (commands: train, eval, export, ptq, sensitivity, autoquant, recipes, "
-                     "plot, reproduce, help, version)");
+    throw UsageError(
+        "unknown command '" + command +
+        "' (commands: train, eval, export, verify-deploy, ptq, sensitivity, autoquant, recipes, "
+        "plot, reproduce, help, version)");
   } catch (const UsageError& e) {
     err << "qgrad" << (command.empty() || command[0] == '-' ? "" : " " + command)
         << ": error: " << e.what() << "\n";

@@ -2,65 +2,28 @@
 // with the stored recipe for a QAT checkpoint), and the test-set pass.
 #include "cli/eval_command.h"
 
-#include <omp.h>
-
 #include <cstdio>
 #include <ostream>
 #include <sstream>
 
 #include "cli/command_options.h"
-#include "cli/qat_setup.h"
-#include "cli/stored_config.h"
+#include "cli/eval_setup.h"
 #include "cli/train_config.h"
 #include "cli/training_factory.h"
 #include "cli/usage_error.h"
 #include "deploy/int8/convert.h"
-#include "nn/data/mnist.h"
-#include "nn/serialize/checkpoint.h"
-#include "quant/modules/lazy_buffer.h"
 
 namespace qgrad::cli {
 
 namespace {
 
-// What both evaluations start from: the checkpoint's model, rebuilt and loaded, and the test set.
-struct EvalSetup {
-  serialize::Checkpoint ckpt;
-  TrainConfig config;
-  std::shared_ptr<nn::UnaryModule> model;
-  std::string quantized;  // ", fake-quantized <family>" or ""
-  bool has_recipe = false;
-  std::shared_ptr<data::MNIST> test_set;
-};
-
 EvalSetup load_for_eval(const EvalOptions& options) {
-  EvalSetup s;
-  s.ckpt = serialize::load_checkpoint(options.checkpoint);
-  s.config = stored_train_config(s.ckpt, "eval", options.checkpoint);
-  TrainConfig& config = s.config;
-  if (!options.data_dir.empty()) config.data.dir = options.data_dir;
-  if (options.batch_size > 0) config.eval_batch_size = options.batch_size;
-  config.threads = options.threads;  // this command's own --threads, not the training run's
-  omp_set_num_threads(compute_threads(config));
-
-  // The same model as training built: quantized with the stored (normalised) recipe, then the
-  // checkpoint's state, which also sizes the quantizers' lazily sized buffers.
-  s.model = build_model(config);
-  if (std::optional<quant::QuantRecipe> recipe = quant_recipe(config)) {
-    s.quantized = ", fake-quantized " + quantize_for_training(*s.model, *recipe).family;
-    s.has_recipe = true;
-  }
-  quant::load_quant_state_dict(*s.model, s.ckpt.model, /*strict=*/true);
-  s.test_set = std::make_shared<data::MNIST>(config.data.dir, data::Split::Test);
-  return s;
+  return load_eval_setup("eval", options.checkpoint, options.data_dir, options.batch_size,
+                         options.threads);
 }
 
 data::DataLoader test_loader(const EvalSetup& s) {
-  return data::DataLoader(s.test_set,
-                          data::DataLoaderOptions()
-                              .batch_size(s.config.eval_batch_size)
-                              .prefetch(background_loading(s.config)),
-                          build_eval_transforms(s.config));
+  return eval_test_loader(s);
 }
 
 }  // namespace

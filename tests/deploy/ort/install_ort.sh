@@ -1,12 +1,13 @@
 #!/usr/bin/env bash
 # Installs npm's onnxruntime-node (its CPU build ships inside the package) into DIR for the
-# ONNX Runtime deploy test, then runs that test (test_deploy's hidden [.ort] cases) with
-# QGRAD_ORT_DIR=DIR. Exits 77 (ctest: Skipped, visibly) when node or npm is missing or the npm
-# registry cannot be reached, never passing silently.
-#   bash tests/deploy/ort/install_ort.sh DIR path/to/test_deploy
+# ONNX Runtime tests, then runs them (the hidden [.ort] cases of a Catch2 test program:
+# test_deploy's exports, test_cli's verify-deploy) with QGRAD_ORT_DIR=DIR. Exits 77 (ctest:
+# Skipped, visibly) when node or npm is missing or the npm registry cannot be reached, never
+# passing silently.
+#   bash tests/deploy/ort/install_ort.sh DIR path/to/test_deploy_or_test_cli
 set -uo pipefail
 dir=$1
-test_deploy=$2
+test_program=$2
 version=1.30.0  # pinned: the outputs compared are this runtime's
 for tool in node npm; do
   if ! command -v "$tool" >/dev/null; then
@@ -25,4 +26,4 @@ if [[ ! -f $dir/node_modules/onnxruntime-node/package.json ]] ||
     exit 77
   fi
 fi
-QGRAD_ORT_DIR=$dir exec "$test_deploy" "[.ort]"
+QGRAD_ORT_DIR=$dir exec "$test_program" "[.ort]"

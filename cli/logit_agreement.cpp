@@ -1,0 +1,52 @@
+// Argmax, correct counts, agreement and the largest logit difference of two paths' logits.
+#include "cli/logit_agreement.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdlib>
+
+#include "core/error.h"
+
+namespace qgrad::cli {
+
+std::int64_t argmax_row(const float* row, std::int64_t classes) {
+  std::int64_t best = 0;
+  for (std::int64_t c = 1; c < classes; ++c)
+    if (row[c] > row[best]) best = c;
+  return best;
+}
+
+std::int64_t count_correct_logits(const std::vector<float>& logits, std::int64_t classes,
+                                  const std::vector<std::int64_t>& targets) {
+  QGRAD_CHECK(classes > 0 && logits.size() == targets.size() * static_cast<std::size_t>(classes),
+              ValueError, "count_correct_logits: ", logits.size(), " logits for ", targets.size(),
+              " targets of ", classes, " classes");
+  std::int64_t correct = 0;
+  for (std::size_t i = 0; i < targets.size(); ++i)
+    correct += argmax_row(logits.data() + i * classes, classes) == targets[i];
+  return correct;
+}
+
+LogitAgreement compare_logits(const std::vector<float>& a, const std::vector<float>& b,
+                              std::int64_t classes, const std::vector<std::int64_t>& targets) {
+  QGRAD_CHECK(a.size() == b.size(), ValueError, "compare_logits: ", a.size(), " against ", b.size(),
+              " logits");
+  LogitAgreement r;
+  r.count = static_cast<std::int64_t>(targets.size());
+  r.correct_a = count_correct_logits(a, classes, targets);
+  r.correct_b = count_correct_logits(b, classes, targets);
+  for (std::size_t i = 0; i < targets.size(); ++i)
+    r.agree +=
+        argmax_row(a.data() + i * classes, classes) == argmax_row(b.data() + i * classes, classes);
+  for (std::size_t i = 0; i < a.size(); ++i)
+    r.max_logit_diff = std::max(r.max_logit_diff, std::fabs(double(a[i]) - double(b[i])));
+  return r;
+}
+
+bool deploy_targets_met(const LogitAgreement& r) {
+  // agree / count >= 999 / 1000 and |correct_a - correct_b| / count <= 1 / 1000.
+  return r.count > 0 && r.agree * 1000 >= r.count * 999 &&
+         std::llabs(r.correct_a - r.correct_b) * 1000 <= r.count;
+}
+
+}  // namespace qgrad::cli

@@ -1,0 +1,33 @@
+// How closely two deployment paths of one model agree on the same test images, from their logits
+// ([N, classes] row-major float32, rows in the same order): each path's correct count, the top-1
+// agreement (rows whose argmax, the first largest logit as torch.argmax takes it, is the same)
+// and the largest absolute logit difference. deploy_targets_met() is issue 12's bar for a pair:
+// top-1 agreement of at least 99.9% and accuracies within 0.1 percentage point, both decided in
+// integer arithmetic on the counts (no rounding at the boundary).
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+namespace qgrad::cli {
+
+std::int64_t argmax_row(const float* row, std::int64_t classes);
+
+std::int64_t count_correct_logits(const std::vector<float>& logits, std::int64_t classes,
+                                  const std::vector<std::int64_t>& targets);
+
+struct LogitAgreement {
+  std::int64_t count = 0;
+  std::int64_t correct_a = 0, correct_b = 0;
+  std::int64_t agree = 0;
+  double max_logit_diff = 0;
+};
+
+// a and b hold targets.size() rows of `classes` logits each.
+LogitAgreement compare_logits(const std::vector<float>& a, const std::vector<float>& b,
+                              std::int64_t classes, const std::vector<std::int64_t>& targets);
+
+// agree / count >= 99.9% and |correct_a - correct_b| / count <= 0.1 percentage point.
+bool deploy_targets_met(const LogitAgreement& r);
+
+}  // namespace qgrad::cli
