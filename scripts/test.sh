@@ -24,5 +24,7 @@ if [[ "${CI:-}" == "true" || "${QGRAD_SANITIZE_RUN:-0}" == "1" ]]; then
   # CUDA off: the sanitizers check our host code; CUDA runtime init under ASan is noisy.
   export ASAN_OPTIONS=detect_leaks=1:abort_on_error=0
   export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
-  run_suite build-sanitize -DQGRAD_SANITIZE=ON -DQGRAD_CUDA=OFF -DQGRAD_NATIVE=ON
+  # No benchmarks either: ctest runs none of them, and CI's time goes to compiling under ASan.
+  run_suite build-sanitize -DQGRAD_SANITIZE=ON -DQGRAD_CUDA=OFF -DQGRAD_NATIVE=ON \
+    -DQGRAD_BUILD_BENCH=OFF
 fi
