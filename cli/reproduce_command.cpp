@@ -43,9 +43,10 @@ json cell_settings(const ReproduceOptions& o, const ReproduceCell& cell) {
   return s;
 }
 
-// A finished cell's accuracy, or NaN when the cell has not finished (no cell.json). A cell.json
-// of other settings is a usage error: its folder belongs to another experiment.
-double finished_accuracy(const fs::path& dir, const json& settings) {
+// A finished cell's accuracy (and its run time added to `time_s`), or NaN when the cell has not
+// finished (no cell.json). A cell.json of other settings is a usage error: its folder belongs to
+// another experiment.
+double finished_accuracy(const fs::path& dir, const json& settings, double& time_s) {
   const fs::path file = dir / kCellFile;
   if (!fs::exists(file)) return std::nan("");
   const json j = parse_json(read_file(file.string(), "reproduce", 1 << 20), file.string());
@@ -56,6 +57,7 @@ double finished_accuracy(const fs::path& dir, const json& settings) {
     throw UsageError("reproduce: '" + dir.string() + "' was run with other settings (" +
                      j.at("settings").dump() + ", now " + settings.dump() +
                      "); give another --out or remove that folder");
+  if (j.contains("time_s") && j.at("time_s").is_number()) time_s += j.at("time_s").get<double>();
   return j.at("accuracy").get<double>();
 }
 
@@ -141,7 +143,8 @@ std::string results_markdown(const ReproduceOptions& o, const std::vector<Reprod
      << " calibration batches of " << o.batch_size << ". Seeds: ";
   for (std::size_t i = 0; i < o.seeds.size(); ++i) md << (i ? ", " : "") << o.seeds[i];
   md << ". Test accuracy (%) after the last epoch, mean ± standard deviation over the seeds; "
-        "(Δ) is the difference to FP32 in points. Compute time of the cells run now: "
+        "(Δ) is the difference to FP32 in points. Compute time of all the cells (wall clock, "
+        "summed over the runs that made them): "
      << static_cast<long long>(std::lround(total_s)) << " s.\n\n";
   md << "| Setting |";
   for (const std::string& m : o.models) md << " " << m << " |";
@@ -230,7 +233,7 @@ ResultsFile run_reproduce(const ReproduceOptions& o, std::ostream& out) {
         const fs::path seed_dir = root / model / ("seed" + std::to_string(seed));
         const fs::path dir = seed_dir / cell.id;
         const json settings = cell_settings(o, cell);
-        double acc = finished_accuracy(dir, settings);
+        double acc = finished_accuracy(dir, settings, total_s);
         if (!std::isnan(acc)) {
           out << model << " seed " << seed << " " << cell.id << ": done before, "
               << percent(acc, 0, 1) << "%\n";
