@@ -12,14 +12,24 @@
 #include "cli/training_factory.h"
 #include "cli/usage_error.h"
 #include "deploy/int8/convert.h"
+#include "quant/modules/quantizer_state_file.h"
 
 namespace qgrad::cli {
 
 namespace {
 
 EvalSetup load_for_eval(const EvalOptions& options) {
-  return load_eval_setup("eval", options.checkpoint, options.data_dir, options.batch_size,
-                         options.threads);
+  EvalSetup s = load_eval_setup("eval", options.checkpoint, options.data_dir, options.batch_size,
+                                options.threads);
+  if (!options.quantizers.empty()) {
+    if (!s.has_recipe)
+      throw UsageError("eval: --quantizers needs a quantization-aware checkpoint, but " +
+                       options.checkpoint +
+                       " was trained float (its stored config has no \"quant\" recipe)");
+    const std::size_t n = quant::load_quantizer_state(*s.model, options.quantizers);
+    s.quantized += " (" + std::to_string(n) + " quantizers from " + options.quantizers + ")";
+  }
+  return s;
 }
 
 data::DataLoader test_loader(const EvalSetup& s) {
@@ -86,6 +96,7 @@ Int8Comparison run_eval_int8(const EvalOptions& options, std::ostream& out) {
 std::string eval_usage() {
   return "usage: qgrad eval --checkpoint FILE [--data-dir DIR] [--batch-size N] [--threads N] "
          "[--int8]\n"
+         "                  [--quantizers Q.json]\n"
          "\n"
          "Evaluates a checkpoint written by qgrad train on the test split and prints the test\n"
          "loss and accuracy. The model and normalisation come from the config stored in the\n"
@@ -99,6 +110,8 @@ std::string eval_usage() {
          "  --int8             also convert the QAT model to int8 (oneDNN) and print fake-quant\n"
          "                     and int8 accuracy, images/s, their top-1 agreement and the oneDNN\n"
          "                     implementations (a quantization-aware checkpoint only)\n"
+         "  --quantizers Q.json  quantizer state written by qgrad export --quantizers, applied\n"
+         "                     after the checkpoint's (same recipe: same quantizers and settings)\n"
          "\n"
          "exit status: 0 done, 1 error (a missing or damaged checkpoint or dataset), 2 bad usage\n";
 }
@@ -106,8 +119,8 @@ std::string eval_usage() {
 int eval_command(const std::vector<std::string>& args, std::ostream& out) {
   EvalOptions o;
   const auto options = parse_command_options(
-      "eval", args, {"--checkpoint", "--data-dir", "--batch-size", "--threads"}, nullptr,
-      {"--int8"});
+      "eval", args, {"--checkpoint", "--data-dir", "--batch-size", "--threads", "--quantizers"},
+      nullptr, {"--int8"});
   if (!options) {
     out << eval_usage();
     return 0;
@@ -119,6 +132,7 @@ int eval_command(const std::vector<std::string>& args, std::ostream& out) {
       o.batch_size = parse_int_option("eval", name, value, 1, kMaxBatchSize);
     if (name == "--threads") o.threads = parse_int_option("eval", name, value, 1, kMaxThreads);
     if (name == "--int8") o.int8 = true;
+    if (name == "--quantizers") o.quantizers = value;
   }
   if (o.checkpoint.empty()) throw UsageError("eval: --checkpoint FILE is required");
   if (o.int8)

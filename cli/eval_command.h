@@ -3,7 +3,9 @@
 // weights and prints the loss and accuracy on the test split. With --int8 (a quantization-aware
 // checkpoint only) it also converts the model to int8 (quant::convert) and prints the
 // fake-quantized and int8 accuracy and images/s side by side, their top-1 agreement and largest
-// logit difference, and the oneDNN implementation of every int8 layer.
+// logit difference, and the oneDNN implementation of every int8 layer. With --quantizers Q.json
+// (a quantization-aware checkpoint only) the quantizers take the state of a file written by
+// `qgrad export --quantizers` (quant/modules/quantizer_state_file.h) after the checkpoint's.
 #pragma once
 
 #include <iosfwd>
@@ -21,6 +23,7 @@ struct EvalOptions {
   std::int64_t batch_size = 0;  // 0: the eval_batch_size of the training config
   std::int64_t threads = 0;     // 0: every core
   bool int8 = false;            // --int8: compare with the int8 conversion (run_eval_int8)
+  std::string quantizers;       // --quantizers Q.json: quantizer state applied after the checkpoint
 };
 
 // Evaluates and prints the result to `out`.

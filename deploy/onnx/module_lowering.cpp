@@ -77,6 +77,14 @@ std::string ModuleLowering::quantize_activation(const std::shared_ptr<nn::UnaryM
                                                 const std::string& where, const std::string& base,
                                                 const std::string& x) {
   if (!quantizer) return x;
+  if (!qdq_) {
+    // The float form: one tensor per quantizer (an Identity when x already has one).
+    const std::string t = quantized_.count(x) != 0 ? g_.node("Identity", {x}, base) : x;
+    quantized_.insert(t);
+    sites_.push_back({t, quantizer.get(), where, false});
+    return t;
+  }
+  sites_.push_back({x, quantizer.get(), where, false});
   const QdqParams p = qdq_params(*quantizer, kOp, where);
   if (p.identity) return x;
   QGRAD_CHECK(!p.axis, ValueError, "ONNX export: ", where,
@@ -101,9 +109,17 @@ std::string ModuleLowering::quantize_activation(const std::shared_ptr<nn::UnaryM
 std::string ModuleLowering::weight_value(const std::shared_ptr<nn::UnaryModule>& quantizer,
                                          const Tensor& w, const std::string& where,
                                          const std::string& base) {
-  QdqParams p;
-  if (quantizer) p = qdq_params(*quantizer, kOp, where);
-  if (!quantizer || p.identity) return g_.add_float(base, floats(w), dims_of(w));
+  if (!quantizer || !qdq_) {
+    const std::string name = g_.add_float(base, floats(w), dims_of(w));
+    if (quantizer) sites_.push_back({name, quantizer.get(), where, true});
+    return name;
+  }
+  const QdqParams p = qdq_params(*quantizer, kOp, where);
+  if (p.identity) {
+    const std::string name = g_.add_float(base, floats(w), dims_of(w));
+    sites_.push_back({name, quantizer.get(), where, true});
+    return name;
+  }
   const std::vector<std::int32_t> q = quantize_weight(*quantizer, p, w, kOp, where);
   const std::int64_t n = static_cast<std::int64_t>(p.scale.size());
   const std::vector<std::int64_t> pdims =
@@ -117,9 +133,10 @@ std::string ModuleLowering::weight_value(const std::shared_ptr<nn::UnaryModule>&
     qw = g_.add_int8(base + "_quantized", q, dims_of(w));
     zp = g_.add_int8(base + "_zero_point", p.zero_point, pdims);
   }
-  onnx::NodeProto& dq =
-      g_.add_node("DequantizeLinear", {qw, scale, zp}, base + "_dequantized", nullptr);
+  // The float weight the layer reads keeps the float form's name ("0_weight").
+  onnx::NodeProto& dq = g_.add_node("DequantizeLinear", {qw, scale, zp}, base, nullptr);
   if (p.axis) OnnxGraph::set_attr(dq, "axis", *p.axis);
+  sites_.push_back({dq.output(0), quantizer.get(), where, true});
   return dq.output(0);
 }
 

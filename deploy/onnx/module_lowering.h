@@ -8,20 +8,40 @@
 // the grid is narrower than int8 / uint8) and DequantizeLinear of int8 / uint8 weight
 // initializers; QuantConvBn2d exports its folded weight quantized as in training, with bias
 // (b - mean) * s + beta, s = gamma / sqrt(var + eps). Any other module is a ValueError naming
-// the layer and its type.
+// the layer and its type. Without `qdq` (the float form, what AIMET exports next to an
+// encodings file) the QAT layers lower to their float computation: no Q/DQ, float weight
+// initializers (QuantConvBn2d's folded W * s), and every quantizer of any family is only
+// recorded. Either way, each quantizer is recorded as a QuantizerSite: the ONNX name of the
+// float tensor it quantizes (an activation, or "<layer>_weight", the weight initializer of the
+// float form and the DequantizeLinear output of the QDQ form). In the float form, an activation
+// that an earlier quantizer already took (a residual block's input, quantized by conv1 and by
+// the QuantAdd) goes through an Identity named after the later quantizer, so every site has a
+// tensor of its own.
 #pragma once
 
 #include <memory>
 #include <string>
+#include <unordered_set>
+#include <vector>
 
 #include "deploy/onnx/onnx_graph.h"
 #include "nn/unary_module.h"
 
 namespace qgrad::deploy {
 
+// One quantizer of the lowered model and the ONNX tensor it quantizes.
+struct QuantizerSite {
+  std::string tensor;                // the float tensor's ONNX name
+  const nn::UnaryModule* quantizer;  // owned by the model
+  std::string where;                 // "layer '0' (QuantConv2d) weight quantizer"
+  bool is_param = false;             // a weight (else an activation)
+};
+
 class ModuleLowering {
  public:
-  explicit ModuleLowering(OnnxGraph& graph) : g_(graph) {}
+  explicit ModuleLowering(OnnxGraph& graph, bool qdq = true) : g_(graph), qdq_(qdq) {}
+  // The quantizers met so far, in graph order.
+  const std::vector<QuantizerSite>& sites() const { return sites_; }
   // Appends the nodes of `module` (qualified name `path`, "" for the root) applied to the value
   // `x`; returns the name of its output.
   std::string lower(const nn::Module& module, const std::string& path, const std::string& x);
@@ -46,6 +66,9 @@ class ModuleLowering {
                         const std::string& w, const std::string& b);
 
   OnnxGraph& g_;
+  bool qdq_;
+  std::vector<QuantizerSite> sites_;
+  std::unordered_set<std::string> quantized_;  // activation tensors with a site
 };
 
 // "layer 'layer1.0.conv1' (QuantConv2d)", "the model (Sequential)" for the root.

@@ -29,6 +29,12 @@ void set_float_type(onnx::ValueInfoProto* vi, const std::string& name,
 }  // namespace
 
 onnx::ModelProto build_onnx_model(const nn::Module& model, const OnnxExportOptions& options) {
+  std::vector<QuantizerSite> sites;
+  return build_onnx_model(model, options, sites);
+}
+
+onnx::ModelProto build_onnx_model(const nn::Module& model, const OnnxExportOptions& options,
+                                  std::vector<QuantizerSite>& sites) {
   for (std::int64_t d : options.input_shape)
     QGRAD_CHECK(d > 0, ValueError, "ONNX export: input_shape entries must be positive, got ", d);
   onnx::ModelProto m;
@@ -44,8 +50,9 @@ onnx::ModelProto build_onnx_model(const nn::Module& model, const OnnxExportOptio
   const std::string input = g.unique_name(options.input_name);
   set_float_type(graph->add_input(), input, options.input_shape);
 
-  ModuleLowering lowering(g);
+  ModuleLowering lowering(g, options.qdq);
   std::string out = lowering.lower(model, "", input);
+  sites = lowering.sites();
   // The last node's output takes the requested name (an Identity when the model is empty or
   // ends on its input).
   if (out == input || graph->node_size() == 0) {
