@@ -15,6 +15,7 @@ matplotlib it exits with status 3 and says what to install.
 
 import json
 import math
+import re
 import os
 import sys
 
@@ -55,11 +56,18 @@ def draw_training_curves(plt, runs):
     return fig
 
 
+def recipe_series(cell):
+    """The recipe without its bit widths ("lsq_w4a4" -> "lsq", "nvidia_int8 max" -> "nvidia max"),
+    or the family when the cell names no recipe."""
+    recipe = cell.get("recipe") or cell["family"]
+    return re.sub(r"_?(w\d+a\d+|int\d+)", "", recipe) or cell["family"]
+
+
 def series_key(cell):
-    """Cells on one line: same model, method, family and activation rule."""
+    """Cells on one line: same model, method, recipe series and activation rule."""
     act = cell["act_bits"]
     rule = "float inputs" if act is None else ("W=A" if act == cell["weight_bits"] else f"A{act}")
-    return (cell["model"], cell["method"], cell["family"], rule)
+    return (cell["model"], cell["method"], recipe_series(cell), rule)
 
 
 def draw_accuracy_vs_bits(plt, results):
