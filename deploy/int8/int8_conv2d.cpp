@@ -144,28 +144,17 @@ Tensor Int8Conv2d::run(const Tensor& x, const Tensor* residual) {
       n.prim = dnnl::convolution_forward(pd);
       n.impl = pd.impl_info_str();
       // The weights, reordered once into the layout this implementation chose.
-      const md w_user(wdims, dnnl::memory::data_type::s8,
-                      g == 1 ? dnnl::memory::format_tag::oihw : dnnl::memory::format_tag::goihw);
-      // oneDNN takes a non-const handle; the reorder only reads it.
-      dnnl::memory user(w_user, dn::engine(), const_cast<std::int8_t*>(s.weight.data()));
-      n.weights = dnnl::memory(pd.weights_desc(), dn::engine());
-      dnnl::reorder(user, n.weights).execute(dn::stream(), user, n.weights);
-      n.bias = dnnl::memory(b_md, dn::engine());
-      std::copy(impl_->bias_acc.begin(), impl_->bias_acc.end(),
-                static_cast<float*>(n.bias.get_data_handle()));
-      dn::stream().wait();
+      n.weights = dn::reorder_weights(
+          md(wdims, dnnl::memory::data_type::s8,
+             g == 1 ? dnnl::memory::format_tag::oihw : dnnl::memory::format_tag::goihw),
+          s.weight.data(), pd.weights_desc());
+      n.bias = dn::bias_memory(b_md, impl_->bias_acc);
       return n;
     });
     it = impl_->entries.emplace(key.str(), std::move(e)).first;
   }
   Impl::Entry& e = it->second;
-  dn::guarded(describe(), [&] {
-    e.prim.execute(dn::stream(), {{DNNL_ARG_SRC, dn::wrap(e.src_md, x)},
-                                  {DNNL_ARG_WEIGHTS, e.weights},
-                                  {DNNL_ARG_BIAS, e.bias},
-                                  {DNNL_ARG_DST, dn::wrap(e.dst_md, y)}});
-    dn::stream().wait();
-  });
+  dn::run_weighted(describe(), e.prim, e.src_md, x, e.weights, e.bias, e.dst_md, y);
   impl_info_ = e.impl;
   return y;
 }

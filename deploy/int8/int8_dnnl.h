@@ -6,7 +6,9 @@
 
 #include <dnnl.hpp>
 
+#include <cstdint>
 #include <string>
+#include <vector>
 
 #include "core/tensor.h"
 
@@ -25,6 +27,18 @@ dnnl::memory wrap(const dnnl::memory::desc& md, const Tensor& t);
 // A new [N, C, H, W] tensor of `dtype` laid out as NHWC (channels innermost, the layout oneDNN's
 // int8 convolutions read and write without reorders); 2-D shapes are plain row-major.
 Tensor new_activation(const Shape& nchw, DType dtype);
+
+// The int8 weights at `data` (laid out as `user`) reordered once into `target`, the layout the
+// primitive chose. oneDNN takes a non-const handle; the reorder only reads it.
+dnnl::memory reorder_weights(const dnnl::memory::desc& user, const std::int8_t* data,
+                             const dnnl::memory::desc& target);
+// A new float32 memory of `md` holding `values`.
+dnnl::memory bias_memory(const dnnl::memory::desc& md, const std::vector<float>& values);
+// Runs a convolution or inner product on src `x` -> dst `y` with its weights and bias, and waits;
+// errors name `layer`.
+void run_weighted(const std::string& layer, const dnnl::primitive& prim,
+                  const dnnl::memory::desc& src_md, const Tensor& x, const dnnl::memory& weights,
+                  const dnnl::memory& bias, const dnnl::memory::desc& dst_md, const Tensor& y);
 
 // Runs f(); a dnnl::error becomes qgrad::Error("int8 <layer>: oneDNN error ...").
 template <typename F>
