@@ -14,6 +14,10 @@
 #include <string>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
+#include "cli/train_command.h"
+#include "cli/train_config.h"
 #include "core/factory.h"
 #include "core/generator.h"
 #include "nn/data/idx.h"
@@ -103,6 +107,23 @@ inline void write_synthetic_mnist(const std::string& dir, std::int64_t n_train =
   std::filesystem::create_directories(dir);
   write_split(dir, "train", n_train, 1);
   write_split(dir, "t10k", n_test, 2);
+}
+
+// A tiny `qgrad train` run on the synthetic set in tmp/data: batch 32, test batches of 64, 2
+// threads, no progress output, into tmp/<name>; `quant` null trains float. Returns
+// tmp/<name>/last.safetensors.
+inline std::string train_tiny(const TempDir& tmp, const std::string& name,
+                              const nlohmann::json& quant, std::int64_t epochs = 1) {
+  nlohmann::json j{{"epochs", epochs},
+                   {"batch_size", 32},
+                   {"eval_batch_size", 64},
+                   {"threads", 2},
+                   {"data", {{"dir", tmp.file("data")}}},
+                   {"output", {{"progress", "off"}, {"dir", tmp.file(name)}}}};
+  if (!quant.is_null()) j["quant"] = quant;
+  std::ostringstream out;
+  qgrad::cli::run_training(qgrad::cli::parse_train_config(j), out);
+  return tmp.file(name + "/last.safetensors");
 }
 
 }  // namespace qgrad_cli_test

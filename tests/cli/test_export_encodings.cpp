@@ -29,16 +29,7 @@ using qgrad_cli_test::TempDir;
 namespace {
 
 std::string train(const TempDir& tmp, const std::string& name, const json& quant) {
-  json j{{"epochs", 1},
-         {"batch_size", 32},
-         {"eval_batch_size", 64},
-         {"threads", 2},
-         {"data", {{"dir", tmp.file("data")}}},
-         {"output", {{"progress", "off"}, {"dir", tmp.file(name)}}}};
-  if (!quant.is_null()) j["quant"] = quant;
-  std::ostringstream out;
-  run_training(parse_train_config(j), out);
-  return tmp.file(name + "/last.safetensors");
+  return qgrad_cli_test::train_tiny(tmp, name, quant);
 }
 
 }  // namespace
