@@ -72,6 +72,15 @@ deb $mirror $suite-updates main
 deb $security $suite-security main
 SOURCES
 cp /etc/resolv.conf "$root/etc/resolv.conf" 2>/dev/null || true
+# The network this machine reaches the internet through may intercept TLS with a CA of its own (a
+# sandbox's egress proxy; npm then fails with SELF_SIGNED_CERT_IN_CHAIN and the ONNX Runtime
+# tests Skip). The certificates added here locally go along, as resolv.conf does; the root's
+# ca-certificates package takes them in when it is installed. A machine on the open internet
+# needs none.
+if compgen -G "/usr/local/share/ca-certificates/*.crt" >/dev/null; then
+  mkdir -p "$root/usr/local/share/ca-certificates"
+  cp /usr/local/share/ca-certificates/*.crt "$root/usr/local/share/ca-certificates/"
+fi
 
 # apt's downloaded .deb files are kept between checks (the packages are still installed anew).
 mkdir -p "$cache/apt-archives/partial"
