@@ -19,18 +19,11 @@ dnnl::stream& stream() {
 }
 
 dnnl::memory::data_type data_type(DType d) {
-  switch (d) {
-    case DType::Float32:
-      return dnnl::memory::data_type::f32;
-    case DType::Int8:
-      return dnnl::memory::data_type::s8;
-    case DType::UInt8:
-      return dnnl::memory::data_type::u8;
-    case DType::Int32:
-      return dnnl::memory::data_type::s32;
-    default:
-      throw DTypeError(std::string("int8 inference: dtype ") + dtype_name(d) +
-                       " has no oneDNN int8 form (float32, int8, uint8 or int32)");
+  try {
+    return dnnl_backend::to_dnnl(d);
+  } catch (const DTypeError&) {
+    throw DTypeError(std::string("int8 inference: dtype ") + dtype_name(d) +
+                     " has no oneDNN int8 form (float32, int8, uint8 or int32)");
   }
 }
 
