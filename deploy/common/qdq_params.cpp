@@ -127,7 +127,8 @@ QdqParams qdq_params(const nn::UnaryModule& quantizer, const std::string& op,
     return nvidia_params(*tq, op, where);
   throw ValueError(op + ": " + where + " is a " + quantizer.name() + ", which " + op +
                    " does not support yet (supported: torch.ao FakeQuantize "
-                   "and FusedMovingAvgObsFakeQuantize, pytorch_quantization TensorQuantizer)");
+                   "and FusedMovingAvgObsFakeQuantize, pytorch_quantization TensorQuantizer, "
+                   "LSQ LearnableFakeQuantize)");
 }
 
 QdqParams lsq_qdq_params(const nn::UnaryModule& quantizer, const std::string& op,
@@ -204,6 +205,13 @@ std::vector<std::int32_t> quantize_weight(const nn::UnaryModule& quantizer, cons
     q[i] = static_cast<std::int32_t>(k);
   }
   return q;
+}
+
+QdqParams any_qdq_params(const nn::UnaryModule& quantizer, const std::string& op,
+                         const std::string& where) {
+  if (dynamic_cast<const quant::LearnableFakeQuantize*>(&quantizer) != nullptr)
+    return lsq_qdq_params(quantizer, op, where);
+  return qdq_params(quantizer, op, where);
 }
 
 }  // namespace qgrad::deploy

@@ -7,10 +7,10 @@
 // static integer amax (scale = amax / max_bound, zero point 0: pq's amax/127 for 8 bits).
 // Grids narrower than the 8-bit type (bit widths below 8, reduce_range, narrow_range) keep
 // their quant_min / quant_max, which the back ends enforce on activations (a Clip in ONNX, a
-// clip post-op in oneDNN); weights are already on their grid. Anything else (the LSQ, Horizon
-// and AIMET quantizers, FP8, block quantization, dynamic amax, grids wider than 8 bits) and any
-// zero, NaN, infinite or denormal scale is a ValueError naming the back end (`op`: "ONNX export",
-// "int8 convert"), the layer and the quantizer.
+// clip post-op in oneDNN); weights are already on their grid. LSQ has lsq_qdq_params() below.
+// Anything else (the Horizon and AIMET quantizers, FP8, block quantization, dynamic amax, grids
+// wider than 8 bits) and any zero, NaN, infinite or denormal scale is a ValueError naming the back
+// end (`op`: "ONNX export", "int8 convert"), the layer and the quantizer.
 #pragma once
 
 #include <cstdint>
@@ -45,10 +45,14 @@ QdqParams qdq_params(const nn::UnaryModule& quantizer, const std::string& op,
 // scale, and its zero point rounded half to even and clamped to [quant_min, quant_max] (0 for a
 // symmetric qscheme), the parameters torch.ao's learnable kernel hands to the same per-tensor /
 // per-channel fake quantization as FakeQuantize. quantize_weight() then gives its weights'
-// integers. Kept apart from qdq_params(): int8 inference uses it, while the ONNX exporter does not
-// take LSQ yet (its QDQ form has not been checked in a runtime). ValueError for another module,
-// a disabled quantizer is `identity`, and the scale and grid checks are qdq_params()'s.
+// integers. ValueError for another module, a disabled quantizer is `identity`, and the scale and
+// grid checks are qdq_params()'s.
 QdqParams lsq_qdq_params(const nn::UnaryModule& quantizer, const std::string& op,
+                         const std::string& where);
+
+// lsq_qdq_params() for an LSQ / LSQ+ quantizer, qdq_params() for the others: what every back end
+// uses (ONNX export, int8 inference, AIMET encodings).
+QdqParams any_qdq_params(const nn::UnaryModule& quantizer, const std::string& op,
                          const std::string& where);
 
 // The integer values (row-major, one per element of `weight`) that `quantizer`, with parameters

@@ -104,10 +104,9 @@ std::optional<aimet::AffineEncoding> aimet_encoding_of(const nn::UnaryModule& qu
     return from_aimet(*q, where);
   if (dynamic_cast<const quant::FakeQuantize*>(&quantizer) != nullptr ||
       dynamic_cast<const quant::FusedMovingAvgObsFakeQuantize*>(&quantizer) != nullptr ||
-      dynamic_cast<const quant::TensorQuantizer*>(&quantizer) != nullptr)
-    return from_qdq(qdq_params(quantizer, kOp, where), where);
-  if (dynamic_cast<const quant::LearnableFakeQuantize*>(&quantizer) != nullptr)
-    return from_qdq(lsq_qdq_params(quantizer, kOp, where), where);
+      dynamic_cast<const quant::TensorQuantizer*>(&quantizer) != nullptr ||
+      dynamic_cast<const quant::LearnableFakeQuantize*>(&quantizer) != nullptr)
+    return from_qdq(any_qdq_params(quantizer, kOp, where), where);
   if (const auto* q = dynamic_cast<const quant::HorizonFakeQuantize*>(&quantizer))
     return from_horizon(*q, where);
   throw ValueError(std::string(kOp) + ": " + where + " is a " + quantizer.name() +

@@ -80,11 +80,9 @@ std::array<std::int64_t, 2> pair_of(const Shape& s, const std::string& where, co
   return {s[0], s.size() == 1 ? s[0] : s[1]};
 }
 
-// The 8-bit parameters of a quantizer: deploy/common's, with LSQ's learned affine grid too.
+// The 8-bit parameters of a quantizer: deploy/common's, LSQ's learned affine grid included.
 deploy::QdqParams params_of(const nn::UnaryModule& quantizer, const std::string& where) {
-  if (dynamic_cast<const LearnableFakeQuantize*>(&quantizer) != nullptr)
-    return deploy::lsq_qdq_params(quantizer, kOp, where);
-  return deploy::qdq_params(quantizer, kOp, where);
+  return deploy::any_qdq_params(quantizer, kOp, where);
 }
 
 // The grid of a quantized layer's input quantizer.

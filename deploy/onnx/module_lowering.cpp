@@ -85,7 +85,7 @@ std::string ModuleLowering::quantize_activation(const std::shared_ptr<nn::UnaryM
     return t;
   }
   sites_.push_back({x, quantizer.get(), where, false});
-  const QdqParams p = qdq_params(*quantizer, kOp, where);
+  const QdqParams p = any_qdq_params(*quantizer, kOp, where);
   if (p.identity) return x;
   QGRAD_CHECK(!p.axis, ValueError, "ONNX export: ", where,
               ": per-channel activation quantization is not supported");
@@ -114,7 +114,7 @@ std::string ModuleLowering::weight_value(const std::shared_ptr<nn::UnaryModule>&
     if (quantizer) sites_.push_back({name, quantizer.get(), where, true});
     return name;
   }
-  const QdqParams p = qdq_params(*quantizer, kOp, where);
+  const QdqParams p = any_qdq_params(*quantizer, kOp, where);
   if (p.identity) {
     const std::string name = g_.add_float(base, floats(w), dims_of(w));
     sites_.push_back({name, quantizer.get(), where, true});

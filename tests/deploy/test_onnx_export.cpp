@@ -215,10 +215,10 @@ TEST_CASE("ONNX export: 4-bit weights travel as int8 on their grid, 4-bit activa
 
 TEST_CASE("ONNX export: unsupported quantizers, bad scales and layers are errors naming the layer",
           "[onnx]") {
-  auto lsq = qat_model("lenet5bn", R"({"family": "lsq"})");
-  CHECK_THROWS_WITH(deploy::build_onnx_model(*lsq),
+  auto pact = qat_model("lenet5bn", R"({"family": "pact"})");
+  CHECK_THROWS_WITH(deploy::build_onnx_model(*pact),
                     Catch::Contains("layer '0' (QuantConv2d) input quantizer") &&
-                        Catch::Contains("LearnableFakeQuantize") &&
+                        Catch::Contains("PactActivationQuantizer") &&
                         Catch::Contains("does not support yet"));
 
   auto ao = qat_model("lenet5bn", R"({"family": "torch_ao"})");

@@ -79,7 +79,8 @@ TEST_CASE("ONNX Runtime: the float zoo exports compute qgrad's logits", "[.ort]"
 TEST_CASE("ONNX Runtime: QDQ exports of QAT models against qgrad's fake-quant forward", "[.ort]") {
   Generator gen(5);
   const Tensor x = randn({64, 1, 28, 28}, gen);
-  for (const char* recipe : {R"({"family": "torch_ao"})", R"({"family": "nvidia"})"}) {
+  for (const char* recipe :
+       {R"({"family": "torch_ao"})", R"({"family": "nvidia"})", R"({"family": "lsq"})"}) {
     INFO("recipe " << recipe);
     auto model = qgrad_test::qat_model("lenet5bn", recipe);
     const auto [ours, ort] = both(*model, x);
