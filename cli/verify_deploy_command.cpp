@@ -75,8 +75,9 @@ void run_qgrad_paths(EvalSetup& s, DeployPath& fake_quant, DeployPath& int8,
 }
 
 // ONNX Runtime on the QDQ export, or the reason it was skipped in ort.skipped.
-void run_ort_path(const EvalSetup& s, const std::string& ort_dir, const std::vector<float>& images,
-                  const std::vector<std::int64_t>& image_shape, DeployPath& ort) {
+void run_ort_path(const EvalSetup& s, const std::string& ort_dir, bool optimize,
+                  const std::vector<float>& images, const std::vector<std::int64_t>& image_shape,
+                  DeployPath& ort) {
 #ifdef QGRAD_WITH_ONNX
   const deploy::OrtRunner runner(ort_dir.empty() ? deploy::OrtRunner::default_dir() : ort_dir);
   ort.skipped = runner.unavailable_reason();
@@ -92,8 +93,9 @@ void run_ort_path(const EvalSetup& s, const std::string& ort_dir, const std::vec
   deploy::OrtRunOptions o;
   o.batch_size = s.config.eval_batch_size;
   o.threads = compute_threads(s.config);
+  o.optimize = optimize;
   deploy::OrtRunResult r = runner.run(onnx, images, image_shape, o);
-  ort.name = "ONNX Runtime " + r.version + " (QDQ)";
+  ort.name = "ONNX Runtime " + r.version + (o.optimize ? " (QDQ)" : " (QDQ, not optimized)");
   ort.logits = std::move(r.output);
   ort.seconds = r.pass_seconds.at(0);
   ort.ran = true;
@@ -180,7 +182,7 @@ VerifyDeployResult run_verify_deploy(const VerifyDeployOptions& options, std::os
   QGRAD_CHECK(r.count > 0, ValueError, "verify-deploy: the test set in ", s.config.data.dir,
               " is empty");
   r.classes = static_cast<std::int64_t>(r.paths[0].logits.size()) / r.count;
-  run_ort_path(s, options.ort_dir, images, image_shape, r.paths[2]);
+  run_ort_path(s, options.ort_dir, options.ort_optimize, images, image_shape, r.paths[2]);
   for (const float v : r.paths[0].logits)
     r.logit_step = std::max(r.logit_step, double(std::fabs(v)));
   r.logit_step /= 127;
@@ -210,6 +212,7 @@ VerifyDeployResult run_verify_deploy(const VerifyDeployOptions& options, std::os
 std::string verify_deploy_usage() {
   return "usage: qgrad verify-deploy --checkpoint FILE [--data-dir DIR] [--images N]\n"
          "                           [--batch-size N] [--threads N] [--onnx-runtime DIR]\n"
+         "                           [--ort-optimization all|disabled]\n"
          "\n"
          "Checks that what was trained is what is deployed: runs the test set through the\n"
          "fake-quantized model (as qgrad eval), qgrad's int8 model (as qgrad eval --int8) and\n"
@@ -227,6 +230,10 @@ std::string verify_deploy_usage() {
          "  --threads N         CPU threads of every path, 1 to 4096 (default: all cores)\n"
          "  --onnx-runtime DIR  folder holding node_modules/onnxruntime-node (default:\n"
          "                      $QGRAD_ORT_DIR, else the build tree's onnxruntime folder)\n"
+         "  --ort-optimization all|disabled\n"
+         "                      ONNX Runtime's graph optimizations (default all: Q/DQ\n"
+         "                      patterns become its fused integer kernels; disabled: the\n"
+         "                      graph runs as exported, the fake-quantized computation)\n"
          "\n"
          "exit status: 0 every pair that ran meets the target, 3 a pair misses it, 1 error (a\n"
          "missing or damaged checkpoint or dataset, a model int8 cannot express, ONNX Runtime\n"
@@ -235,9 +242,10 @@ std::string verify_deploy_usage() {
 
 int verify_deploy_command(const std::vector<std::string>& args, std::ostream& out) {
   VerifyDeployOptions o;
-  const auto options = parse_command_options(
-      "verify-deploy", args,
-      {"--checkpoint", "--data-dir", "--images", "--batch-size", "--threads", "--onnx-runtime"});
+  const auto options =
+      parse_command_options("verify-deploy", args,
+                            {"--checkpoint", "--data-dir", "--images", "--batch-size", "--threads",
+                             "--onnx-runtime", "--ort-optimization"});
   if (!options) {
     out << verify_deploy_usage();
     return 0;
@@ -252,6 +260,12 @@ int verify_deploy_command(const std::vector<std::string>& args, std::ostream& ou
     if (name == "--onnx-runtime") {
       if (value.empty()) throw UsageError("verify-deploy: --onnx-runtime needs a folder");
       o.ort_dir = value;
+    }
+    if (name == "--ort-optimization") {
+      if (value != "all" && value != "disabled")
+        throw UsageError("verify-deploy: --ort-optimization must be all or disabled, got '" +
+                         value + "'");
+      o.ort_optimize = value == "all";
     }
   }
   if (o.checkpoint.empty()) throw UsageError("verify-deploy: --checkpoint FILE is required");

@@ -32,6 +32,7 @@ struct VerifyDeployOptions {
   std::int64_t batch_size = 0;  // 0: the eval_batch_size of the training config
   std::int64_t threads = 0;     // 0: every core
   std::string ort_dir;          // empty: OrtRunner::default_dir()
+  bool ort_optimize = true;     // false: ONNX Runtime runs the graph as exported
 };
 
 struct DeployPath {

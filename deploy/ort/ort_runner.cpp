@@ -74,9 +74,10 @@ OrtRunResult OrtRunner::run(const std::string& onnx_path, const std::vector<floa
   const std::string in = scratch.file("input.f32"), out = scratch.file("output.f32");
   write_file_atomic(
       in, std::string(reinterpret_cast<const char*>(input.data()), input.size() * sizeof(float)));
-  const cli::SubprocessResult r = cli::run_subprocess(
-      {"node", script_, dir_, onnx_path, in, shape_text(shape), std::to_string(options.batch_size),
-       std::to_string(options.threads), out, std::to_string(options.passes)});
+  const cli::SubprocessResult r =
+      cli::run_subprocess({"node", script_, dir_, onnx_path, in, shape_text(shape),
+                           std::to_string(options.batch_size), std::to_string(options.threads), out,
+                           std::to_string(options.passes), options.optimize ? "all" : "disabled"});
   QGRAD_CHECK(r.status == 0, IOError, "ONNX Runtime (node ", script_, ") failed on ", onnx_path,
               " with exit status ", r.status, ": ", r.output);
   const std::string last_line = r.output.substr(

@@ -18,6 +18,9 @@ struct OrtRunOptions {
   std::int64_t batch_size = 256;
   int threads = 1;  // ONNX Runtime's intra-op threads (inter-op: 1, sequential execution)
   int passes = 1;   // timed passes over all inputs; the outputs are those of the last
+  // ONNX Runtime's graph optimizations (on: Q/DQ patterns become its fused integer kernels; off:
+  // the graph runs as exported).
+  bool optimize = true;
 };
 
 struct OrtRunResult {

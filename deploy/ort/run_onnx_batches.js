@@ -1,10 +1,13 @@
 // Runs an ONNX model over many inputs in ONNX Runtime (npm's onnxruntime-node, CPU) for qgrad
 // verify-deploy and bench/bench_deploy.py, batch by batch in one session:
 //   node run_onnx_batches.js ORT_DIR model.onnx input.f32 N,C,H,W BATCH THREADS output.f32 [PASSES]
+//        [OPTIMIZATION]
 // ORT_DIR holds node_modules/onnxruntime-node. input.f32 is raw little-endian float32 [N,C,H,W];
 // output.f32 receives the outputs of the last pass, rows in input order (written to a temporary
 // name and renamed). One untimed warm-up batch runs first, then PASSES (default 1) timed passes
-// over all N inputs, timing session.run only. Prints one JSON line: the output dims, the seconds
+// over all N inputs, timing session.run only. OPTIMIZATION is ONNX Runtime's
+// graphOptimizationLevel: "all" (the default; it fuses Q/DQ patterns into integer kernels) or
+// "disabled" (the graph as exported). Prints one JSON line: the output dims, the seconds
 // of each pass, the peak resident set size of this node process (KiB) and the runtime version.
 'use strict';
 const fs = require('fs');
@@ -12,7 +15,7 @@ const path = require('path');
 
 function usage() {
   return 'usage: node run_onnx_batches.js ORT_DIR model.onnx input.f32 N,C,H,W BATCH THREADS ' +
-         'output.f32 [PASSES]';
+         'output.f32 [PASSES] [all|disabled]';
 }
 
 function positiveInt(name, text) {
@@ -23,12 +26,15 @@ function positiveInt(name, text) {
 
 async function main() {
   const args = process.argv.slice(2);
-  if (args.length < 7 || args.length > 8) throw new Error(usage());
+  if (args.length < 7 || args.length > 9) throw new Error(usage());
   const [ortDir, model, input, shapeText, batchText, threadsText, output] = args;
   const shape = shapeText.split(',').map((d) => positiveInt('N,C,H,W', d));
   const batch = positiveInt('BATCH', batchText);
   const threads = positiveInt('THREADS', threadsText);
-  const passes = args.length === 8 ? positiveInt('PASSES', args[7]) : 1;
+  const passes = args.length >= 8 ? positiveInt('PASSES', args[7]) : 1;
+  const optimization = args.length === 9 ? args[8] : 'all';
+  if (optimization !== 'all' && optimization !== 'disabled')
+    throw new Error(`OPTIMIZATION must be all or disabled, got '${optimization}'`);
   const pkg = path.resolve(ortDir, 'node_modules', 'onnxruntime-node');
   const ort = require(pkg);
   const version = JSON.parse(fs.readFileSync(path.join(pkg, 'package.json'), 'utf8')).version;
@@ -39,7 +45,8 @@ async function main() {
     throw new Error(`${input} holds ${bytes.byteLength} bytes, expected ${n * per * 4} for ${shapeText} float32`);
   const data = new Float32Array(bytes.buffer, bytes.byteOffset, n * per);
   const session = await ort.InferenceSession.create(model, {
-    intraOpNumThreads: threads, interOpNumThreads: 1, executionMode: 'sequential'});
+    intraOpNumThreads: threads, interOpNumThreads: 1, executionMode: 'sequential',
+    graphOptimizationLevel: optimization});
   const inName = session.inputNames[0], outName = session.outputNames[0];
   const runBatch = async (start) => {
     const rows = Math.min(batch, n - start);

@@ -69,6 +69,13 @@ TEST_CASE("verify-deploy: a trained torch_ao lenet5bn agrees on fake-quant, int8
                           ort_dir, "--threads", "1"},
                          out2, err2) == 0);
   CHECK_THAT(out2.str(), Catch::Contains("40 test images") && Catch::Contains("(40/40)"));
+  // Without ONNX Runtime's graph optimizations: the graph as exported, the same agreement.
+  std::ostringstream out3, err3;
+  CHECK(run_command_line({"verify-deploy", "--checkpoint", ckpt, "--images", "40", "--onnx-runtime",
+                          ort_dir, "--threads", "1", "--ort-optimization", "disabled"},
+                         out3, err3) == 0);
+  CHECK_THAT(out3.str(), Catch::Contains("ONNX Runtime 1.30.0 (QDQ, not optimized)") &&
+                             Catch::Contains("(40/40)"));
 }
 
 TEST_CASE("verify-deploy: without ONNX Runtime that path is skipped and the others compared",
@@ -150,6 +157,8 @@ TEST_CASE("verify-deploy: bad arguments exit 2 naming them, a missing checkpoint
   CHECK(status({"--checkpoint", "x", "--threads", "0"}, "--threads must be an integer") == 2);
   CHECK(status({"--checkpoint", "x", "--onnx-runtime="}, "--onnx-runtime needs a folder") == 2);
   CHECK(status({"--checkpoint", "x", "--int8"}, "unknown argument '--int8'") == 2);
+  CHECK(status({"--checkpoint", "x", "--ort-optimization", "some"},
+               "verify-deploy: --ort-optimization must be all or disabled, got 'some'") == 2);
   CHECK(status({"--checkpoint", tmp.file("none.safetensors")}, "none.safetensors") == 1);
 
   qgrad_cli_test::write_synthetic_mnist(tmp.file("data"), 64, 20);
