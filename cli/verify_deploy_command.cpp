@@ -100,7 +100,7 @@ void run_ort_path(const EvalSetup& s, const std::string& ort_dir, bool optimize,
   ort.seconds = r.pass_seconds.at(0);
   ort.ran = true;
 #else
-  (void)s, (void)ort_dir, (void)images, (void)image_shape;
+  (void)s, (void)ort_dir, (void)optimize, (void)images, (void)image_shape;
   ort.skipped =
       "this qgrad was built without ONNX export (install libonnx-dev and libprotobuf-dev and "
       "configure with -DQGRAD_ONNX=ON)";
