@@ -1,13 +1,14 @@
 // Int8Add: oneDNN binary add of two int8 grids with requantisation.
 #include "deploy/int8/int8_add.h"
 
-#include <map>
+#include <memory>
 #include <sstream>
 
 #include "core/error.h"
 #include "core/shape.h"
 #include "deploy/int8/int8_dnnl.h"
 #include "deploy/int8/int8_post_ops.h"
+#include "ops/dnnl/dnnl_context.h"
 
 namespace qgrad::quant {
 
@@ -20,7 +21,7 @@ struct Int8Add::Impl {
     md a_md, b_md, dst_md;
     std::string impl;
   };
-  std::map<std::string, Entry> entries;
+  dnnl_backend::PrimitiveCache entries{64};
 };
 
 Int8Add::Int8Add(Int8AddSpec spec) : spec_(std::move(spec)), impl_(std::make_unique<Impl>()) {}
@@ -50,9 +51,9 @@ Tensor Int8Add::add(const Tensor& a, const Tensor& b) {
   Tensor y = dn::new_activation(a.shape(), s.output ? s.output->dtype() : DType::Float32);
   std::ostringstream key;
   key << shape_str(a.shape()) << shape_str(a.strides()) << shape_str(b.strides());
-  auto it = impl_->entries.find(key.str());
-  if (it == impl_->entries.end()) {
-    Impl::Entry e = dn::guarded(describe(), [&] {
+  // Built once per input layout, in this layer's own bounded, thread-safe cache.
+  const std::shared_ptr<Impl::Entry> cached = impl_->entries.get<Impl::Entry>(key.str(), [&] {
+    return std::make_shared<Impl::Entry>(dn::guarded(describe(), [&] {
       Impl::Entry n;
       n.a_md = dn::desc_of(a);
       n.b_md = dn::desc_of(b);
@@ -70,10 +71,9 @@ Tensor Int8Add::add(const Tensor& a, const Tensor& b) {
       n.prim = dnnl::binary(pd);
       n.impl = pd.impl_info_str();
       return n;
-    });
-    it = impl_->entries.emplace(key.str(), std::move(e)).first;
-  }
-  Impl::Entry& e = it->second;
+    }));
+  });
+  Impl::Entry& e = *cached;
   dn::guarded(describe(), [&] {
     e.prim.execute(dn::stream(), {{DNNL_ARG_SRC_0, dn::wrap(e.a_md, a)},
                                   {DNNL_ARG_SRC_1, dn::wrap(e.b_md, b)},

@@ -3,13 +3,14 @@
 
 #include <algorithm>
 #include <cmath>
-#include <map>
+#include <memory>
 #include <sstream>
 
 #include "core/error.h"
 #include "core/shape.h"
 #include "deploy/int8/int8_dnnl.h"
 #include "deploy/int8/int8_post_ops.h"
+#include "ops/dnnl/dnnl_context.h"
 
 namespace qgrad::quant {
 
@@ -23,8 +24,8 @@ struct Int8Conv2d::Impl {
     dnnl::memory weights, bias;
     std::string impl;
   };
-  std::vector<float> out_scales, bias_acc;  // per output channel, as oneDNN applies them
-  std::map<std::string, Entry> entries;     // by input shape, strides and dtype
+  std::vector<float> out_scales, bias_acc;   // per output channel, as oneDNN applies them
+  dnnl_backend::PrimitiveCache entries{64};  // by input shape, strides and dtype
 };
 
 Int8Conv2d::Int8Conv2d(Int8Conv2dSpec spec)
@@ -117,9 +118,9 @@ Tensor Int8Conv2d::run(const Tensor& x, const Tensor* residual) {
 
   std::ostringstream key;
   key << shape_str(x.shape()) << shape_str(x.strides()) << dtype_name(x.dtype());
-  auto it = impl_->entries.find(key.str());
-  if (it == impl_->entries.end()) {
-    Impl::Entry e = dn::guarded(describe(), [&] {
+  // Built once per input layout, in this layer's own bounded, thread-safe cache.
+  const std::shared_ptr<Impl::Entry> cached = impl_->entries.get<Impl::Entry>(key.str(), [&] {
+    return std::make_shared<Impl::Entry>(dn::guarded(describe(), [&] {
       Impl::Entry n;
       n.src_md = dn::desc_of(x);
       n.dst_md = dn::desc_of(y);
@@ -150,10 +151,9 @@ Tensor Int8Conv2d::run(const Tensor& x, const Tensor* residual) {
           s.weight.data(), pd.weights_desc());
       n.bias = dn::bias_memory(b_md, impl_->bias_acc);
       return n;
-    });
-    it = impl_->entries.emplace(key.str(), std::move(e)).first;
-  }
-  Impl::Entry& e = it->second;
+    }));
+  });
+  Impl::Entry& e = *cached;
   dn::run_weighted(describe(), e.prim, e.src_md, x, e.weights, e.bias, e.dst_md, y);
   impl_info_ = e.impl;
   return y;

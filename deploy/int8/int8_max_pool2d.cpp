@@ -1,12 +1,13 @@
 // Int8MaxPool2d: oneDNN pooling_v2 (max) on int8 activations.
 #include "deploy/int8/int8_max_pool2d.h"
 
-#include <map>
+#include <memory>
 #include <sstream>
 
 #include "core/error.h"
 #include "core/shape.h"
 #include "deploy/int8/int8_dnnl.h"
+#include "ops/dnnl/dnnl_context.h"
 
 namespace qgrad::quant {
 
@@ -19,7 +20,7 @@ struct Int8MaxPool2d::Impl {
     md src_md, dst_md;
     std::string impl;
   };
-  std::map<std::string, Entry> entries;
+  dnnl_backend::PrimitiveCache entries{64};
 };
 
 Int8MaxPool2d::Int8MaxPool2d(Int8MaxPool2dSpec spec)
@@ -59,9 +60,9 @@ Tensor Int8MaxPool2d::forward(const Tensor& x) {
   Tensor y = dn::new_activation({x.size(0), x.size(1), out[0], out[1]}, x.dtype());
   std::ostringstream key;
   key << shape_str(x.shape()) << shape_str(x.strides()) << dtype_name(x.dtype());
-  auto it = impl_->entries.find(key.str());
-  if (it == impl_->entries.end()) {
-    Impl::Entry e = dn::guarded(describe(), [&] {
+  // Built once per input layout, in this layer's own bounded, thread-safe cache.
+  const std::shared_ptr<Impl::Entry> cached = impl_->entries.get<Impl::Entry>(key.str(), [&] {
+    return std::make_shared<Impl::Entry>(dn::guarded(describe(), [&] {
       Impl::Entry n;
       n.src_md = dn::desc_of(x);
       n.dst_md = dn::desc_of(y);
@@ -74,10 +75,9 @@ Tensor Int8MaxPool2d::forward(const Tensor& x) {
       n.prim = dnnl::pooling_v2_forward(pd);
       n.impl = pd.impl_info_str();
       return n;
-    });
-    it = impl_->entries.emplace(key.str(), std::move(e)).first;
-  }
-  Impl::Entry& e = it->second;
+    }));
+  });
+  Impl::Entry& e = *cached;
   dn::guarded(describe(), [&] {
     e.prim.execute(dn::stream(),
                    {{DNNL_ARG_SRC, dn::wrap(e.src_md, x)}, {DNNL_ARG_DST, dn::wrap(e.dst_md, y)}});

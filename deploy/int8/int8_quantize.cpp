@@ -1,13 +1,14 @@
 // Int8Quantize: float32 -> int8 grid with oneDNN eltwise clip and a scaling reorder.
 #include "deploy/int8/int8_quantize.h"
 
-#include <map>
+#include <memory>
 #include <sstream>
 
 #include "core/error.h"
 #include "core/factory.h"
 #include "core/shape.h"
 #include "deploy/int8/int8_dnnl.h"
+#include "ops/dnnl/dnnl_context.h"
 
 namespace qgrad::quant {
 
@@ -21,7 +22,7 @@ struct Int8Quantize::Impl {
     md src_md, clipped_md, dst_md;
     std::string impl;
   };
-  std::map<std::string, Entry> entries;  // by input shape and strides
+  dnnl_backend::PrimitiveCache entries{64};  // by input shape and strides
 };
 
 Int8Quantize::Int8Quantize(std::string name, Int8Grid grid)
@@ -42,9 +43,9 @@ Tensor Int8Quantize::forward(const Tensor& input) {
   Tensor clipped;
   if (grid_.narrower_than_type()) clipped = empty(x.shape());
   const std::string key = shape_str(x.shape());
-  auto it = impl_->entries.find(key);
-  if (it == impl_->entries.end()) {
-    Impl::Entry e = dn::guarded(describe(), [&] {
+  // Built once per input layout, in this layer's own bounded, thread-safe cache.
+  const std::shared_ptr<Impl::Entry> cached = impl_->entries.get<Impl::Entry>(key, [&] {
+    return std::make_shared<Impl::Entry>(dn::guarded(describe(), [&] {
       Impl::Entry n;
       n.src_md = dn::desc_of(x);
       n.dst_md = dn::desc_of(y);
@@ -68,10 +69,9 @@ Tensor Int8Quantize::forward(const Tensor& input) {
       n.reorder = dnnl::reorder(pd);
       n.impl = impl + "reorder " + pd.impl_info_str();
       return n;
-    });
-    it = impl_->entries.emplace(key, std::move(e)).first;
-  }
-  Impl::Entry& e = it->second;
+    }));
+  });
+  Impl::Entry& e = *cached;
   dn::guarded(describe(), [&] {
     dnnl::memory src = dn::wrap(e.src_md, x);
     if (e.clip) {
