@@ -18,7 +18,6 @@
 #include <chrono>
 #include <cstdio>
 #include <cstring>
-#include <fstream>
 #include <functional>
 #include <map>
 #include <memory>
@@ -41,25 +40,11 @@
 #ifdef QGRAD_WITH_ONNX
 #include "deploy/onnx/onnx_export.h"
 #endif
+#include "bench/peak_rss.h"
 
 using namespace qgrad;
 
 namespace {
-
-double peak_rss_mib() {
-  std::ifstream in("/proc/self/status");
-  std::string key;
-  while (in >> key) {
-    if (key == "VmHWM:") {
-      double kb = 0;
-      in >> kb;
-      return kb / 1024.0;
-    }
-    std::string rest;
-    std::getline(in, rest);
-  }
-  return -1;
-}
 
 template <typename T>
 std::string bytes_of(const std::vector<T>& v) {
@@ -168,7 +153,7 @@ int run(const std::string& checkpoint, const std::string& path, const std::strin
     best = std::min(best, seconds);
   }
   std::printf("%s %.1f %lld %lld %.1f\n", path.c_str(), n / best, static_cast<long long>(correct),
-              static_cast<long long>(n), peak_rss_mib());
+              static_cast<long long>(n), qgrad_bench::peak_rss_mib());
   return 0;
 }
 

@@ -18,10 +18,10 @@
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
-#include <fstream>
 #include <string>
 #include <vector>
 
+#include "bench/peak_rss.h"
 #include "core/allocator.h"
 #include "core/device.h"
 #include "core/factory.h"
@@ -32,26 +32,6 @@
 #include "quant/modules/quantize_model.h"
 
 using namespace qgrad;
-
-namespace {
-
-// Peak resident set size of this process in MiB (VmHWM in /proc/self/status).
-double peak_rss_mib() {
-  std::ifstream in("/proc/self/status");
-  std::string key;
-  while (in >> key) {
-    if (key == "VmHWM:") {
-      double kb = 0;
-      in >> kb;
-      return kb / 1024.0;
-    }
-    std::string rest;
-    std::getline(in, rest);
-  }
-  return -1;
-}
-
-}  // namespace
 
 int main(int argc, char** argv) {
   if (argc < 2) {
@@ -113,7 +93,7 @@ int main(int argc, char** argv) {
   synchronize(device);
   const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   std::printf("%s %lld %.1f %.1f", model_name.c_str(), static_cast<long long>(batch),
-              static_cast<double>(steps * batch) / s, peak_rss_mib());
+              static_cast<double>(steps * batch) / s, qgrad_bench::peak_rss_mib());
   if (device.is_cuda())
     std::printf(" %.1f", static_cast<double>(allocator_stats(device).peak_bytes) / (1 << 20));
   std::printf("\n");
