@@ -112,15 +112,8 @@ TEST_CASE("autoquant: the greedy search", "[cli][autoquant]") {
 TEST_CASE("autoquant: a per-layer recipe within the budget", "[cli][autoquant]") {
   TempDir tmp;
   qgrad_cli_test::write_synthetic_mnist(tmp.file("data"), 128, 100);
-  std::ostringstream train_out;
-  run_training(parse_train_config(json{{"epochs", 2},
-                                       {"batch_size", 32},
-                                       {"threads", 2},
-                                       {"data", {{"dir", tmp.file("data")}}},
-                                       {"output", {{"progress", "off"}, {"dir", tmp.file("f")}}}}),
-               train_out);
   AutoquantOptions o;
-  o.source.checkpoint = tmp.file("f/last.safetensors");
+  o.source.checkpoint = qgrad_cli_test::train_tiny(tmp, "f", nullptr, 2);
   o.budget = "avg_weight_bits<=5";
   o.recipe.calibration_batches = 2;
   o.images = 60;

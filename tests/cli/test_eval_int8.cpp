@@ -18,14 +18,7 @@ using namespace qgrad;
 using namespace qgrad::cli;
 using nlohmann::json;
 using qgrad_cli_test::TempDir;
-
-namespace {
-
-std::string train(const TempDir& tmp, const std::string& name, const json& quant) {
-  return qgrad_cli_test::train_tiny(tmp, name, quant);
-}
-
-}  // namespace
+using qgrad_cli_test::train_tiny;
 
 TEST_CASE(
     "eval --int8: the int8 model agrees with the fake-quantized one and names its oneDNN "
@@ -37,7 +30,7 @@ TEST_CASE(
                              json{{"family", "nvidia"}, {"calibration", {{"batches", 2}}}}}) {
     INFO(recipe.dump());
     EvalOptions eo;
-    eo.checkpoint = train(tmp, recipe["family"].get<std::string>(), recipe);
+    eo.checkpoint = train_tiny(tmp, recipe["family"].get<std::string>(), recipe);
     eo.batch_size = 7;  // 15 batches, the last one of 2 images: several primitive shapes
     eo.threads = 2;
     std::ostringstream plain_out, out;
@@ -64,7 +57,7 @@ TEST_CASE("eval --int8: a float checkpoint is a usage error, a Horizon one names
   TempDir tmp;
   qgrad_cli_test::write_synthetic_mnist(tmp.file("data"), 64, 20);
   EvalOptions eo;
-  eo.checkpoint = train(tmp, "float", nullptr);
+  eo.checkpoint = train_tiny(tmp, "float", nullptr);
   eo.int8 = true;
   std::ostringstream out;
   CHECK_THROWS_AS(run_eval_int8(eo, out), UsageError);
@@ -72,7 +65,7 @@ TEST_CASE("eval --int8: a float checkpoint is a usage error, a Horizon one names
                     Catch::Contains("--int8 needs a quantization-aware checkpoint") &&
                         Catch::Contains("was trained float"));
   eo.checkpoint =
-      train(tmp, "horizon", json{{"family", "horizon"}, {"calibration", {{"batches", 2}}}});
+      train_tiny(tmp, "horizon", json{{"family", "horizon"}, {"calibration", {{"batches", 2}}}});
   CHECK_THROWS_WITH(run_eval_int8(eo, out),
                     Catch::Contains("int8 convert: layer '0' (QuantConv2d) input quantizer is a "
                                     "HorizonFakeQuantize"));

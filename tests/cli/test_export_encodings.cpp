@@ -25,20 +25,13 @@ using namespace qgrad;
 using namespace qgrad::cli;
 using nlohmann::json;
 using qgrad_cli_test::TempDir;
-
-namespace {
-
-std::string train(const TempDir& tmp, const std::string& name, const json& quant) {
-  return qgrad_cli_test::train_tiny(tmp, name, quant);
-}
-
-}  // namespace
+using qgrad_cli_test::train_tiny;
 
 TEST_CASE("export --encodings --quantizers, and eval --quantizers restores the same results",
           "[cli]") {
   TempDir tmp;
   qgrad_cli_test::write_synthetic_mnist(tmp.file("data"), 128, 100);
-  const std::string ckpt = train(tmp, "ao", json{{"family", "torch_ao"}});
+  const std::string ckpt = train_tiny(tmp, "ao", json{{"family", "torch_ao"}});
   std::ostringstream out;
   REQUIRE(export_command({"--checkpoint", ckpt, "--onnx", tmp.file("m.onnx"), "--onnx-form",
                           "float", "--encodings", tmp.file("m.encodings"), "--encodings-version",
@@ -84,11 +77,11 @@ TEST_CASE("export --encodings --quantizers, and eval --quantizers restores the s
 TEST_CASE("export --encodings: float checkpoints and unwritable paths", "[cli]") {
   TempDir tmp;
   qgrad_cli_test::write_synthetic_mnist(tmp.file("data"), 64, 32);
-  const std::string float_ckpt = train(tmp, "float", json());
+  const std::string float_ckpt = train_tiny(tmp, "float", json());
   std::ostringstream out;
   CHECK_THROWS_AS(export_command({"--checkpoint", float_ckpt, "--encodings", tmp.file("e")}, out),
                   UsageError);
-  const std::string ckpt = train(tmp, "ao", json{{"family", "torch_ao"}});
+  const std::string ckpt = train_tiny(tmp, "ao", json{{"family", "torch_ao"}});
   std::filesystem::create_directories(tmp.file("out"));
   // The encodings could be written but the quantizers' folder does not exist: neither is.
   CHECK_THROWS_WITH(export_command({"--checkpoint", ckpt, "--encodings", tmp.file("out/e.json"),
@@ -97,10 +90,10 @@ TEST_CASE("export --encodings: float checkpoints and unwritable paths", "[cli]")
                     Catch::Contains("out/no/q.json"));
   CHECK(std::filesystem::is_empty(tmp.file("out")));
   // An unsupported quantizer fails before anything is written.
-  const std::string fp8 = train(tmp, "fp8",
-                                json{{"family", "nvidia"},
-                                     {"input", {{"num_bits", {4, 3}}}},
-                                     {"calibration", {{"batches", 1}}}});
+  const std::string fp8 = train_tiny(tmp, "fp8",
+                                     json{{"family", "nvidia"},
+                                          {"input", {{"num_bits", {4, 3}}}},
+                                          {"calibration", {{"batches", 1}}}});
   std::filesystem::remove_all(tmp.file("out"));
   std::filesystem::create_directories(tmp.file("out"));
   CHECK_THROWS_WITH(export_command({"--checkpoint", fp8, "--quantizers", tmp.file("out/q.json"),

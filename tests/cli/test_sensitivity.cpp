@@ -31,14 +31,7 @@ namespace {
 
 std::string train_float(const TempDir& tmp) {
   qgrad_cli_test::write_synthetic_mnist(tmp.file("data"), 128, 100);
-  std::ostringstream out;
-  run_training(parse_train_config(json{{"epochs", 2},
-                                       {"batch_size", 32},
-                                       {"threads", 2},
-                                       {"data", {{"dir", tmp.file("data")}}},
-                                       {"output", {{"progress", "off"}, {"dir", tmp.file("f")}}}}),
-               out);
-  return tmp.file("f/last.safetensors");
+  return qgrad_cli_test::train_tiny(tmp, "f", nullptr, 2);
 }
 
 SensitivityOptions options(const TempDir& tmp, const std::string& ckpt, const std::string& recipe,

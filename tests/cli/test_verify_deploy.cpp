@@ -20,14 +20,7 @@ using namespace qgrad;
 using namespace qgrad::cli;
 using nlohmann::json;
 using qgrad_cli_test::TempDir;
-
-namespace {
-
-std::string train(const TempDir& tmp, const std::string& name, const json& quant) {
-  return qgrad_cli_test::train_tiny(tmp, name, quant);
-}
-
-}  // namespace
+using qgrad_cli_test::train_tiny;
 
 TEST_CASE("verify-deploy: a trained torch_ao lenet5bn agrees on fake-quant, int8 and ONNX Runtime",
           "[.ort]") {
@@ -35,7 +28,7 @@ TEST_CASE("verify-deploy: a trained torch_ao lenet5bn agrees on fake-quant, int8
   if (ort_dir == nullptr) FAIL("QGRAD_ORT_DIR is not set: run this case through install_ort.sh");
   TempDir tmp;
   qgrad_cli_test::write_synthetic_mnist(tmp.file("data"), 256, 100);
-  const std::string ckpt = train(tmp, "ao", json{{"family", "torch_ao"}});
+  const std::string ckpt = train_tiny(tmp, "ao", json{{"family", "torch_ao"}});
   VerifyDeployOptions o;
   o.checkpoint = ckpt;
   o.batch_size = 16;  // 7 batches, the last one of 4 images, in every path
@@ -83,7 +76,8 @@ TEST_CASE("verify-deploy: without ONNX Runtime that path is skipped and the othe
   TempDir tmp;
   qgrad_cli_test::write_synthetic_mnist(tmp.file("data"), 256, 100);
   VerifyDeployOptions o;
-  o.checkpoint = train(tmp, "nv", json{{"family", "nvidia"}, {"calibration", {{"batches", 2}}}});
+  o.checkpoint =
+      train_tiny(tmp, "nv", json{{"family", "nvidia"}, {"calibration", {{"batches", 2}}}});
   o.threads = 2;
   o.ort_dir = tmp.file("no-ort");  // holds no node_modules/onnxruntime-node
   std::ostringstream out;
@@ -162,10 +156,10 @@ TEST_CASE("verify-deploy: bad arguments exit 2 naming them, a missing checkpoint
   CHECK(status({"--checkpoint", tmp.file("none.safetensors")}, "none.safetensors") == 1);
 
   qgrad_cli_test::write_synthetic_mnist(tmp.file("data"), 64, 20);
-  const std::string float_ckpt = train(tmp, "float", nullptr);
+  const std::string float_ckpt = train_tiny(tmp, "float", nullptr);
   CHECK(status({"--checkpoint", float_ckpt},
                "verify-deploy: needs a quantization-aware checkpoint") == 2);
-  const std::string qat = train(tmp, "ao", json{{"family", "torch_ao"}});
+  const std::string qat = train_tiny(tmp, "ao", json{{"family", "torch_ao"}});
   CHECK(status({"--checkpoint", qat, "--images", "21"},
                "verify-deploy: --images 21 is more than the 20 test images in") == 2);
 
