@@ -21,9 +21,9 @@ namespace {
 
 // "weight num_bits=8, input num_bits=8": the settings of a layer that differ from the recipe's
 // top-level ones ("weight float" for a role the rules leave float); an Add shows its input only.
-std::string describe_overrides(const quant::QuantRecipe& recipe,
+// `top` is the recipe's to_json().
+std::string describe_overrides(const nlohmann::json& top,
                                const quant::QuantRecipe::LayerQuantizers& layer, bool is_add) {
-  const nlohmann::json top = recipe.to_json();
   std::string s;
   for (const char* role : {"weight", "input"}) {
     if (is_add && std::string(role) == "weight") continue;  // an Add has inputs only
@@ -49,11 +49,12 @@ QuantizedLayers quantize_for_training(nn::Module& model, const quant::QuantRecip
   q.family = quant::quant_family_name(recipe.family());
   try {
     // What the "layers" rules change, per layer, before the layers are replaced.
-    if (!recipe.layer_rules().empty())
+    if (!recipe.layer_rules().empty()) {
+      const nlohmann::json top = recipe.to_json();
       for (const quant::QuantizableLayer& l : quant::quantizable_layers(model))
         if (!recipe.layer_rules().matching(l.name, l.position).empty())
-          q.overrides[l.name] =
-              describe_overrides(recipe, recipe.layer(l.name, l.position), l.is_add);
+          q.overrides[l.name] = describe_overrides(top, recipe.layer(l.name, l.position), l.is_add);
+    }
     q.names = quant::quantize_model(model, recipe);
   } catch (const ValueError& e) {  // the recipe does not fit the model ("exclude" names)
     throw UsageError(std::string("quant: ") + e.what());
