@@ -490,21 +490,21 @@ QuantRecipe QuantRecipe::from_json(const json& given) {
 
   // Build one quantizer of each kind now, so that values the quantizers reject are reported at
   // parse time (a convolution and a linear weight shape).
-  auto probe = [](const std::string& role, const std::function<void()>& make) {
+  auto probe = [](const std::string& path, const Factories& f) {
     try {
-      make();
+      if (f.weight) {
+        f.weight({4, 4, 3, 3});
+        f.weight({4, 4});
+      }
+      if (f.input) f.input();
     } catch (const Error& e) {
       const std::string what = e.what();
       if (what.rfind("quant recipe:", 0) == 0) throw;
-      fail("\"" + role + "\": " + what);
+      fail("\"" + path + "\": " + what);
     }
   };
-  if (r.weight_factory_)
-    probe("weight", [&] {
-      r.weight_factory_({4, 4, 3, 3});
-      r.weight_factory_({4, 4});
-    });
-  if (r.input_factory_) probe("input", [&] { r.input_factory_(); });
+  probe("weight", Factories{r.weight_factory_, {}});
+  probe("input", Factories{{}, r.input_factory_});
   // Each rule on its own over the top-level settings, for the same reason; the combinations that
   // several matching rules make are checked per layer by layer().
   for (const LayerRules::Rule& rule : r.layer_rules_.rules())
@@ -516,13 +516,7 @@ QuantRecipe QuantRecipe::from_json(const json& given) {
             json::parse(std::string(role) == "weight" ? info->weight_default : info->input_default);
       merge_recipe_json(settings, rule.settings.at(role));
       const std::string path = rule.label + "." + role;
-      const Factories f = info->parse(settings, role, path);
-      if (f.weight)
-        probe(path, [&] {
-          f.weight({4, 4, 3, 3});
-          f.weight({4, 4});
-        });
-      if (f.input) probe(path, [&] { f.input(); });
+      probe(path, info->parse(settings, role, path));
     }
   return r;
 }
