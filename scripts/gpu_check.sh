@@ -2,15 +2,17 @@
 # The GPU check: what every session that is lent a GPU runs there first. On an offline machine
 # with CUDA, CMake and a C++ compiler (the device tool's), it unpacks the vendored Debian packages
 # (scripts/vendor_debs.sh, run beforehand where apt works) into vendor/root with dpkg -x (no root,
-# no apt), builds qgrad with CUDA for the GPU it finds, runs the whole ctest suite (the gpu: tests
-# included, which are Skipped without a GPU), trains lenet5bn for one epoch on the CPU and on the
-# GPU from the same seed and compares their test accuracies, and runs bench/bench_gpu.py when it
-# exists. It ends with a summary of every step.
+# no apt), builds qgrad with CUDA for the GPU it finds and, the GPU's own steps first since a lent
+# GPU's time is short: runs the gpu: tests (test_gpu), trains lenet5bn for one epoch on the CPU and
+# on the GPU from the same seed and compares their test accuracies, runs bench/bench_gpu.py, then
+# builds everything else and runs the whole ctest suite. It ends with a summary of every step.
 #   bash scripts/gpu_check.sh                  # everything
 #   bash scripts/gpu_check.sh --quick          # build test_gpu only and run the gpu: tests
 #   bash scripts/gpu_check.sh --no-gpu-dry-run # no GPU needed: unpack, configure, build, CPU steps
+#   bash scripts/gpu_check.sh --deadline 400   # start no step after 400 s (later ones: SKIP)
 # Exit status: 0 every step passed, 1 a step failed, 2 no GPU is visible (and no dry run).
-# Logs go to $OUT (the device tool's output folder) when set, else build-gpu/logs.
+# Logs go to build-gpu/logs; when $OUT (the device tool's output folder) is set, summary.txt and
+# logs.tar.gz are refreshed there after every step, so a run cut off at its limit still reports.
 # QGRAD_ACC_TOL: the largest accepted |cpu - cuda| test accuracy difference, in percentage
 # points (default 1.5; the two devices sum in different orders, so the runs drift apart).
 set -uo pipefail
@@ -18,36 +20,60 @@ cd "$(dirname "$0")/.."
 root_dir=$(pwd)
 
 mode=full
-for a in "$@"; do
-  case $a in
+deadline=0
+while [[ $# -gt 0 ]]; do
+  case $1 in
   --quick) mode=quick ;;
   --no-gpu-dry-run) mode=dry ;;
+  --deadline)
+    [[ ${2:-} =~ ^[0-9]+$ ]] || {
+      echo "gpu_check: --deadline expects a number of seconds, got '${2:-}'" >&2
+      exit 2
+    }
+    deadline=$2
+    shift
+    ;;
   -h | --help)
-    sed -n '2,17p' "$0" | sed 's/^# \{0,1\}//'
+    sed -n '2,19p' "$0" | sed 's/^# \{0,1\}//'
     exit 0
     ;;
   *)
-    echo "gpu_check: unknown option '$a' (expected --quick, --no-gpu-dry-run or --help)" >&2
+    echo "gpu_check: unknown option '$1' (expected --quick, --no-gpu-dry-run, --deadline N or --help)" >&2
     exit 2
     ;;
   esac
+  shift
 done
 
 build=${QGRAD_GPU_BUILD_DIR:-build-gpu}
-logs=${OUT:-$build/logs}
+logs=$build/logs
+rm -rf "$logs" # this run's logs alone go back
 mkdir -p "$logs"
 jobs=$(nproc)
 summary=()
 failed=0
+publish() { # the summary so far and every log, to $OUT, where the device tool returns them
+  printf '%s\n' "${summary[@]}" >"$logs/summary.txt"
+  [[ -n ${OUT:-} && -d ${OUT:-} ]] || return 0
+  cp "$logs/summary.txt" "$OUT/summary.txt"
+  tar -czf "$OUT/logs.tar.gz.part" -C "$logs" . 2>/dev/null && mv "$OUT/logs.tar.gz.part" "$OUT/logs.tar.gz"
+}
 step() { # name status detail
   summary+=("$(printf '%-28s %-6s %s' "$1" "$2" "${3:-}")")
   [[ $2 == FAIL ]] && failed=1
   echo "=== gpu_check: $1: $2 ${3:-}"
+  publish
+}
+in_time() { # name: whether the deadline lets the step start; a late step is recorded as SKIP
+  [[ $deadline == 0 || $SECONDS -lt $deadline ]] && return 0
+  step "$1" SKIP "deadline of $deadline s reached"
+  return 1
 }
 finish() {
   echo
   echo "=== gpu_check summary ($mode) ==="
-  printf '%s\n' "${summary[@]}" | tee "$logs/summary.txt"
+  printf '%s\n' "${summary[@]}"
+  publish
   exit "$failed"
 }
 
@@ -134,42 +160,28 @@ if ! configure $cuda_opt "$arch"; then
   }
 fi
 step configure OK "CUDA=$cuda_opt arch=$arch"
-targets=()
-[[ $mode == quick ]] && targets=(--target test_gpu)
+# The GPU's own programs first: the library, test_gpu, the CLI and the training benchmark.
 t0=$(date +%s)
-if ! cmake --build "$build" -j"$jobs" "${targets[@]}" >"$logs/build.log" 2>&1; then
-  step build FAIL "see build.log"
-  grep -E "error|Error" "$logs/build.log" | head -40
+gpu_targets=(test_gpu)
+[[ $mode != quick ]] && gpu_targets+=(qgrad_cli bench_train)
+if ! cmake --build "$build" -j"$jobs" --target "${gpu_targets[@]}" >"$logs/build_gpu_targets.log" 2>&1; then
+  step "build ${gpu_targets[*]}" FAIL "see build_gpu_targets.log"
+  grep -E "error|Error" "$logs/build_gpu_targets.log" | head -40
   finish
 fi
-step build OK "$(($(date +%s) - t0)) s"
+step "build ${gpu_targets[*]}" OK "$(($(date +%s) - t0)) s"
 
-# --- tests ----------------------------------------------------------------------------------
+# --- the gpu: tests ---------------------------------------------------------------------------
 t0=$(date +%s)
-if [[ $mode == quick ]]; then
-  if "$build/tests/test_gpu" --reporter compact >"$logs/test_gpu.log" 2>&1; then
-    step test_gpu OK "$(grep -E "test cases|assertions" "$logs/test_gpu.log" | tail -1)"
-  else
-    rc=$?
-    step test_gpu "$([[ $rc == 77 ]] && echo SKIP || echo FAIL)" \
-      "rc $rc: $(grep -E "test cases|assertions|SKIPPED|FAILED" "$logs/test_gpu.log" | tail -1)"
-    grep -B2 -A12 -E "FAILED|failed|error" "$logs/test_gpu.log" | head -150
-  fi
-  finish
-fi
-(cd "$build" && ctest -j"$jobs" --output-on-failure --timeout 900) >"$logs/ctest.log" 2>&1
-rc=$?
-res=$(grep -E "tests passed|tests failed" "$logs/ctest.log" | tail -1)
-skipped=$(grep -c "\*\*\*Skipped" "$logs/ctest.log")
-if [[ $rc == 0 ]]; then
-  step ctest OK "$res; $skipped skipped; $(($(date +%s) - t0)) s"
+if "$build/tests/test_gpu" --reporter compact >"$logs/test_gpu.log" 2>&1; then
+  step test_gpu OK "$(grep -E "test cases|assertions" "$logs/test_gpu.log" | tail -1); $(($(date +%s) - t0)) s"
 else
-  step ctest FAIL "$res"
-  sed -n '/The following tests FAILED/,$p' "$logs/ctest.log"
+  rc=$?
+  step test_gpu "$([[ $rc == 77 ]] && echo SKIP || echo FAIL)" \
+    "rc $rc: $(grep -E "test cases|assertions|SKIPPED|FAILED" "$logs/test_gpu.log" | tail -1)"
+  grep -B2 -A12 -E "FAILED|failed|error" "$logs/test_gpu.log" | head -150
 fi
-gpu_ran=$(grep -c "gpu: .*Passed" "$logs/ctest.log")
-gpu_total=$(grep -c "gpu: " "$logs/ctest.log")
-[[ -n $gpu_name ]] && { [[ $gpu_ran -gt 0 ]] && step gpu_tests OK "$gpu_ran of $gpu_total passed" || step gpu_tests FAIL "$gpu_ran of $gpu_total passed"; }
+[[ $mode == quick ]] && finish
 
 # --- training: one epoch of lenet5bn on each device from the same seed -----------------------
 qgrad=$build/cli/qgrad
@@ -178,15 +190,17 @@ declare -A acc=()
 devices=(cpu)
 [[ -n $gpu_name ]] && devices+=(cuda)
 for dev in "${devices[@]}"; do
+  in_time "train lenet5bn $dev" || continue
   out_dir=$root_dir/$build/runs/$dev
   cfg=$logs/lenet5bn_1epoch_$dev.json
   rm -rf "$out_dir"
   sed -e 's/"epochs": 3/"epochs": 1/' -e "s#/usr/share/datasets/fashion-mnist#$data_dir#" \
     -e "0,/{/s##{\"output\": {\"dir\": \"$out_dir\", \"progress\": \"off\"},#" configs/lenet5bn.json >"$cfg"
+  t0=$(date +%s)
   if "$qgrad" train --config "$cfg" --device "$dev" >"$logs/train_$dev.log" 2>&1; then
     line=$(grep -E "^epoch 1/1" "$logs/train_$dev.log" | tail -1)
     acc[$dev]=$(sed -E 's/.*test loss [0-9.]+ acc ([0-9.]+)%.*/\1/' <<<"$line")
-    step "train lenet5bn $dev" OK "$line"
+    step "train lenet5bn $dev" OK "$line ($(($(date +%s) - t0)) s)"
   else
     step "train lenet5bn $dev" FAIL "$(tail -3 "$logs/train_$dev.log" | tr '\n' ' ')"
   fi
@@ -201,12 +215,36 @@ if [[ -n ${acc[cpu]:-} && -n ${acc[cuda]:-} ]]; then
 fi
 
 # --- benchmark --------------------------------------------------------------------------------
-if [[ -f bench/bench_gpu.py && -n $gpu_name ]]; then
+if [[ -f bench/bench_gpu.py && -n $gpu_name ]] && in_time bench_gpu; then
   if PYTHONUNBUFFERED=1 python3 bench/bench_gpu.py --build "$build" --rounds 2 --steps 30 >"$logs/bench_gpu.log" 2>&1; then
     step bench_gpu OK "see bench_gpu.log"
     cat "$logs/bench_gpu.log"
   else
     step bench_gpu FAIL "$(tail -3 "$logs/bench_gpu.log" | tr '\n' ' ')"
+  fi
+fi
+
+# --- everything else, and the whole suite -------------------------------------------------------
+if in_time "build all"; then
+  t0=$(date +%s)
+  if ! cmake --build "$build" -j"$jobs" >"$logs/build.log" 2>&1; then
+    step "build all" FAIL "see build.log"
+    grep -E "error|Error" "$logs/build.log" | head -40
+    finish
+  fi
+  step "build all" OK "$(($(date +%s) - t0)) s"
+fi
+if in_time ctest; then
+  t0=$(date +%s)
+  (cd "$build" && ctest -j"$jobs" --output-on-failure --timeout 900) >"$logs/ctest.log" 2>&1
+  rc=$?
+  res=$(grep -E "tests passed|tests failed" "$logs/ctest.log" | tail -1)
+  skipped=$(grep -c "\*\*\*Skipped" "$logs/ctest.log")
+  if [[ $rc == 0 ]]; then
+    step ctest OK "$res; $skipped skipped; $(($(date +%s) - t0)) s"
+  else
+    step ctest FAIL "$res"
+    sed -n '/The following tests FAILED/,$p' "$logs/ctest.log"
   fi
 fi
 finish
