@@ -172,6 +172,12 @@ fi
 step "build ${gpu_targets[*]}" OK "$(($(date +%s) - t0)) s"
 
 # --- the gpu: tests ---------------------------------------------------------------------------
+# A crash (a host read of device memory, say) ends a Catch2 run at the first case; a backtrace
+# from cuda-gdb (the device machine's debugger, which also debugs host code) names the place.
+backtrace_of() { # log-name command...: the stack of the command's first crash, into <log-name>.log
+  command -v cuda-gdb >/dev/null || return 0
+  timeout 240 cuda-gdb -batch -ex run -ex bt -ex "info sharedlibrary" --args "$@" >"$logs/$1.log" 2>&1 </dev/null
+}
 t0=$(date +%s)
 if "$build/tests/test_gpu" --reporter compact >"$logs/test_gpu.log" 2>&1; then
   step test_gpu OK "$(grep -E "test cases|assertions" "$logs/test_gpu.log" | tail -1); $(($(date +%s) - t0)) s"
@@ -180,6 +186,15 @@ else
   step test_gpu "$([[ $rc == 77 ]] && echo SKIP || echo FAIL)" \
     "rc $rc: $(grep -E "test cases|assertions|SKIPPED|FAILED" "$logs/test_gpu.log" | tail -1)"
   grep -B2 -A12 -E "FAILED|failed|error" "$logs/test_gpu.log" | head -150
+  if [[ $rc -gt 128 ]]; then
+    backtrace_of test_gpu_backtrace "$build/tests/test_gpu"
+    grep -E "^#[0-9]" "$logs/test_gpu_backtrace.log" | head -25
+    # Every case in a process of its own, so one crash hides none of the others.
+    (cd "$build" && ctest -R "^gpu:" -j4 --timeout 300 --output-on-failure) >"$logs/test_gpu_each.log" 2>&1
+    step "test_gpu, case by case" "$([[ $? == 0 ]] && echo OK || echo FAIL)" \
+      "$(grep -E "tests passed|tests failed" "$logs/test_gpu_each.log" | tail -1)"
+    sed -n '/The following tests FAILED/,$p' "$logs/test_gpu_each.log"
+  fi
 fi
 [[ $mode == quick ]] && finish
 
@@ -202,7 +217,12 @@ for dev in "${devices[@]}"; do
     acc[$dev]=$(sed -E 's/.*test loss [0-9.]+ acc ([0-9.]+)%.*/\1/' <<<"$line")
     step "train lenet5bn $dev" OK "$line ($(($(date +%s) - t0)) s)"
   else
-    step "train lenet5bn $dev" FAIL "$(tail -3 "$logs/train_$dev.log" | tr '\n' ' ')"
+    rc=$?
+    step "train lenet5bn $dev" FAIL "rc $rc: $(tail -3 "$logs/train_$dev.log" | tr '\n' ' ')"
+    if [[ $rc -gt 128 ]]; then
+      backtrace_of "train_${dev}_backtrace" "$qgrad" train --config "$cfg" --device "$dev"
+      grep -E "^#[0-9]" "$logs/train_${dev}_backtrace.log" | head -25
+    fi
   fi
 done
 if [[ -n ${acc[cpu]:-} && -n ${acc[cuda]:-} ]]; then

@@ -6,6 +6,7 @@
 #include "core/factory.h"
 #include "nn/repr_format.h"
 #include "ops/batch_norm/batch_norm.h"
+#include "ops/binary/binary.h"
 
 namespace qgrad::nn {
 
@@ -15,9 +16,8 @@ BatchNormBase::BatchNormBase(std::string name, const BatchNormOptions& options)
   QGRAD_CHECK(c > 0, ValueError, this->name(), ": num_features must be positive, got ", c);
   QGRAD_CHECK(options.eps_ > 0, ValueError, this->name(), ": eps must be positive, got ",
               options.eps_);
-  QGRAD_CHECK(!options.momentum_ || (*options.momentum_ >= 0 && *options.momentum_ <= 1),
-              ValueError, this->name(), ": momentum must be in [0, 1], got ",
-              options.momentum_.value_or(0));
+  QGRAD_CHECK(options.cumulative_average_ || (options.momentum_ >= 0 && options.momentum_ <= 1),
+              ValueError, this->name(), ": momentum must be in [0, 1], got ", options.momentum_);
   weight_ = register_parameter("weight", options.affine_ ? ones({c}) : Tensor());
   bias_ = register_parameter("bias", options.affine_ ? zeros({c}) : Tensor());
   const bool track = options.track_running_stats_;
@@ -51,11 +51,13 @@ Tensor BatchNormBase::forward(const Tensor& input) {
               shape_str(input.shape()));
   const bool training = is_training();
   const bool track = options_.track_running_stats_;
-  double factor = options_.momentum_.value_or(0.0);
+  double factor = options_.cumulative_average_ ? 0.0 : options_.momentum_;
+  // Only the cumulative average reads the count on the host (as PyTorch does): on a GPU, item()
+  // is a synchronisation per layer and step.
   std::int64_t batches = 0;
-  if (training && track) {
+  if (training && track && options_.cumulative_average_) {
     batches = num_batches_tracked_.item<std::int64_t>() + 1;
-    if (!options_.momentum_) factor = 1.0 / static_cast<double>(batches);
+    factor = 1.0 / static_cast<double>(batches);
   }
   // Batch statistics in training, and in eval when nothing is tracked.
   const bool use_batch_stats = training || !track;
@@ -65,14 +67,17 @@ Tensor BatchNormBase::forward(const Tensor& input) {
     // PyTorch's num_batches_tracked.add_(1), done after batch_norm so a rejected input (one
     // value per channel) leaves the count alone.
     NoGradGuard no_grad;
-    num_batches_tracked_.fill_(static_cast<double>(batches));
+    if (options_.cumulative_average_)
+      num_batches_tracked_.fill_(static_cast<double>(batches));
+    else
+      num_batches_tracked_.copy_(num_batches_tracked_ + 1.0);
   }
   return y;
 }
 
 std::string BatchNormBase::extra_repr() const {
   return std::to_string(options_.num_features_) + ", eps=" + py_float(options_.eps_) +
-         ", momentum=" + (options_.momentum_ ? py_float(*options_.momentum_) : "None") +
+         ", momentum=" + (options_.cumulative_average_ ? "None" : py_float(options_.momentum_)) +
          ", affine=" + py_bool(options_.affine_) +
          ", track_running_stats=" + py_bool(options_.track_running_stats_);
 }

@@ -27,8 +27,12 @@ struct BatchNormOptions {
   }
   // std::nullopt = cumulative moving average (PyTorch's momentum=None).
   BatchNormOptions& momentum(std::optional<double> m) {
-    momentum_ = m;
+    cumulative_average_ = !m.has_value();
+    momentum_ = m.value_or(0.0);
     return *this;
+  }
+  std::optional<double> momentum() const {
+    return cumulative_average_ ? std::nullopt : std::optional<double>(momentum_);
   }
   BatchNormOptions& affine(bool a) {
     affine_ = a;
@@ -41,7 +45,11 @@ struct BatchNormOptions {
 
   std::int64_t num_features_;
   double eps_ = 1e-5;
-  std::optional<double> momentum_ = 0.1;
+  // Two plain fields, not a std::optional<double>: GCC 13 (-Werror=uninitialized) flags the copy
+  // of a disengaged optional's payload in every inlined copy of these options. momentum_ is read
+  // only when !cumulative_average_.
+  double momentum_ = 0.1;
+  bool cumulative_average_ = false;
   bool affine_ = true;
   bool track_running_stats_ = true;
 };

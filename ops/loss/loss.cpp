@@ -21,11 +21,14 @@ struct ClassLossArgs {
   bool from_logits;
 };
 
-// Every target must be a class in [0, C) or ignore_index. Checked before the (parallel) kernel.
+// Every target must be a class in [0, C) or ignore_index. Checked before the (parallel) kernel,
+// on the host: a GPU's targets are copied over first (N int64s and one synchronisation, the price
+// of a clear error instead of PyTorch's device-side assert, which poisons the CUDA context).
 void check_targets(const char* name, const Tensor& target, std::int64_t C,
                    std::int64_t ignore_index) {
-  const std::int64_t* t = target.data_ptr<std::int64_t>();
-  const std::int64_t n = target.numel();
+  const Tensor host = target.device().is_cpu() ? target : target.to(kCPU);
+  const std::int64_t* t = host.data_ptr<std::int64_t>();
+  const std::int64_t n = host.numel();
   for (std::int64_t i = 0; i < n; ++i) {
     QGRAD_CHECK(t[i] == ignore_index || (t[i] >= 0 && t[i] < C), IndexError, name,
                 ": target value ", t[i], " (at flat position ", i, ") is out of range for ", C,
@@ -70,7 +73,7 @@ Tensor class_loss(const Tensor& input, const Tensor& target, const ClassLossArgs
   }
 
   // The kernel lookup (a DeviceError for a device without one) comes before check_targets,
-  // which reads the targets on the host.
+  // which copies a GPU's targets to the host.
   static const KernelTable<ClassLossKernel>& forward = kernel_table<ClassLossKernel>("class_loss");
   ClassLossKernel& kernel = forward(name, input);
   const Tensor tgt = target.detach().contiguous();
