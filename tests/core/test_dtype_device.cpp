@@ -295,15 +295,4 @@ TEST_CASE("CUDA tensors in a CPU-only build throw DeviceError naming the op", "[
   CHECK_NOTHROW(check_device_available("myop", kCPU));
   CHECK(ones({2}).to(kCPU).device() == kCPU);
 }
-#else
-TEST_CASE("CUDA round trip when a device is visible", "[core][device]") {
-  if (!cuda_is_available()) return;
-  Tensor x = qgrad::testing::iota({3, 4}).t();
-  Tensor g = x.to(kCUDA);
-  CHECK(g.device() == kCUDA);
-  CHECK(g.to(kCPU).to_vector<double>() == x.to_vector<double>());
-  CHECK(g.to_vector<double>() == x.to_vector<double>());
-  CHECK(g.select(0, 1).select(0, 2).item<double>() == x.select(0, 1).select(0, 2).item<double>());
-  CHECK_THROWS_AS(empty({2}, TensorOptions().device(Device(DeviceType::CUDA, 1000))), DeviceError);
-}
 #endif
