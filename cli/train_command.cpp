@@ -209,13 +209,20 @@ void restore_training_state(const serialize::Checkpoint& c, nn::Module& model,
   if (scheduler) scheduler->load_state_dict(c.scheduler);
 }
 
-Device resolve_device(const std::string& name) {
+// `quantized`: the config has a "quant" recipe, whose quantizers run on the CPU only for now;
+// said before anything is loaded, and also where no GPU is visible.
+Device resolve_device(const std::string& name, bool quantized) {
   Device d;
   try {
     d = Device::parse(name);
   } catch (const Error& e) {
     throw UsageError(std::string("device: ") + e.what());
   }
+  if (d.is_cuda() && quantized)
+    throw UsageError("device \"" + name +
+                     "\": quantization-aware training runs on the CPU only in this version (the "
+                     "quantizers have no CUDA kernels yet); train it with --device cpu, or drop "
+                     "\"quant\" to train the float model on the GPU");
   if (d.is_cuda() && !cuda_is_available())
     throw UsageError("device \"" + name + "\" is not available: " +
 #ifdef QGRAD_WITH_CUDA
@@ -232,7 +239,7 @@ Device resolve_device(const std::string& name) {
 TrainOutcome run_training(const TrainConfig& config_in, std::ostream& out,
                           const StopRequest& stop) {
   TrainConfig config = config_in;
-  const Device device = resolve_device(config.device);
+  const Device device = resolve_device(config.device, quant_recipe(config).has_value());
   const int threads = compute_threads(config);
   omp_set_num_threads(threads);
   // Process-wide, as torch.use_deterministic_algorithms: set for this run either way, so an

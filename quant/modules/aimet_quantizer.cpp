@@ -4,6 +4,7 @@
 #include "core/autograd/grad_mode.h"
 #include "core/factory.h"
 #include "nn/repr_format.h"
+#include "quant/modules/quantizer_device.h"
 
 namespace qgrad::quant {
 
@@ -143,6 +144,7 @@ AimetQuantize::AimetQuantize(Shape shape, int bitwidth, bool symmetric)
     : AimetQuantizerModule<nn::Module>("Quantize", std::move(shape), bitwidth, symmetric) {}
 
 aimet::QuantizedTensor AimetQuantize::forward(const Tensor& x) {
+  require_cpu_quantizer_input(name(), x);
   return ready("Quantize").quantize(x);
 }
 
@@ -155,6 +157,7 @@ aimet::DequantizedTensor AimetQuantizeDequantize::quantize_dequantize(const Tens
 }
 
 Tensor AimetQuantizeDequantize::forward(const Tensor& x) {
+  require_cpu_quantizer_input(name(), x);
   return quantize_dequantize(x).data();
 }
 

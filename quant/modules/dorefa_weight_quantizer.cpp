@@ -3,6 +3,7 @@
 
 #include "core/error.h"
 #include "quant/learnable/dorefa.h"
+#include "quant/modules/quantizer_device.h"
 
 namespace qgrad::quant {
 
@@ -13,6 +14,7 @@ DoReFaWeightQuantizer::DoReFaWeightQuantizer(int num_bits)
 }
 
 Tensor DoReFaWeightQuantizer::forward(const Tensor& w) {
+  require_cpu_quantizer_input(name(), w);
   return learnable::dorefa_quantize_weight(w, num_bits_);
 }
 

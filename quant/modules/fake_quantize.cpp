@@ -7,6 +7,7 @@
 #include "core/factory.h"
 #include "quant/modules/lazy_buffer.h"
 #include "quant/modules/quant_repr.h"
+#include "quant/modules/quantizer_device.h"
 #include "quant/torch_ao/fake_quantize.h"
 
 namespace qgrad::quant {
@@ -78,6 +79,7 @@ FakeQuantize::Factory FakeQuantize::with_args(const FakeQuantizeConfig& config) 
 }
 
 Tensor FakeQuantize::forward(const Tensor& x) {
+  require_cpu_quantizer_input(name(), x);
   if (observer_enabled()) {
     observer_->forward(x.detach());
     NoGradGuard no_grad;

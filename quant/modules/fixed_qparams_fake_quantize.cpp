@@ -6,6 +6,7 @@
 
 #include "core/factory.h"
 #include "quant/modules/quant_repr.h"
+#include "quant/modules/quantizer_device.h"
 #include "quant/torch_ao/fake_quantize.h"
 
 namespace qgrad::quant {
@@ -67,6 +68,7 @@ FixedQParamsFakeQuantize::FixedQParamsFakeQuantize(const FixedQParamsConfig& con
 }
 
 Tensor FixedQParamsFakeQuantize::forward(const Tensor& x) {
+  require_cpu_quantizer_input(name(), x);
   // The observer is a no-op and calculate_qparams() returns the buffers themselves, so
   // observing (PyTorch copies the qparams onto themselves) changes nothing.
   if (!fake_quant_enabled()) return x;

@@ -9,6 +9,7 @@
 #include "quant/horizon/horizon_fake_quantize.h"
 #include "quant/modules/fake_quantize.h"
 #include "quant/modules/quant_repr.h"
+#include "quant/modules/quantizer_device.h"
 
 namespace qgrad::quant {
 
@@ -79,6 +80,7 @@ Tensor HorizonFakeQuantize::calculate_scale() const {
 }
 
 Tensor HorizonFakeQuantize::forward(const Tensor& x) {
+  require_cpu_quantizer_input(name(), x);
   if (observer_enabled()) {
     observer_->forward(x.detach());
     NoGradGuard no_grad;

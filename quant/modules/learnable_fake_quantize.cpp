@@ -11,6 +11,7 @@
 #include "ops/unary/unary.h"
 #include "quant/modules/fake_quantize.h"
 #include "quant/modules/quant_repr.h"
+#include "quant/modules/quantizer_device.h"
 #include "quant/torch_ao/learnable_fake_quantize.h"
 
 namespace qgrad::quant {
@@ -140,6 +141,7 @@ void LearnableFakeQuantize::init_from_batch(const Tensor& x) {
 }
 
 Tensor LearnableFakeQuantize::forward(const Tensor& x) {
+  require_cpu_quantizer_input(name(), x);
   if (static_enabled()) {
     observer_->forward(x.detach());
     copy_observer_qparams();

@@ -4,6 +4,7 @@
 #include "core/autograd/grad_mode.h"
 #include "quant/modules/lazy_buffer.h"
 #include "quant/modules/quant_repr.h"
+#include "quant/modules/quantizer_device.h"
 #include "quant/observer/histogram_observer.h"
 #include "quant/observer/minmax_observer.h"
 #include "quant/observer/per_channel_minmax_observer.h"
@@ -72,6 +73,7 @@ void Observer::sync() {
 }
 
 Tensor Observer::forward(const Tensor& x) {
+  require_cpu_quantizer_input(name(), x);
   {
     NoGradGuard no_grad;
     observer_->forward(x.detach());

@@ -6,6 +6,7 @@
 
 #include "core/factory.h"
 #include "quant/learnable/pact.h"
+#include "quant/modules/quantizer_device.h"
 
 namespace qgrad::quant {
 
@@ -19,6 +20,7 @@ PactActivationQuantizer::PactActivationQuantizer(int num_bits, double alpha)
 }
 
 Tensor PactActivationQuantizer::forward(const Tensor& x) {
+  require_cpu_quantizer_input(name(), x);
   return learnable::pact_quantize(x, alpha_, num_bits_);
 }
 

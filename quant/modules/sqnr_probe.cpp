@@ -8,6 +8,7 @@
 #include "core/autograd/grad_mode.h"
 #include "ops/binary/binary.h"
 #include "ops/reduce/reduce.h"
+#include "quant/modules/quantizer_device.h"
 
 namespace qgrad::quant {
 
@@ -17,6 +18,7 @@ SqnrProbe::SqnrProbe(std::shared_ptr<nn::UnaryModule> quantizer) : nn::UnaryModu
 }
 
 Tensor SqnrProbe::forward(const Tensor& input) {
+  require_cpu_quantizer_input(name(), input);
   Tensor out = quantizer_->forward(input);
   NoGradGuard no_grad;
   const Tensor x = input.to(DType::Float64);

@@ -14,6 +14,7 @@
 #include "ops/unary/unary.h"
 #include "quant/modules/lazy_buffer.h"
 #include "quant/modules/quant_repr.h"
+#include "quant/modules/quantizer_device.h"
 #include "quant/nvidia/tensor_quant.h"
 
 namespace qgrad::quant {
@@ -153,6 +154,7 @@ bool TensorQuantizer::calib_enabled() const {
 // Forward
 
 Tensor TensorQuantizer::forward(const Tensor& x) {
+  require_cpu_quantizer_input(name(), x);
   if (!is_enabled()) return x;
   if (calib_enabled() && !is_dynamic()) {
     NoGradGuard no_grad;
