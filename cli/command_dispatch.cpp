@@ -11,6 +11,7 @@
 #include "cli/recipes_command.h"
 #include "cli/reproduce_command.h"
 #include "cli/sensitivity_command.h"
+#include "cli/show_command.h"
 #include "cli/train_command.h"
 #include "cli/train_config.h"
 #include "cli/usage_error.h"
@@ -33,6 +34,9 @@ std::string main_usage() {
          "  ptq --checkpoint FILE        post-training quantization of a float checkpoint:\n"
          "                               calibrate, compare accuracy, save a quantized one\n"
          "  recipes [NAME]               the named QAT recipes, or one as JSON\n"
+         "  show --checkpoint FILE | --config FILE | --model NAME [--recipe R]\n"
+         "                               the model as print(model): layers and each\n"
+         "                               quantizer's bits, granularity and state\n"
          "  plot INPUT... [--out DIR]    training curves, accuracy against bits and layer\n"
          "                               sensitivity pictures (matplotlib)\n"
          "  sensitivity --checkpoint FILE\n"
@@ -70,6 +74,8 @@ int run_command_line(const std::vector<std::string>& args, std::ostream& out, st
         out << ptq_usage();
       } else if (rest[0] == "recipes") {
         out << recipes_usage();
+      } else if (rest[0] == "show") {
+        out << show_usage();
       } else if (rest[0] == "plot") {
         out << plot_usage();
       } else if (rest[0] == "sensitivity") {
@@ -93,6 +99,7 @@ int run_command_line(const std::vector<std::string>& args, std::ostream& out, st
     if (command == "verify-deploy") return verify_deploy_command(rest, out);
     if (command == "ptq") return ptq_command(rest, out);
     if (command == "recipes") return recipes_command(rest, out);
+    if (command == "show") return show_command(rest, out);
     if (command == "plot") return plot_command(rest, out);
     if (command == "reproduce") return reproduce_command(rest, out);
     if (command == "sensitivity") return sensitivity_command(rest, out);
@@ -104,7 +111,7 @@ int run_command_line(const std::vector<std::string>& args, std::ostream& out, st
     throw UsageError(
         "unknown command '" + command +
         "' (commands: train, eval, export, verify-deploy, ptq, sensitivity, autoquant, recipes, "
-        "plot, reproduce, help, version)");
+        "show, plot, reproduce, help, version)");
   } catch (const UsageError& e) {
     err << "qgrad" << (command.empty() || command[0] == '-' ? "" : " " + command)
         << ": error: " << e.what() << "\n";

@@ -14,26 +14,30 @@
 
 namespace qgrad::cli {
 
-EvalSetup load_eval_setup(const std::string& command, const std::string& checkpoint,
-                          const std::string& data_dir, std::int64_t batch_size,
-                          std::int64_t threads) {
+EvalSetup load_checkpoint_model(const std::string& command, const std::string& checkpoint) {
   EvalSetup s;
   s.ckpt = serialize::load_checkpoint(checkpoint);
   s.config = stored_train_config(s.ckpt, command, checkpoint);
+  // The same model as training built: quantized with the stored (normalised) recipe, then the
+  // checkpoint's state, which also sizes the quantizers' lazily sized buffers.
+  s.model = build_model(s.config);
+  if (std::optional<quant::QuantRecipe> recipe = quant_recipe(s.config)) {
+    s.quantized = ", fake-quantized " + quantize_for_training(*s.model, *recipe).family;
+    s.has_recipe = true;
+  }
+  quant::load_quant_state_dict(*s.model, s.ckpt.model, /*strict=*/true);
+  return s;
+}
+
+EvalSetup load_eval_setup(const std::string& command, const std::string& checkpoint,
+                          const std::string& data_dir, std::int64_t batch_size,
+                          std::int64_t threads) {
+  EvalSetup s = load_checkpoint_model(command, checkpoint);
   TrainConfig& config = s.config;
   if (!data_dir.empty()) config.data.dir = data_dir;
   if (batch_size > 0) config.eval_batch_size = batch_size;
   config.threads = threads;  // this command's own --threads, not the training run's
   omp_set_num_threads(compute_threads(config));
-
-  // The same model as training built: quantized with the stored (normalised) recipe, then the
-  // checkpoint's state, which also sizes the quantizers' lazily sized buffers.
-  s.model = build_model(config);
-  if (std::optional<quant::QuantRecipe> recipe = quant_recipe(config)) {
-    s.quantized = ", fake-quantized " + quantize_for_training(*s.model, *recipe).family;
-    s.has_recipe = true;
-  }
-  quant::load_quant_state_dict(*s.model, s.ckpt.model, /*strict=*/true);
   s.test_set = std::make_shared<data::MNIST>(config.data.dir, data::Split::Test);
   return s;
 }

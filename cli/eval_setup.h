@@ -23,8 +23,13 @@ struct EvalSetup {
   std::shared_ptr<nn::UnaryModule> model;
   std::string quantized;  // ", fake-quantized <family>" or ""
   bool has_recipe = false;
-  std::shared_ptr<const data::Dataset> test_set;
+  std::shared_ptr<const data::Dataset> test_set;  // null from load_checkpoint_model
 };
+
+// The checkpoint, its stored config and the model rebuilt from it with the checkpoint's state
+// (quantized with the stored recipe for a quantization-aware checkpoint): load_eval_setup
+// without the data, for commands that only look at the model. `command` names it in errors.
+EvalSetup load_checkpoint_model(const std::string& command, const std::string& checkpoint);
 
 // `command` names the command in errors. data_dir empty, batch_size 0: the stored config's;
 // threads 0: every core.
