@@ -1,16 +1,23 @@
-// QdqParams from torch.ao's fake quantizers and pytorch_quantization's TensorQuantizer, with the
-// checks that keep an unusable scale or an inexpressible quantizer out of the exported model.
+// QdqParams from torch.ao's fake quantizers, pytorch_quantization's TensorQuantizer, Horizon's
+// FakeQuantize and AIMET's QuantizeDequantize, with the checks that keep an unusable scale or an
+// inexpressible quantizer out of the exported model.
 #include "deploy/common/qdq_params.h"
 
 #include <algorithm>
 #include <cfloat>
 #include <cmath>
 
+#include "core/autograd/grad_mode.h"
 #include "core/error.h"
 #include "core/factory.h"
 #include "core/shape.h"
+#include "quant/aimet/affine_encoding.h"
+#include "quant/aimet/affine_quantize.h"
+#include "quant/horizon/horizon_fake_quantize.h"
+#include "quant/modules/aimet_quantizer.h"
 #include "quant/modules/fake_quantize.h"
 #include "quant/modules/fused_fake_quantize.h"
+#include "quant/modules/horizon_fake_quantize.h"
 #include "quant/modules/learnable_fake_quantize.h"
 #include "quant/modules/tensor_quantizer.h"
 #include "quant/nvidia/tensor_quant.h"
@@ -111,6 +118,72 @@ QdqParams nvidia_params(const quant::TensorQuantizer& tq, const std::string& op,
   return p;
 }
 
+// Horizon: y = clamp(rne(x / scale), qmin, qmax) * scale with zero point 0, QuantizeLinear's
+// own arithmetic. Half-up rounding has no QuantizeLinear form.
+QdqParams horizon_params(const quant::HorizonFakeQuantize& q, const std::string& op,
+                         const std::string& where) {
+  QdqParams p;
+  p.family = "horizon";
+  if (!q.fake_quant_enabled()) {
+    p.identity = true;
+    return p;
+  }
+  const std::string what = op + ": " + where + " (HorizonFakeQuantize)";
+  QGRAD_CHECK(q.options().round_mode_ == horizon::RoundMode::HalfToEven, ValueError, what,
+              ": round_mode half_up has no QuantizeLinear form (ONNX and oneDNN round half to "
+              "even)");
+  p.scale = q.scale().detach().contiguous().to_vector<float>();
+  p.zero_point.assign(p.scale.size(), 0);
+  const horizon::QRange r = q.quant_range();
+  p.quant_min = r.quant_min;
+  p.quant_max = r.quant_max;
+  if (q.options().ch_axis_) p.axis = *q.options().ch_axis_;
+  QGRAD_CHECK(p.axis || p.scale.size() == 1, ValueError, what, ": a per-tensor quantizer with ",
+              p.scale.size(), " scales");
+  check_scales(p, op, where);
+  check_8bit(p, op, where);
+  return p;
+}
+
+// AIMET's scale and offset, in the encoding shape, from the quantizer's range.
+struct AimetEncodingTensors {
+  Tensor scale, offset;
+};
+AimetEncodingTensors aimet_encoding_tensors(const quant::AimetQuantizeDequantize& q) {
+  NoGradGuard no_grad;
+  const Tensor scale = aimet::encoding_scale(q.min().detach(), q.max().detach(), q.bitwidth());
+  return {scale, aimet::encoding_offset(q.min().detach(), scale, q.bitwidth(), q.symmetric())};
+}
+
+// AIMET: quantize = clamp(rne(x / scale) - offset, qmin, qmax), dequantize = (q + offset) * scale:
+// QuantizeLinear with zero point -offset. Per channel along the encoding shape's one non-1 dim.
+QdqParams aimet_params(const quant::AimetQuantizeDequantize& q, const std::string& op,
+                       const std::string& where) {
+  QdqParams p;
+  p.family = "aimet";
+  const std::string what = op + ": " + where + " (AIMET QuantizeDequantize)";
+  QGRAD_CHECK(q.is_initialized(), ValueError, what,
+              ": the range was never set (run compute_encodings / calibrate)");
+  const Shape& shape = q.shape();
+  for (std::size_t d = 0; d < shape.size(); ++d) {
+    if (shape[d] == 1) continue;
+    QGRAD_CHECK(!p.axis, ValueError, what, ": encoding shape ", shape_str(shape),
+                " is not per tensor or per channel along one axis");
+    p.axis = static_cast<std::int64_t>(d);
+  }
+  const AimetEncodingTensors e = aimet_encoding_tensors(q);
+  p.scale = e.scale.contiguous().to_vector<float>();
+  for (double o : e.offset.contiguous().to_vector<double>()) {
+    QGRAD_CHECK(o == std::nearbyint(o), ValueError, what, ": offset ", o, " is not an integer");
+    p.zero_point.push_back(static_cast<std::int32_t>(-o));
+  }
+  p.quant_min = q.qmin();
+  p.quant_max = q.qmax();
+  check_scales(p, op, where);
+  check_8bit(p, op, where);
+  return p;
+}
+
 }  // namespace
 
 bool QdqParams::narrower_than_type() const {
@@ -125,10 +198,14 @@ QdqParams qdq_params(const nn::UnaryModule& quantizer, const std::string& op,
     return ao_params(*fq, op, where);
   if (const auto* tq = dynamic_cast<const quant::TensorQuantizer*>(&quantizer))
     return nvidia_params(*tq, op, where);
+  if (const auto* hq = dynamic_cast<const quant::HorizonFakeQuantize*>(&quantizer))
+    return horizon_params(*hq, op, where);
+  if (const auto* aq = dynamic_cast<const quant::AimetQuantizeDequantize*>(&quantizer))
+    return aimet_params(*aq, op, where);
   throw ValueError(op + ": " + where + " is a " + quantizer.name() + ", which " + op +
                    " does not support yet (supported: torch.ao FakeQuantize "
                    "and FusedMovingAvgObsFakeQuantize, pytorch_quantization TensorQuantizer, "
-                   "LSQ LearnableFakeQuantize)");
+                   "LSQ LearnableFakeQuantize, Horizon FakeQuantize, AIMET QuantizeDequantize)");
 }
 
 QdqParams lsq_qdq_params(const nn::UnaryModule& quantizer, const std::string& op,
@@ -183,16 +260,32 @@ std::vector<std::int32_t> quantize_weight(const nn::UnaryModule& quantizer, cons
     for (std::size_t i = 0; i < v.size(); ++i) q[i] = static_cast<std::int32_t>(v[i]);
     return q;
   }
-  // torch.ao: the fake-quantized weight from torch.ao's own kernel is (q - zp) * scale exactly;
-  // dividing by the scale and rounding recovers q.
+  if (const auto* aq = dynamic_cast<const quant::AimetQuantizeDequantize*>(&quantizer)) {
+    // AIMET's own quantize gives the integers (q + offset = q - zero point: the same q).
+    const AimetEncodingTensors e = aimet_encoding_tensors(*aq);
+    NoGradGuard no_grad;
+    const std::vector<float> v = aimet::quantize(w, e.scale, e.offset, p.quant_min, p.quant_max)
+                                     .contiguous()
+                                     .to_vector<float>();
+    for (std::size_t i = 0; i < v.size(); ++i) q[i] = static_cast<std::int32_t>(v[i]);
+    return q;
+  }
+  // torch.ao, LSQ and Horizon: the fake-quantized weight from the family's own kernel is
+  // (q - zp) * scale exactly; dividing by the scale and rounding recovers q.
   Tensor fq;
   std::int64_t inner = 1, channels = 1;
   if (p.axis) {
+    channels = w.size(*p.axis);
+    for (std::int64_t d = *p.axis + 1; d < w.dim(); ++d) inner *= w.size(d);
+  }
+  if (const auto* hq = dynamic_cast<const quant::HorizonFakeQuantize*>(&quantizer)) {
+    NoGradGuard no_grad;
+    fq = horizon::fake_quantize(w, hq->scale().detach(), hq->options().dtype_, p.axis,
+                                hq->options().round_mode_, hq->options().saturate_);
+  } else if (p.axis) {
     const Tensor scale = from_vector<float>(p.scale);
     const Tensor zp = from_vector<std::int32_t>(p.zero_point);
     fq = ao::fake_quantize_per_channel_affine(w, scale, zp, *p.axis, p.quant_min, p.quant_max);
-    channels = w.size(*p.axis);
-    for (std::int64_t d = *p.axis + 1; d < w.dim(); ++d) inner *= w.size(d);
   } else {
     fq = ao::fake_quantize_per_tensor_affine(w, p.scale[0], p.zero_point[0], p.quant_min,
                                              p.quant_max);

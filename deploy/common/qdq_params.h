@@ -3,14 +3,17 @@
 // weight under it. Shared by the deployment back ends: the ONNX exporter turns them into
 // QuantizeLinear / DequantizeLinear, int8 inference into oneDNN scales and zero points.
 // Supported: torch.ao's FakeQuantize and FusedMovingAvgObsFakeQuantize (their stored scale and
-// zero_point, as torch.ao's convert uses them) and pytorch_quantization's TensorQuantizer with a
-// static integer amax (scale = amax / max_bound, zero point 0: pq's amax/127 for 8 bits).
+// zero_point, as torch.ao's convert uses them), pytorch_quantization's TensorQuantizer with a
+// static integer amax (scale = amax / max_bound, zero point 0: pq's amax/127 for 8 bits),
+// Horizon's FakeQuantize (its scale, zero point 0, half-to-even rounding only) and AIMET's
+// QuantizeDequantize (its scale, zero point = -offset).
 // Grids narrower than the 8-bit type (bit widths below 8, reduce_range, narrow_range) keep
 // their quant_min / quant_max, which the back ends enforce on activations (a Clip in ONNX, a
 // clip post-op in oneDNN); weights are already on their grid. LSQ has lsq_qdq_params() below.
-// Anything else (the Horizon and AIMET quantizers, FP8, block quantization, dynamic amax, grids
-// wider than 8 bits) and any zero, NaN, infinite or denormal scale is a ValueError naming the back
-// end (`op`: "ONNX export", "int8 convert"), the layer and the quantizer.
+// Anything else (FP8, block quantization, dynamic amax, Horizon's half-up rounding, grids wider
+// than 8 bits: qint16, AIMET above 8 bits) and any zero, NaN, infinite or denormal scale is a
+// ValueError naming the back end (`op`: "ONNX export", "int8 convert"), the layer and the
+// quantizer.
 #pragma once
 
 #include <cstdint>
@@ -33,7 +36,7 @@ struct QdqParams {
   bool is_uint8() const { return quant_min >= 0; }  // else int8
   // The grid is narrower than the 8-bit type's full range (activations must be clipped to it).
   bool narrower_than_type() const;
-  std::string family;  // "torch_ao" or "nvidia", for messages
+  std::string family;  // "torch_ao", "nvidia", "lsq", "horizon" or "aimet", for messages
 };
 
 // The parameters of `quantizer`; `op` and `where` name the caller and the quantizer in errors

@@ -1,12 +1,12 @@
 // quant::convert (deploy/int8) on QAT zoo models: the int8 model's logits against the
 // fake-quantized model's forward on the same inputs, for torch.ao (its default fused-observer
 // recipe, the unfused FakeQuantize, fuse_bn), pytorch_quantization (int8, and 4-bit grids, which
-// map exactly) and LSQ (8-bit, W4A4, LSQ+ with a learned zero point) recipes, observed or
-// calibrated on a random batch (test_models.h) and then evaluated on other random inputs. The two
-// differ only where a requantisation lands within float rounding of a tie, so the top-1 agreement
-// and the largest logit difference, in units of the logits' 8-bit step max|logit| / 127, are
-// asserted at bounds a little above what was measured. Unsupported models and quantizers are errors
-// naming the layer.
+// map exactly), LSQ (8-bit, W4A4, LSQ+ with a learned zero point), Horizon and AIMET recipes,
+// observed or calibrated on a random batch (test_models.h) and then evaluated on other random
+// inputs. The two differ only where a requantisation lands within float rounding of a tie, so the
+// top-1 agreement and the largest logit difference, in units of the logits' 8-bit step
+// max|logit| / 127, are asserted at bounds a little above what was measured. Unsupported models
+// and quantizers are errors naming the layer.
 #include <algorithm>
 #include <catch2/catch.hpp>
 #include <cmath>
@@ -99,9 +99,11 @@ TEST_CASE("int8 convert: QAT lenet5bn, vggfm and resnet20 give the fake-quantize
       {"lenet5bn", R"({"recipe": "lsq_w4a4"})", 1.5, 0.02},  // 1e-5, 0
       // LSQ+: a learned zero point, initialised by min/max (123 for the first layer's input).
       {"lenet5bn", R"({"family": "lsq", "input": {"learn_zero_point": true, "init": "minmax"}})",
-       1.5, 0.02},                                        // 1.10, 3 of 640
-      {"vggfm", R"({"family": "torch_ao"})", 6.0, 0.02},  // 4.05, 8 of 640
-      {"vggfm", R"({"family": "nvidia"})", 1.5, 0.02},    // 0.42, 0
+       1.5, 0.02},                                          // 1.10, 3 of 640
+      {"lenet5bn", R"({"family": "horizon"})", 1.5, 0.02},  // 2e-5, 0
+      {"lenet5bn", R"({"family": "aimet"})", 1.5, 0.02},    // 0.24, 0
+      {"vggfm", R"({"family": "torch_ao"})", 6.0, 0.02},    // 4.05, 8 of 640
+      {"vggfm", R"({"family": "nvidia"})", 1.5, 0.02},      // 0.42, 0
       // 19 requantised layers: the rare tie flips (one residual block alone: 1 of 401408
       // outputs one step apart) spread through the deeper network into more of the logits.
       {"resnet20", R"({"family": "torch_ao"})", 8.0, 0.2},                   // 6.3, 0.139
@@ -147,10 +149,18 @@ TEST_CASE(
 }
 
 TEST_CASE("int8 convert: what int8 cannot express is an error naming the layer", "[int8]") {
-  auto horizon = qat_model("lenet5bn", R"({"family": "horizon"})");
-  CHECK_THROWS_WITH(quant::convert(*horizon),
+  auto pact = qat_model("lenet5bn", R"({"family": "pact"})");
+  CHECK_THROWS_WITH(quant::convert(*pact),
                     Catch::Contains("int8 convert: layer '0' (QuantConv2d) input quantizer is a") &&
                         Catch::Contains("does not support yet"));
+  auto half_up =
+      qat_model("lenet5bn", R"({"family": "horizon", "input": {"round_mode": "half_up"}})");
+  CHECK_THROWS_WITH(quant::convert(*half_up),
+                    Catch::Contains("int8 convert: layer '0' (QuantConv2d) input quantizer") &&
+                        Catch::Contains("half_up has no QuantizeLinear form"));
+  auto int16 = qat_model("lenet5bn", R"({"family": "horizon", "weight": {"dtype": "qint16"}})");
+  CHECK_THROWS_WITH(quant::convert(*int16),
+                    Catch::Contains("layer '0'") && Catch::Contains("wider than 8 bits"));
 
   auto fp8 = qat_model("lenet5bn", R"({"recipe": "fp8_e4m3"})");
   CHECK_THROWS_WITH(quant::convert(*fp8),

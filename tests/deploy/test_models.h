@@ -1,6 +1,6 @@
 // Models for the deploy tests (ONNX export, ONNX Runtime): zoo models with non-trivial batch-norm
-// statistics, and QAT models quantized by a recipe and calibrated (nvidia) or observed (torch.ao)
-// on one seeded batch, in eval mode.
+// statistics, and QAT models quantized by a recipe and calibrated (nvidia, AIMET) or observed
+// (torch.ao, LSQ, Horizon) on one seeded batch, in eval mode.
 #pragma once
 
 #include <memory>
@@ -41,7 +41,7 @@ inline std::shared_ptr<nn::UnaryModule> qat_model(const std::string& name,
   quant::quantize_model(*model, r);
   Generator gen(3);
   const Tensor x = randn({8, 1, 28, 28}, gen);
-  if (r.family() == quant::QuantFamily::NVIDIA) {
+  if (r.family() == quant::QuantFamily::NVIDIA || r.family() == quant::QuantFamily::AIMET) {
     if (r.calibration_batches() == 0) return model;
     quant::calibrate_model(
         *model, 1, [&](std::int64_t) { model->forward(x); }, r.calibration_options());

@@ -1,8 +1,8 @@
-// ONNX export (deploy/onnx): every zoo model, float and QDQ (torch.ao and pytorch_quantization
-// recipes), passes onnx::checker::check_model; the graph's structure (node types in order,
-// initializer shapes), the BN folding and the QDQ scales and zero points are checked against
-// qgrad's own modules; unsupported quantizers, bad scales, unknown layers and unwritable paths
-// are clear errors that leave no file behind. No ONNX runtime runs here (see README).
+// ONNX export (deploy/onnx): every zoo model, float and QDQ (torch.ao, pytorch_quantization,
+// Horizon and AIMET recipes), passes onnx::checker::check_model; the graph's structure (node types
+// in order, initializer shapes), the BN folding and the QDQ scales and zero points are checked
+// against qgrad's own modules; unsupported quantizers, bad scales, unknown layers and unwritable
+// paths are clear errors that leave no file behind. No ONNX runtime runs here (see README).
 #include <onnx/checker.h>
 #include <onnx/onnx_pb.h>
 
@@ -26,8 +26,12 @@
 #include "nn/modules/dropout.h"
 #include "nn/modules/sequential.h"
 #include "ops/binary/binary.h"
+#include "quant/aimet/affine_quantize.h"
+#include "quant/horizon/horizon_fake_quantize.h"
+#include "quant/modules/aimet_quantizer.h"
 #include "quant/modules/calibrate.h"
 #include "quant/modules/fused_fake_quantize.h"
+#include "quant/modules/horizon_fake_quantize.h"
 #include "quant/modules/quant_conv2d.h"
 #include "quant/modules/quant_linear.h"
 #include "quant/modules/quant_recipe.h"
@@ -191,6 +195,53 @@ TEST_CASE("ONNX export: pytorch_quantization QAT as QDQ with scale amax / max_bo
   const auto& ws = initializer(m, "9_weight_scale");
   REQUIRE(ws.float_data_size() == 120);
   for (int c = 0; c < 120; ++c) CHECK(ws.float_data(c) == static_cast<float>(amax[c] / 127));
+}
+
+TEST_CASE("ONNX export: Horizon and AIMET QAT as QDQ with their own scales and zero points",
+          "[onnx]") {
+  for (const char* name : {"lenet5bn", "vggfm", "resnet20"}) {
+    for (const char* recipe : {R"({"family": "horizon"})", R"({"family": "aimet"})"}) {
+      INFO(name << " " << recipe);
+      auto model = qat_model(name, recipe);
+      CHECK_NOTHROW(deploy::build_onnx_model(*model));  // includes the checker
+    }
+  }
+  // Horizon: its scale, zero point 0, the int8 weights its own kernel gives.
+  auto horizon = qat_model("lenet5bn", R"({"family": "horizon"})");
+  const onnx::ModelProto hm = deploy::build_onnx_model(*horizon);
+  auto hlin = std::dynamic_pointer_cast<nn::Sequential>(horizon)->at<quant::QuantLinear>(9);
+  const auto& hin = dynamic_cast<const quant::HorizonFakeQuantize&>(*hlin->input_quantizer());
+  CHECK(initializer(hm, "9_input_scale").float_data(0) == hin.scale().item<float>());
+  CHECK(initializer(hm, "9_input_zero_point").data_type() == onnx::TensorProto_DataType_INT8);
+  CHECK(initializer(hm, "9_input_zero_point").int32_data(0) == 0);
+  const auto& hw = dynamic_cast<const quant::HorizonFakeQuantize&>(*hlin->weight_quantizer());
+  const Tensor hfq = horizon::fake_quantize(hlin->weight().detach(), hw.scale().detach(),
+                                            hw.options().dtype_, hw.options().ch_axis_);
+  const auto& hwq = initializer(hm, "9_weight_quantized");
+  const std::vector<float> hv = hfq.contiguous().to_vector<float>();
+  const std::vector<float> hs = hw.scale().to_vector<float>();
+  REQUIRE(hwq.int32_data_size() == static_cast<int>(hv.size()));
+  for (std::size_t i = 0; i < hv.size(); ++i) {
+    const float sc = hs.size() == 1 ? hs[0] : hs[i / 256];  // [120, 256] weight, per channel 0
+    CHECK(static_cast<float>(hwq.int32_data(static_cast<int>(i))) * sc == hv[i]);
+  }
+  // AIMET: its scale, zero point minus its offset (uint8 inputs), its own quantize's integers.
+  auto aimet_model = qat_model("lenet5bn", R"({"family": "aimet"})");
+  const onnx::ModelProto am = deploy::build_onnx_model(*aimet_model);
+  auto alin = std::dynamic_pointer_cast<nn::Sequential>(aimet_model)->at<quant::QuantLinear>(9);
+  auto& ain = dynamic_cast<quant::AimetQuantizeDequantize&>(*alin->input_quantizer());
+  CHECK(initializer(am, "9_input_scale").float_data(0) == ain.get_scale().item<float>());
+  CHECK(initializer(am, "9_input_zero_point").data_type() == onnx::TensorProto_DataType_UINT8);
+  CHECK(initializer(am, "9_input_zero_point").int32_data(0) == -ain.get_offset().item<double>());
+  auto& aw = dynamic_cast<quant::AimetQuantizeDequantize&>(*alin->weight_quantizer());
+  const std::vector<float> aq = aimet::quantize(alin->weight().detach(), aw.get_scale().detach(),
+                                                aw.get_offset().detach(), aw.qmin(), aw.qmax())
+                                    .contiguous()
+                                    .to_vector<float>();
+  const auto& awq = initializer(am, "9_weight_quantized");
+  REQUIRE(awq.int32_data_size() == static_cast<int>(aq.size()));
+  for (std::size_t i = 0; i < aq.size(); ++i)
+    CHECK(awq.int32_data(static_cast<int>(i)) == static_cast<int>(aq[i]));
 }
 
 TEST_CASE("ONNX export: 4-bit weights travel as int8 on their grid, 4-bit activations clipped",

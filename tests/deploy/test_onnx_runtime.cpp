@@ -80,7 +80,8 @@ TEST_CASE("ONNX Runtime: QDQ exports of QAT models against qgrad's fake-quant fo
   Generator gen(5);
   const Tensor x = randn({64, 1, 28, 28}, gen);
   for (const char* recipe :
-       {R"({"family": "torch_ao"})", R"({"family": "nvidia"})", R"({"family": "lsq"})"}) {
+       {R"({"family": "torch_ao"})", R"({"family": "nvidia"})", R"({"family": "lsq"})",
+        R"({"family": "horizon"})", R"({"family": "aimet"})"}) {
     INFO("recipe " << recipe);
     auto model = qgrad_test::qat_model("lenet5bn", recipe);
     const auto [ours, ort] = both(*model, x);
