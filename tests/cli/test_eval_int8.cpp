@@ -52,8 +52,10 @@ TEST_CASE(
   }
 }
 
-TEST_CASE("eval --int8: a float checkpoint is a usage error, a Horizon one names the layer",
-          "[cli]") {
+TEST_CASE(
+    "eval --int8: a float checkpoint is a usage error, a PACT one names the layer, a Horizon one "
+    "runs",
+    "[cli]") {
   TempDir tmp;
   qgrad_cli_test::write_synthetic_mnist(tmp.file("data"), 64, 20);
   EvalOptions eo;
@@ -64,11 +66,15 @@ TEST_CASE("eval --int8: a float checkpoint is a usage error, a Horizon one names
   CHECK_THROWS_WITH(run_eval_int8(eo, out),
                     Catch::Contains("--int8 needs a quantization-aware checkpoint") &&
                         Catch::Contains("was trained float"));
-  eo.checkpoint =
-      train_tiny(tmp, "horizon", json{{"family", "horizon"}, {"calibration", {{"batches", 2}}}});
+  eo.checkpoint = train_tiny(tmp, "pact", json{{"family", "pact"}});
   CHECK_THROWS_WITH(run_eval_int8(eo, out),
                     Catch::Contains("int8 convert: layer '0' (QuantConv2d) input quantizer is a "
-                                    "HorizonFakeQuantize"));
+                                    "PactActivationQuantizer"));
+  eo.checkpoint =
+      train_tiny(tmp, "horizon", json{{"family", "horizon"}, {"calibration", {{"batches", 2}}}});
+  std::ostringstream horizon_out;
+  CHECK_NOTHROW(run_eval_int8(eo, horizon_out));
+  CHECK(horizon_out.str().find("int8") != std::string::npos);
 
   CHECK_THROWS_WITH(
       parse_command_options("eval", {"--int8=1"}, {"--checkpoint"}, nullptr, {"--int8"}),
