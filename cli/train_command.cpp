@@ -239,7 +239,9 @@ Device resolve_device(const std::string& name, bool quantized) {
 TrainOutcome run_training(const TrainConfig& config_in, std::ostream& out,
                           const StopRequest& stop) {
   TrainConfig config = config_in;
-  const Device device = resolve_device(config.device, quant_recipe(config).has_value());
+  // Parsed once: the device check needs to know whether there is one, the model needs it below.
+  const std::optional<quant::QuantRecipe> recipe = quant_recipe(config);
+  const Device device = resolve_device(config.device, recipe.has_value());
   const int threads = compute_threads(config);
   omp_set_num_threads(threads);
   // Process-wide, as torch.use_deterministic_algorithms: set for this run either way, so an
@@ -298,7 +300,7 @@ TrainOutcome run_training(const TrainConfig& config_in, std::ostream& out,
                                    config.pretrained));
   };
   if (pretrained && !pretrained->quantized()) load();
-  if (std::optional<quant::QuantRecipe> recipe = quant_recipe(config)) {
+  if (recipe) {
     model_lines.push_back("quant: " + describe(quantize_for_training(*model, *recipe)));
     if (!config.resume.empty())
       model_lines.push_back("quant: quantizer state restored from the checkpoint, no calibration");
