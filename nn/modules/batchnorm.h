@@ -31,9 +31,6 @@ struct BatchNormOptions {
     momentum_ = m.value_or(0.0);
     return *this;
   }
-  std::optional<double> momentum() const {
-    return cumulative_average_ ? std::nullopt : std::optional<double>(momentum_);
-  }
   BatchNormOptions& affine(bool a) {
     affine_ = a;
     return *this;
