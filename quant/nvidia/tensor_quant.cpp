@@ -4,12 +4,14 @@
 #include "quant/nvidia/tensor_quant.h"
 
 #include <cmath>
+#include <limits>
 
 #include "core/autograd/function.h"
 #include "core/autograd/grad_mode.h"
 #include "core/factory.h"
 #include "ops/binary/binary.h"
 #include "ops/device_check.h"
+#include "ops/unary/unary.h"
 #include "ops/where/where.h"
 #include "quant/nvidia/quant_apply.h"
 #include "quant/nvidia/tensor_quant_kernels.h"
@@ -242,16 +244,25 @@ Tensor modelopt_scaled_fp8(const Tensor& x, const Tensor& amax, FloatFormat form
       out = mul(apply_scaled_minifloat_with_scales(op, xs, whole, one, one, fmt, false, true),
                 inv.reshape(amax.shape()));
     } else {
-      eff = full(whole.grid_shape, fmt.max_value, o);
-      out =
+      // Without amax modelopt casts with PyTorch's torch.float8_e4m3fn, which has no saturation:
+      // anything that rounds past 448 (|x| > 464, the midpoint to the next step; a tie goes to
+      // 448's even code) and +-Inf become NaN.
+      QGRAD_CHECK(format == kE4M3, ValueError, op,
+                  ": without amax only E4M3 is supported (modelopt casts to torch.float8_e4m3fn), "
+                  "got E",
+                  format.exponent_bits, "M", format.mantissa_bits);
+      const Tensor cast =
           apply_scaled_minifloat_with_scales(op, x.contiguous(), whole, one, one, fmt, false, true);
+      out = where(gt(abs(x), 464.0), std::numeric_limits<double>::quiet_NaN(), cast);
     }
   }
   const Tensor xc = x.contiguous();
-  if (amax.defined())
+  if (amax.defined()) {
     record_clip_ste("ModeloptScaledFp8Backward", {x, amax}, out, xc, L, eff);
-  else
-    record_clip_ste("ModeloptScaledFp8Backward", {x}, out, xc, L, eff);
+  } else if (needs_grad({x})) {
+    // modelopt saves nothing for backward without amax: the gradient passes everywhere.
+    record("ModeloptScaledFp8Backward", {x}, {&out}, [](const TensorList& g) { return g; });
+  }
   return out;
 }
 

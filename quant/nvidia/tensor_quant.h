@@ -73,10 +73,12 @@ Tensor minifloat_cast(const Tensor& x, FloatFormat format);
 // TensorRT Model Optimizer's FP8 fake quant (modelopt.torch.quantization.tensor_quant._fp8_eager,
 // its CPU path), a different recipe from pq's scaled_e4m3: an amax <= 2^-24 is replaced by 1;
 // s = fl(fl(1 / amax) * maxval), inv = fl(1 / s) and out = cast(x * s) * inv (a multiply by the
-// reciprocal, not a division), with NO small-value mask (-0.0 stays -0.0). Without amax: cast(x).
-// cast saturates as above (modelopt clamps x * s to +-maxval before its cast, the same thing;
-// without amax PyTorch's own cast would give NaN above 464). Backward: dx = dy where
-// |x| <= amax (maxval without amax), as scaled_e4m3.
+// reciprocal, not a division), with NO small-value mask (-0.0 stays -0.0); cast saturates as
+// above (modelopt clamps x * s to +-maxval before its cast, the same thing). Backward: dx = dy
+// where |x| <= amax (the amax given, not the replaced one). Without amax (E4M3 only): modelopt's
+// plain torch.float8_e4m3fn cast, which gives NaN for |x| > 464 and +-Inf, and a backward that
+// passes every gradient. Checked bit for bit against modelopt's own code
+// (tests/fixtures/gen_modelopt_reference.py); an infinite amax is refused (modelopt: all NaN).
 Tensor modelopt_scaled_fp8(const Tensor& x, const Tensor& amax, FloatFormat format = kE4M3);
 
 }  // namespace qgrad::nvidia
