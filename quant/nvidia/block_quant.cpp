@@ -7,7 +7,9 @@
 #include <set>
 
 #include "core/factory.h"
+#include "ops/binary/binary.h"
 #include "ops/device_check.h"
+#include "ops/where/where.h"
 #include "quant/nvidia/block_layout.h"
 #include "quant/nvidia/block_quant_kernels.h"
 #include "quant/nvidia/calibrator_kernels.h"
@@ -68,6 +70,7 @@ struct BlockPlan {
   MiniFloatSpec fmt;
   Tensor amax_q;  // Int / FpScaled: per-block amax after double quantization; DivMul: the scale
   Tensor eff;     // effective amax (clip bound of the backward)
+  bool positive_zero = false;  // NVFP4: every zero comes out as +0
 };
 
 bool is_nvfp4(const BlockQuantSpec& spec) {
@@ -151,6 +154,7 @@ BlockPlan make_plan(const char* op, const Tensor& x, const BlockQuantSpec& spec,
     nvfp4_scales(op, A)(A, A2, e4m3, p.fmt.max_value, S, eff);
     p.amax_q = S;
     p.eff = eff;
+    p.positive_zero = true;
     return p;
   }
 
@@ -176,8 +180,12 @@ Tensor run_plan(const char* op, const BlockPlan& p) {
       return apply_int_quant(op, p.xc, p.layout, p.amax_q, p.range, true);
     case Mode::FpScaled:
       return apply_scaled_minifloat(op, p.xc, p.layout, p.amax_q, p.fmt, true);
-    case Mode::DivMul:
-      return apply_divmul_minifloat(op, p.xc, p.layout, p.amax_q, p.fmt, true);
+    case Mode::DivMul: {
+      const Tensor out = apply_divmul_minifloat(op, p.xc, p.layout, p.amax_q, p.fmt, true);
+      // modelopt's E2M1 table has one zero, +0: NVFP4 never gives -0.0 (a plain tensor here,
+      // before the backward is recorded).
+      return p.positive_zero ? where(eq(out, 0.0), 0.0, out) : out;
+    }
   }
   return Tensor();
 }

@@ -20,13 +20,17 @@
 //
 // MX (scale_bits (8,0), (E,M) elements; OCP block of 32 is the user's block size), following
 // modelopt's MXFP8QTensor: k = ceil(log2(A / maxval)) clamped to [-127, 127] (A == 0 gives
-// -127), X = 2^k, q = cast(x / X), out = q * X. ceil(log2) is computed exactly from the binary
-// exponent (modelopt's float log2 can round down within an ulp above a power of two).
+// -127), X = 2^k, q = cast(x / X), out = q * X. log2 is rounded to x's dtype before the ceil,
+// as modelopt's float32 torch.log2: a descale just above 2^k (within half an ulp of k) gives k.
 //
 // NVFP4 (num_bits (2,1) with scale_bits (4,3)), following modelopt's NVFP4QTensor:
 // gs = A2 / (6 * 448); sb = A / (6 * gs), sb == 0 -> 1, sb = max(sb, 2^-9) (no underflow to a
-// zero scale), sbq = cast_e4m3(sb) (saturating); S = sbq * gs; q = cast_e2m1(x / S); out = q * S.
-// A2 <= 2^-24 (an all-zero tensor; modelopt divides 0 by 0 there) gives x * 0.
+// zero scale), sbq = cast_e4m3(sb) (saturating); S = sbq * gs; q = cast_e2m1(x / S); out = q * S,
+// every zero +0 (modelopt's E2M1 table has no -0). A2 <= 2^-24 (an all-zero tensor; modelopt
+// divides 0 by 0 there and gives NaN) gives x * 0.
+// NVFP4 and MX agree bit for bit with modelopt's NVFP4QTensor / MXFP8QTensor quantize-dequantize
+// on finite inputs (tests/fixtures/gen_modelopt_reference.py). With NaN or Inf in a block,
+// modelopt's block amax is NaN or Inf and the whole block is lost; qgrad leaves them out of it.
 //
 // Backward everywhere: clipped STE, dx = dy where |x| <= the block's effective amax (A' for the
 // generic path, maxval * X for MX, 6 * S for NVFP4).

@@ -27,10 +27,12 @@ void mx_scales_cpu(const Tensor& amax, double max_value, const Tensor& scale, co
       int k = -127;
       const T descale = a / maxval;
       if (descale > T(0)) {
-        int e = 0;
-        const T f = std::frexp(descale, &e);  // descale = f * 2^e, f in [0.5, 1)
-        k = f == T(0.5) ? e - 1 : e;          // exact ceil(log2(descale))
-        k = std::min(std::max(k, -127), 127);
+        // As modelopt: ceil of log2 rounded to T (torch.log2 in float32), so a descale within
+        // half an ulp of log2 above 2^k gives k, not k + 1 (its block then saturates at maxval).
+        // log2 in double, rounded once to T, is the correctly rounded T value.
+        const double l =
+            std::ceil(static_cast<double>(static_cast<T>(std::log2(static_cast<double>(descale)))));
+        k = static_cast<int>(std::min(std::max(l, -127.0), 127.0));
       }
       return static_cast<T>(std::ldexp(T(1), k));
     });

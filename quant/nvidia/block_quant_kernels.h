@@ -12,7 +12,8 @@
 
 namespace qgrad::nvidia {
 
-// MX (E8M0 scales): scale[g] = 2^clamp(ceil(log2(amax[g] / max_value)), -127, 127) (2^-127 where
+// MX (E8M0 scales): scale[g] = 2^clamp(ceil(log2(amax[g] / max_value)), -127, 127), log2 rounded
+// to the dtype before the ceil as modelopt's torch.log2 (2^-127 where
 // amax[g] / max_value is not positive) and eff[g] = max_value * scale[g], the clip bound of the
 // backward.
 using MxScalesKernel = void(const Tensor& amax, double max_value, const Tensor& scale,

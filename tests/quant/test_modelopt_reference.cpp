@@ -4,8 +4,9 @@
 // plumbing stubbed): the FP8 fake quant (ScaledE4M3Function, its CPU path _fp8_eager) as
 // nvidia::modelopt_scaled_fp8, and the integer fake quant (FakeTensorQuantFunction, its CPU path
 // _tensor_quant) as nvidia::fake_tensor_quant, forward and backward, per tensor and per channel,
-// with ties, signed zeros, NaN/Inf, zero, tiny and huge amax, and no amax. Every float is compared
-// bit for bit (any NaN matches any NaN).
+// with ties, signed zeros, NaN/Inf, zero, tiny and huge amax, and no amax; and NVFP4QTensor /
+// MXFP8QTensor's quantize-dequantize round trip as nvidia::block_fake_quant with dynamic NVFP4 /
+// MX scales (forward). Every float is compared bit for bit (any NaN matches any NaN).
 #include <catch2/catch.hpp>
 
 #include <cmath>
@@ -17,6 +18,7 @@
 #include "core/factory.h"
 #include "core/json_parse.h"
 #include "core/npy.h"
+#include "quant/nvidia/block_quant.h"
 #include "quant/nvidia/tensor_quant.h"
 #include "support/fixtures.h"
 
@@ -107,4 +109,22 @@ TEST_CASE("modelopt_scaled_fp8 without amax: E4M3 only, as modelopt's torch.floa
   CHECK_THROWS_WITH(modelopt_scaled_fp8(x, Tensor(), kE5M2),
                     Catch::Contains("modelopt_scaled_fp8") && Catch::Contains("only E4M3"));
   CHECK_NOTHROW(modelopt_scaled_fp8(x, from_vector<float>({600.0f}, {}), kE5M2));
+}
+
+TEST_CASE("modelopt reference: NVFP4 and MXFP8 quantize-dequantize, bit for bit",
+          "[quant][nvidia][modelopt_reference]") {
+  int n = 0;
+  for (const json& c : cases()) {
+    const std::string op = c.at("op");
+    if (op != "nvfp4" && op != "mxfp8") continue;
+    INFO("case " << c.at("name").get<std::string>());
+    ++n;
+    BlockQuantSpec spec;
+    spec.num_bits = op == "nvfp4" ? NumBits(2, 1) : NumBits(4, 3);
+    spec.block_sizes.axes = {{-1, c.at("block").get<std::int64_t>()}};
+    spec.block_sizes.type = BlockQuantType::Dynamic;
+    spec.block_sizes.scale_bits = op == "nvfp4" ? NumBits(4, 3) : NumBits(kE8M0);
+    check_same(block_fake_quant(load(c, "x"), spec), c, "out");
+  }
+  CHECK(n >= 8);
 }
