@@ -17,12 +17,36 @@ namespace qgrad::quant {
 namespace dn = int8_dnnl;
 using md = dnnl::memory::desc;
 
+namespace {
+
+// x [N, C, H, W] (any layout) copied into a new NHWC tensor of `channels` >= C channels, the
+// extra ones zero.
+Tensor pad_channels(const Tensor& x, std::int64_t channels) {
+  Tensor y = dn::new_activation({x.size(0), channels, x.size(2), x.size(3)}, x.dtype());
+  auto* out = static_cast<std::uint8_t*>(y.raw_data());  // 1-byte elements (uint8 or int8)
+  const auto* in = static_cast<const std::uint8_t*>(x.raw_data());
+  std::fill(out, out + y.numel(), std::uint8_t{0});
+  const std::int64_t c = x.size(1), h = x.size(2), w = x.size(3);
+  const Shape& st = x.strides();
+  for (std::int64_t n = 0; n < x.size(0); ++n)
+    for (std::int64_t i = 0; i < h; ++i)
+      for (std::int64_t j = 0; j < w; ++j) {
+        std::uint8_t* px = out + ((n * h + i) * w + j) * channels;
+        for (std::int64_t k = 0; k < c; ++k)
+          px[k] = in[n * st[0] + k * st[1] + i * st[2] + j * st[3]];
+      }
+  return y;
+}
+
+}  // namespace
+
 struct Int8Conv2d::Impl {
   struct Entry {
     dnnl::convolution_forward prim;
     md src_md, dst_md;
     dnnl::memory weights, bias;
     std::string impl;
+    std::int64_t channels = 0;  // input channels the primitive reads (zero-padded beyond spec's)
   };
   std::vector<float> out_scales, bias_acc;   // per output channel, as oneDNN applies them
   dnnl_backend::PrimitiveCache entries{64};  // by input shape, strides and dtype
@@ -118,13 +142,17 @@ Tensor Int8Conv2d::run(const Tensor& x, const Tensor* residual) {
 
   std::ostringstream key;
   key << shape_str(x.shape()) << shape_str(x.strides()) << dtype_name(x.dtype());
-  // Built once per input layout, in this layer's own bounded, thread-safe cache.
-  const std::shared_ptr<Impl::Entry> cached = impl_->entries.get<Impl::Entry>(key.str(), [&] {
-    return std::make_shared<Impl::Entry>(dn::guarded(describe(), [&] {
+  // Built once per input layout, in this layer's own bounded, thread-safe cache. oneDNN 2.6 has
+  // no fast int8 convolution for an input channel count that is not a multiple of 4 (one
+  // channel, a grey image: its reference kernel is about 200 times slower), so there the input
+  // is zero-padded to a multiple of 4 channels, with zero weights: the same integer sums.
+  const auto build = [&](std::int64_t c, const md& src_md) {
+    return dn::guarded(describe(), [&] {
       Impl::Entry n;
-      n.src_md = dn::desc_of(x);
+      n.channels = c;
+      n.src_md = src_md;
       n.dst_md = dn::desc_of(y);
-      const std::int64_t o = s.out_channels, g = s.groups, c = s.in_channels;
+      const std::int64_t o = s.out_channels, g = s.groups;
       const dnnl::memory::dims wdims =
           g == 1 ? dnnl::memory::dims{o, c, s.kernel[0], s.kernel[1]}
                  : dnnl::memory::dims{g, o / g, c / g, s.kernel[0], s.kernel[1]};
@@ -145,16 +173,35 @@ Tensor Int8Conv2d::run(const Tensor& x, const Tensor* residual) {
       n.prim = dnnl::convolution_forward(pd);
       n.impl = pd.impl_info_str();
       // The weights, reordered once into the layout this implementation chose.
+      std::vector<std::int8_t> w = s.weight;
+      if (c != s.in_channels) {  // zero weights for the padded channels (groups == 1 here)
+        const std::int64_t k = s.kernel[0] * s.kernel[1];
+        w.assign(static_cast<std::size_t>(o * c * k), 0);
+        for (std::int64_t oc = 0; oc < o; ++oc)
+          std::copy_n(s.weight.begin() + oc * s.in_channels * k, s.in_channels * k,
+                      w.begin() + oc * c * k);
+      }
       n.weights = dn::reorder_weights(
           md(wdims, dnnl::memory::data_type::s8,
              g == 1 ? dnnl::memory::format_tag::oihw : dnnl::memory::format_tag::goihw),
-          s.weight.data(), pd.weights_desc());
+          w.data(), pd.weights_desc());
       n.bias = dn::bias_memory(b_md, impl_->bias_acc);
       return n;
-    }));
+    });
+  };
+  const std::shared_ptr<Impl::Entry> cached = impl_->entries.get<Impl::Entry>(key.str(), [&] {
+    Impl::Entry plain = build(s.in_channels, dn::desc_of(x));
+    const std::int64_t padded = (s.in_channels + 3) / 4 * 4;
+    if (plain.impl.rfind("ref", 0) == 0 && s.groups == 1 && padded != s.in_channels) {
+      const Tensor probe = dn::new_activation({x.size(0), padded, x.size(2), x.size(3)}, x.dtype());
+      Impl::Entry wide = build(padded, dn::desc_of(probe));
+      if (wide.impl.rfind("ref", 0) != 0) return std::make_shared<Impl::Entry>(std::move(wide));
+    }
+    return std::make_shared<Impl::Entry>(std::move(plain));
   });
   Impl::Entry& e = *cached;
-  dn::run_weighted(describe(), e.prim, e.src_md, x, e.weights, e.bias, e.dst_md, y);
+  const Tensor src = e.channels == s.in_channels ? x : pad_channels(x, e.channels);
+  dn::run_weighted(describe(), e.prim, e.src_md, src, e.weights, e.bias, e.dst_md, y);
   impl_info_ = e.impl;
   return y;
 }

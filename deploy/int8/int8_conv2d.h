@@ -11,6 +11,11 @@
 // oneDNN computes out_scale * (acc + bias) + (s_r / s_out) * (r - zp_r) in place (a residual
 // add fused into the convolution; convert() uses it only when asked, see convert.h).
 //
+// Where oneDNN 2.6 would run its reference int8 kernel (an input channel count that is not a
+// multiple of 4, with spatial padding: one grey channel, say, about 200 times slower than its
+// jit kernels) and a jit kernel exists for the count rounded up to 4, the input is copied into
+// zero-padded channels with zero weights, which leaves every integer sum as it was.
+//
 // The weight scales may be negative (a batch norm folded in with gamma < 0); the bias is in
 // real units and becomes bias[c] / (s_in * s_w[c]) in accumulator units, where oneDNN adds it.
 // Input [N, C, H, W] of the input grid's dtype in any layout; output [N, O, OH, OW] in NHWC.
