@@ -44,13 +44,7 @@ const char* kDir = "aimet_reference";
 constexpr double kSumRtol = 2e-5;
 
 const json& all_cases() {
-  static const json j = [] {
-    std::ifstream in(qgrad_test::fixture_path(kDir, "cases.json"));
-    REQUIRE(in.good());
-    std::stringstream ss;
-    ss << in.rdbuf();
-    return parse_json(ss.str(), "cases.json");
-  }();
+  static const json j = qgrad_test::read_fixture_json(kDir, "cases.json");
   return j.at("cases");
 }
 

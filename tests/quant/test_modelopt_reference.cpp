@@ -10,13 +10,10 @@
 #include <catch2/catch.hpp>
 
 #include <cmath>
-#include <fstream>
-#include <sstream>
 #include <string>
 #include <vector>
 
 #include "core/factory.h"
-#include "core/json_parse.h"
 #include "core/npy.h"
 #include "quant/nvidia/block_quant.h"
 #include "quant/nvidia/tensor_quant.h"
@@ -32,13 +29,7 @@ namespace {
 const char* kDir = "modelopt_reference";
 
 const json& cases() {
-  static const json j = [] {
-    std::ifstream in(qgrad_test::fixture_path(kDir, "cases.json"));
-    REQUIRE(in.good());
-    std::stringstream ss;
-    ss << in.rdbuf();
-    return parse_json(ss.str(), "cases.json");
-  }();
+  static const json j = qgrad_test::read_fixture_json(kDir, "cases.json");
   return j.at("cases");
 }
 

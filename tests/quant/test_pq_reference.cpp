@@ -34,11 +34,7 @@ namespace {
 const char* kDir = "pq_reference";
 
 json read_fixture_json(const std::string& file) {
-  std::ifstream in(qgrad_test::fixture_path(kDir, file));
-  REQUIRE(in.good());
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return parse_json(ss.str(), file);
+  return qgrad_test::read_fixture_json(kDir, file);
 }
 
 Tensor load(const json& c, const char* key) {

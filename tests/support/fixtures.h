@@ -11,9 +11,11 @@
 #include <cstdint>
 #include <cstring>
 #include <fstream>
+#include <sstream>
 #include <string>
 #include <vector>
 
+#include "core/json_parse.h"
 #include "core/npy.h"
 #include "core/tensor.h"
 
@@ -27,6 +29,15 @@ inline std::string fixture_path(const std::string& dir, const std::string& file)
 // QGRAD_FIXTURE_DIR/<dir>/<name>.npy, loaded.
 inline qgrad::Tensor load_fixture(const std::string& dir, const std::string& name) {
   return qgrad::load_npy(fixture_path(dir, name + ".npy"));
+}
+
+// QGRAD_FIXTURE_DIR/<dir>/<file>, parsed as JSON (the cases.json the generators write).
+inline nlohmann::json read_fixture_json(const std::string& dir, const std::string& file) {
+  std::ifstream in(fixture_path(dir, file));
+  REQUIRE(in.good());
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return qgrad::parse_json(ss.str(), file);
 }
 
 // Whether QGRAD_FIXTURE_DIR/<dir>/<name>.npy exists (optional fixtures).
