@@ -100,8 +100,8 @@ std::vector<NamedRecipe> make_table() {
        "Micikevicius et al., FP8 Formats for Deep Learning, 2022 (arXiv:2209.05433); TensorRT "
        "Model Optimizer FP8_DEFAULT_CFG",
        json{{"family", "nvidia"},
-            {"weight", {{"num_bits", {4, 3}}, {"calib_method", "max"}}},
-            {"input", {{"num_bits", {4, 3}}, {"calib_method", "max"}}},
+            {"weight", {{"num_bits", {4, 3}}, {"calib_method", "max"}, {"fp8_recipe", "modelopt"}}},
+            {"input", {{"num_bits", {4, 3}}, {"calib_method", "max"}, {"fp8_recipe", "modelopt"}}},
             {"calibration", {{"batches", 8}}}}});
   return t;
 }

@@ -132,9 +132,10 @@ constexpr std::int64_t kMaxCalibrationBatches = 1000000;
 // ---- nvidia ----------------------------------------------------------------------------------
 
 Factories parse_nvidia(const json& j, const std::string& role, const std::string& path) {
-  Fields f(j, path,
-           {"num_bits", "name", "fake_quant", "axis", "block_sizes", "amax", "learn_amax",
-            "scale_amax", "calib_method", "unsigned", "narrow_range", "dynamic", "num_bins"});
+  Fields f(
+      j, path,
+      {"num_bits", "name", "fake_quant", "axis", "block_sizes", "amax", "learn_amax", "scale_amax",
+       "calib_method", "unsigned", "narrow_range", "dynamic", "fp8_recipe", "num_bins"});
   const std::int64_t num_bins = f.get_int("num_bins", 2048, 2, std::int64_t{1} << 24);
   json dj = j;
   dj.erase("num_bins");

@@ -209,8 +209,11 @@ Tensor TensorQuantizer::quant_forward(const Tensor& x) {
     a = mul(a, *desc_.scale_amax());
   }
   last_amax_ = a.detach();
-  if (desc_.num_bits().is_float())
+  if (desc_.num_bits().is_float()) {
+    if (desc_.fp8_recipe() == nvidia::Fp8Recipe::Modelopt)
+      return nvidia::modelopt_scaled_fp8(input, a, desc_.num_bits().format());
     return nvidia::scaled_minifloat_quant(input, a, desc_.num_bits().format());
+  }
   const int bits = desc_.num_bits().bits();
   if (desc_.fake_quant())
     return nvidia::fake_tensor_quant(input, a, bits, desc_.is_unsigned(), desc_.narrow_range());

@@ -152,6 +152,10 @@ const char* calib_method_name(CalibMethod m) {
   return m == CalibMethod::Max ? "max" : "histogram";
 }
 
+const char* fp8_recipe_name(Fp8Recipe r) {
+  return r == Fp8Recipe::Modelopt ? "modelopt" : "pytorch_quantization";
+}
+
 QuantDescriptor::QuantDescriptor() = default;
 
 QuantDescriptor::QuantDescriptor(const QuantDescriptorOptions& opts) : o_(opts) {
@@ -204,6 +208,16 @@ QuantDescriptor::QuantDescriptor(const QuantDescriptorOptions& opts) : o_(opts) 
               ValueError, kOp,
               ": calib_method \"histogram\" supports per-tensor quantization only (no axis, "
               "no block_sizes)");
+  if (o_.fp8_recipe_ == "modelopt") {
+    fp8_ = Fp8Recipe::Modelopt;
+    QGRAD_CHECK(nb.is_float() && nb.format() == kE4M3, ValueError, kOp,
+                ": fp8_recipe \"modelopt\" needs num_bits (4, 3) (modelopt's FP8 fake quant is "
+                "E4M3 only), got num_bits ",
+                nb.str());
+  } else {
+    QGRAD_CHECK(o_.fp8_recipe_ == "pytorch_quantization", ValueError, kOp, ": unknown fp8_recipe '",
+                o_.fp8_recipe_, "' (expected \"pytorch_quantization\" or \"modelopt\")");
+  }
 }
 
 json QuantDescriptor::to_json() const {
@@ -225,6 +239,7 @@ json QuantDescriptor::to_json() const {
   if (o_.unsigned_ != def.unsigned_) j["unsigned"] = o_.unsigned_;
   if (o_.narrow_range_ != def.narrow_range_) j["narrow_range"] = o_.narrow_range_;
   if (o_.dynamic_ != def.dynamic_) j["dynamic"] = o_.dynamic_;
+  if (fp8_ != Fp8Recipe::PytorchQuantization) j["fp8_recipe"] = fp8_recipe_name(fp8_);
   return j;
 }
 
@@ -247,6 +262,7 @@ json QuantDescriptor::to_dict() const {
   if (o_.unsigned_) j["unsigned"] = true;
   if (o_.block_sizes_) j["block_sizes"] = block_sizes_json(*o_.block_sizes_);
   if (o_.dynamic_ != def.dynamic_) j["dynamic"] = o_.dynamic_;
+  if (fp8_ != Fp8Recipe::PytorchQuantization) j["fp8_recipe"] = fp8_recipe_name(fp8_);
   return j;
 }
 
@@ -303,6 +319,9 @@ QuantDescriptor QuantDescriptor::from_json(const json& j) {
       o.narrow_range(get_bool(v, k));
     } else if (k == "dynamic") {
       o.dynamic(get_bool(v, k));
+    } else if (k == "fp8_recipe") {
+      if (!v.is_string()) bad(k, "must be a string, got " + describe_json(v));
+      o.fp8_recipe(v.get<std::string>());
     } else {
       throw ValueError(std::string(kOp) + ".from_json: unknown field '" + k + "'");
     }
@@ -327,7 +346,7 @@ bool QuantDescriptor::operator==(const QuantDescriptor& d) const {
          a.axis_ == b.axis_ && a.block_sizes_ == b.block_sizes_ && a.amax_ == b.amax_ &&
          a.learn_amax_ == b.learn_amax_ && a.scale_amax_ == b.scale_amax_ && calib_ == d.calib_ &&
          a.unsigned_ == b.unsigned_ && a.narrow_range_ == b.narrow_range_ &&
-         a.dynamic_ == b.dynamic_;
+         a.dynamic_ == b.dynamic_ && fp8_ == d.fp8_;
 }
 
 }  // namespace qgrad::nvidia

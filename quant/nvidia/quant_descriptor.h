@@ -4,13 +4,16 @@
 // Fields and defaults: num_bits 8 (int, or (E,M)), name none, fake_quant true, axis none (int or
 // tuple: the axes that keep their own amax), block_sizes none, amax none (a number or an array of
 // any rank), learn_amax false, scale_amax none, calib_method "max" ("max" | "histogram"),
-// unsigned false, narrow_range false, dynamic false.
+// unsigned false, narrow_range false, dynamic false, fp8_recipe "pytorch_quantization"
+// ("pytorch_quantization" | "modelopt": whose FP8 arithmetic a (4, 3) num_bits runs, pq's
+// scaled_e4m3 or TensorRT Model Optimizer's modelopt_scaled_fp8; see tensor_quant.h).
 //
 // Validation (ValueError naming "QuantDescriptor" and the field): integer num_bits 1..24 (2..24
 // signed); (E,M) must be a supported element format and excludes unsigned and narrow_range; axis
 // and block_sizes are mutually exclusive; axis tuples are non-empty without repeats; block_sizes
 // pass BlockSizes::validate; amax is non-empty, finite and >= 0 and excludes dynamic; learn_amax
 // is per-tensor only (no axis, no block_sizes, not dynamic); scale_amax is finite and > 0;
+// fp8_recipe "modelopt" needs num_bits (4, 3), the only format modelopt's FP8 path takes;
 // calib_method is "max" or "histogram", and histogram is per-tensor only (the reference's
 // HistogramCalibrator rejects an axis).
 //
@@ -37,6 +40,10 @@ namespace qgrad::nvidia {
 
 enum class CalibMethod { Max, Histogram };
 const char* calib_method_name(CalibMethod m);
+
+// Whose FP8 fake quant a (4, 3) descriptor runs.
+enum class Fp8Recipe { PytorchQuantization, Modelopt };
+const char* fp8_recipe_name(Fp8Recipe r);
 
 // none, a single int, or a tuple of ints.
 struct QuantAxis {
@@ -74,6 +81,7 @@ struct QuantDescriptorOptions {
   bool unsigned_ = false;
   bool narrow_range_ = false;
   bool dynamic_ = false;
+  std::string fp8_recipe_ = "pytorch_quantization";
 
   QuantDescriptorOptions& num_bits(NumBits v) { return set(num_bits_, v); }
   QuantDescriptorOptions& name(std::string v) { return set(name_, std::optional<std::string>(v)); }
@@ -97,6 +105,7 @@ struct QuantDescriptorOptions {
   QuantDescriptorOptions& is_unsigned(bool v) { return set(unsigned_, v); }
   QuantDescriptorOptions& narrow_range(bool v) { return set(narrow_range_, v); }
   QuantDescriptorOptions& dynamic(bool v) { return set(dynamic_, v); }
+  QuantDescriptorOptions& fp8_recipe(std::string v) { return set(fp8_recipe_, std::move(v)); }
 
  private:
   template <typename F, typename V>
@@ -123,6 +132,7 @@ class QuantDescriptor {
   bool is_unsigned() const { return o_.unsigned_; }
   bool narrow_range() const { return o_.narrow_range_; }
   bool dynamic() const { return o_.dynamic_; }
+  Fp8Recipe fp8_recipe() const { return fp8_; }
   const QuantDescriptorOptions& options() const { return o_; }
 
   nlohmann::json to_json() const;
@@ -131,7 +141,8 @@ class QuantDescriptor {
   // "unsigned" only when not default; never "calib_method" nor "narrow_range" (pq drops them);
   // amax holds the float32 value of each element as a double (0.1 -> 0.10000000149011612), as
   // pq stores amax in a float32 array. Fields pq does not have (modelopt's block_sizes and
-  // dynamic) are written under their names when set, so that nothing is lost silently.
+  // dynamic, qgrad's fp8_recipe) are written under their names when set, so that nothing is lost
+  // silently.
   nlohmann::json to_dict() const;
   // Reads pq's dict() (or its constructor keyword arguments): to_json's fields, with "name"
   // allowed to be null. from_dict(d.to_dict()).to_dict() == d.to_dict().
@@ -147,6 +158,7 @@ class QuantDescriptor {
  private:
   QuantDescriptorOptions o_;
   CalibMethod calib_ = CalibMethod::Max;
+  Fp8Recipe fp8_ = Fp8Recipe::PytorchQuantization;
 };
 
 }  // namespace qgrad::nvidia

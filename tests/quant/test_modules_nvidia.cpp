@@ -122,6 +122,22 @@ TEST_CASE(
       Catch::Contains("TensorQuantizer") && Catch::Contains("fake_quant"));
 }
 
+TEST_CASE("quant.modules: TensorQuantizer FP8 runs pq's or modelopt's arithmetic by fp8_recipe",
+          "[quant][modules][nvidia]") {
+  // -0.0 and a value below 2^-24 tell them apart: pq masks them to +0, modelopt casts them.
+  const Tensor x = from_vector<float>({-0.0f, -1e-30f, 0.3f, -2.0f, 5.0f}, {5});
+  const Tensor amax = scalar_tensor(2.5);
+  for (const bool modelopt : {false, true}) {
+    INFO((modelopt ? "modelopt" : "pytorch_quantization"));
+    QuantDescriptorOptions o = QuantDescriptorOptions().num_bits(NumBits(4, 3)).amax(2.5);
+    if (modelopt) o.fp8_recipe("modelopt");
+    auto q = std::make_shared<TensorQuantizer>(desc(o));
+    const Tensor want = modelopt ? modelopt_scaled_fp8(x, amax) : scaled_e4m3(x, amax);
+    require_bitwise(q->forward(x), want, "fp8");
+    CHECK(std::signbit(q->forward(x).to_vector<float>()[0]) == modelopt);
+  }
+}
+
 TEST_CASE("quant.modules: TensorQuantizer max calibration flow", "[quant][modules][nvidia]") {
   Generator gen(3);
   const Tensor b0 = randn({8, 4, 3, 3}, gen), b1 = randn({8, 4, 3, 3}, gen) * 3.0;

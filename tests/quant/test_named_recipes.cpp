@@ -83,6 +83,9 @@ TEST_CASE("quant.named_recipes: the recipes' contents", "[quant][named_recipes]"
   const json fp8 = QuantRecipe::from_json(json{{"recipe", "fp8_e4m3"}}).to_json();
   REQUIRE(fp8["weight"]["num_bits"] == json{4, 3});
   REQUIRE(fp8["input"]["num_bits"] == json{4, 3});
+  // ModelOpt's FP8 arithmetic (the recipe follows FP8_DEFAULT_CFG), not pq's scaled_e4m3.
+  REQUIRE(fp8["weight"]["fp8_recipe"] == "modelopt");
+  REQUIRE(fp8["input"]["fp8_recipe"] == "modelopt");
 }
 
 TEST_CASE("quant.named_recipes: keys next to the name override it", "[quant][named_recipes]") {

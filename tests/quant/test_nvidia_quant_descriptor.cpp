@@ -71,6 +71,7 @@ TEST_CASE("nvidia QuantDescriptor: every field round-trips exactly", "[quant][nv
   dq.scale_block_sizes = {{-1, 256}};
   cases.emplace_back(QuantDescriptorOptions().num_bits(4).block_sizes(dq));
   cases.emplace_back(QuantDescriptorOptions().dynamic(true).num_bits(NumBits(5, 2)));
+  cases.emplace_back(QuantDescriptorOptions().num_bits(NumBits(4, 3)).fp8_recipe("modelopt"));
   for (const QuantDescriptor& d : cases) {
     INFO(d.to_json().dump());
     const QuantDescriptor back = round_trip(d);
@@ -110,6 +111,13 @@ TEST_CASE("nvidia QuantDescriptor: validation errors", "[quant][nvidia]") {
   REQUIRE_THROWS_AS(make(O().amax(1.0).dynamic(true)), ValueError);
   REQUIRE_THROWS_AS(make(O().scale_amax(0.0)), ValueError);
   REQUIRE_THROWS_AS(make(O().axis(QuantAxis::tuple({}))), ValueError);
+  REQUIRE_THROWS_WITH(make(O().fp8_recipe("modelopt")), Catch::Contains("needs num_bits (4, 3)"));
+  REQUIRE_THROWS_AS(make(O().num_bits(NumBits(5, 2)).fp8_recipe("modelopt")), ValueError);
+  REQUIRE_THROWS_WITH(make(O().num_bits(NumBits(4, 3)).fp8_recipe("tensorrt")),
+                      Catch::Contains("unknown fp8_recipe"));
+  REQUIRE(make(O().num_bits(NumBits(4, 3)).fp8_recipe("modelopt")).fp8_recipe() ==
+          Fp8Recipe::Modelopt);
+  REQUIRE(QuantDescriptor().fp8_recipe() == Fp8Recipe::PytorchQuantization);
   REQUIRE_THROWS_AS(make(O().axis(QuantAxis::tuple({1, 1}))), ValueError);
   BlockSizes bad = b;
   bad.axes = {{-1, 0}};
