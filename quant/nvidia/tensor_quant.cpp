@@ -256,9 +256,8 @@ Tensor modelopt_scaled_fp8(const Tensor& x, const Tensor& amax, FloatFormat form
       out = where(gt(abs(x), 464.0), std::numeric_limits<double>::quiet_NaN(), cast);
     }
   }
-  const Tensor xc = x.contiguous();
   if (amax.defined()) {
-    record_clip_ste("ModeloptScaledFp8Backward", {x, amax}, out, xc, L, eff);
+    record_clip_ste("ModeloptScaledFp8Backward", {x, amax}, out, x.contiguous(), L, eff);
   } else if (needs_grad({x})) {
     // modelopt saves nothing for backward without amax: the gradient passes everywhere.
     record("ModeloptScaledFp8Backward", {x}, {&out}, [](const TensorList& g) { return g; });
