@@ -14,11 +14,14 @@
 #include "quant/aimet/affine_encoding.h"
 #include "quant/aimet/affine_quantize.h"
 #include "quant/horizon/horizon_fake_quantize.h"
+#include "quant/learnable/dorefa.h"
 #include "quant/modules/aimet_quantizer.h"
+#include "quant/modules/dorefa_weight_quantizer.h"
 #include "quant/modules/fake_quantize.h"
 #include "quant/modules/fused_fake_quantize.h"
 #include "quant/modules/horizon_fake_quantize.h"
 #include "quant/modules/learnable_fake_quantize.h"
+#include "quant/modules/pact_activation_quantizer.h"
 #include "quant/modules/tensor_quantizer.h"
 #include "quant/nvidia/tensor_quant.h"
 #include "quant/observer/quant_dtype.h"
@@ -184,6 +187,48 @@ QdqParams aimet_params(const quant::AimetQuantizeDequantize& q, const std::strin
   return p;
 }
 
+// PACT: y = rne(clip(x, 0, alpha) / d) * d with d = alpha / (2^k - 1) in float32 (the kernel's
+// own arithmetic): an unsigned grid [0, 2^k - 1] of scale d and zero point 0. QuantizeLinear
+// saturates negative inputs to 0 and the grid's clip stops at the level alpha rounds to, so the
+// clip at alpha needs nothing more.
+QdqParams pact_params(const quant::PactActivationQuantizer& q, const std::string& op,
+                      const std::string& where) {
+  QdqParams p;
+  p.family = "pact";
+  const std::int64_t levels = (std::int64_t{1} << q.num_bits()) - 1;
+  const float alpha = q.alpha().detach().to(DType::Float32).item<float>();
+  p.scale = {alpha / static_cast<float>(levels)};
+  p.zero_point = {0};
+  p.quant_min = 0;
+  p.quant_max = levels;
+  check_scales(p, op, where + " (PactActivationQuantizer, alpha " + std::to_string(alpha) + ")");
+  check_8bit(p, op, where + " (PactActivationQuantizer)");
+  return p;
+}
+
+// DoReFa weights: w_q = 2 r / n - 1 with r in [0, n], n = 2^k - 1, are the odd integers
+// 2 r - n in [-n, n] times 1 / n: a symmetric int8 grid for k <= 7. At 8 bits the 256 levels
+// reach +-255 (every level sits half a step off zero at scale 2 / 255), which no int8 grid with an
+// integer zero point holds.
+QdqParams dorefa_params(const quant::DoReFaWeightQuantizer& q, const std::string& op,
+                        const std::string& where) {
+  const int bits = q.num_bits();
+  QGRAD_CHECK(bits <= 7, ValueError, op, ": ", where, " (DoReFaWeightQuantizer) has num_bits ",
+              bits, ": DoReFa's ", bits, "-bit weights are the odd multiples of 1/",
+              (std::int64_t{1} << bits) - 1,
+              " up to +-1, whose integers 2r - n do not fit int8 (a half-step zero point); "
+              "num_bits <= 7 maps to int8, or give this layer another family's weight quantizer");
+  QdqParams p;
+  p.family = "pact";
+  const std::int64_t levels = (std::int64_t{1} << bits) - 1;
+  p.scale = {1.0f / static_cast<float>(levels)};
+  p.zero_point = {0};
+  p.quant_min = -levels;
+  p.quant_max = levels;
+  check_8bit(p, op, where);
+  return p;
+}
+
 }  // namespace
 
 bool QdqParams::narrower_than_type() const {
@@ -202,10 +247,16 @@ QdqParams qdq_params(const nn::UnaryModule& quantizer, const std::string& op,
     return horizon_params(*hq, op, where);
   if (const auto* aq = dynamic_cast<const quant::AimetQuantizeDequantize*>(&quantizer))
     return aimet_params(*aq, op, where);
-  throw ValueError(op + ": " + where + " is a " + quantizer.name() + ", which " + op +
-                   " does not support yet (supported: torch.ao FakeQuantize "
-                   "and FusedMovingAvgObsFakeQuantize, pytorch_quantization TensorQuantizer, "
-                   "LSQ LearnableFakeQuantize, Horizon FakeQuantize, AIMET QuantizeDequantize)");
+  if (const auto* pq = dynamic_cast<const quant::PactActivationQuantizer*>(&quantizer))
+    return pact_params(*pq, op, where);
+  if (const auto* dq = dynamic_cast<const quant::DoReFaWeightQuantizer*>(&quantizer))
+    return dorefa_params(*dq, op, where);
+  throw ValueError(
+      op + ": " + where + " is a " + quantizer.name() + ", which " + op +
+      " does not support yet (supported: torch.ao FakeQuantize "
+      "and FusedMovingAvgObsFakeQuantize, pytorch_quantization TensorQuantizer, "
+      "LSQ LearnableFakeQuantize, Horizon FakeQuantize, AIMET QuantizeDequantize, PACT "
+      "PactActivationQuantizer, DoReFaWeightQuantizer up to 7 bits)");
 }
 
 QdqParams lsq_qdq_params(const nn::UnaryModule& quantizer, const std::string& op,
@@ -268,6 +319,16 @@ std::vector<std::int32_t> quantize_weight(const nn::UnaryModule& quantizer, cons
                                      .contiguous()
                                      .to_vector<float>();
     for (std::size_t i = 0; i < v.size(); ++i) q[i] = static_cast<std::int32_t>(v[i]);
+    return q;
+  }
+  if (const auto* dq = dynamic_cast<const quant::DoReFaWeightQuantizer*>(&quantizer)) {
+    // DoReFa's own quantization gives 2 r / n - 1; times n, rounded, the odd integer 2 r - n.
+    NoGradGuard no_grad;
+    const std::vector<float> v =
+        learnable::dorefa_quantize_weight(w, dq->num_bits()).contiguous().to_vector<float>();
+    const double n = static_cast<double>(p.quant_max);
+    for (std::size_t i = 0; i < v.size(); ++i)
+      q[i] = static_cast<std::int32_t>(std::nearbyint(static_cast<double>(v[i]) * n));
     return q;
   }
   // torch.ao, LSQ and Horizon: the fake-quantized weight from the family's own kernel is

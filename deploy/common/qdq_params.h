@@ -5,15 +5,17 @@
 // Supported: torch.ao's FakeQuantize and FusedMovingAvgObsFakeQuantize (their stored scale and
 // zero_point, as torch.ao's convert uses them), pytorch_quantization's TensorQuantizer with a
 // static integer amax (scale = amax / max_bound, zero point 0: pq's amax/127 for 8 bits),
-// Horizon's FakeQuantize (its scale, zero point 0, half-to-even rounding only) and AIMET's
-// QuantizeDequantize (its scale, zero point = -offset).
+// Horizon's FakeQuantize (its scale, zero point 0, half-to-even rounding only), AIMET's
+// QuantizeDequantize (its scale, zero point = -offset) and PACT's two quantizers (the activation:
+// scale alpha / (2^k - 1) on [0, 2^k - 1]; DoReFa weights up to 7 bits: the odd integers
+// 2r - n on [-n, n] at scale 1 / n, n = 2^k - 1).
 // Grids narrower than the 8-bit type (bit widths below 8, reduce_range, narrow_range) keep
 // their quant_min / quant_max, which the back ends enforce on activations (a Clip in ONNX, a
 // clip post-op in oneDNN); weights are already on their grid. LSQ has lsq_qdq_params() below.
 // Anything else (FP8, block quantization, dynamic amax, Horizon's half-up rounding, grids wider
-// than 8 bits: qint16, AIMET above 8 bits) and any zero, NaN, infinite or denormal scale is a
-// ValueError naming the back end (`op`: "ONNX export", "int8 convert"), the layer and the
-// quantizer.
+// than 8 bits: qint16, AIMET above 8 bits, DoReFa's 8-bit weights with their half-step zero) and
+// any zero, NaN, infinite or denormal scale is a ValueError naming the back end (`op`: "ONNX
+// export", "int8 convert"), the layer and the quantizer.
 #pragma once
 
 #include <cstdint>
@@ -36,7 +38,7 @@ struct QdqParams {
   bool is_uint8() const { return quant_min >= 0; }  // else int8
   // The grid is narrower than the 8-bit type's full range (activations must be clipped to it).
   bool narrower_than_type() const;
-  std::string family;  // "torch_ao", "nvidia", "lsq", "horizon" or "aimet", for messages
+  std::string family;  // "torch_ao", "nvidia", "lsq", "horizon", "aimet" or "pact", for messages
 };
 
 // The parameters of `quantizer`; `op` and `where` name the caller and the quantizer in errors

@@ -53,8 +53,8 @@ TEST_CASE(
 }
 
 TEST_CASE(
-    "eval --int8: a float checkpoint is a usage error, a PACT one names the layer, a Horizon one "
-    "runs",
+    "eval --int8: a float checkpoint is a usage error, 8-bit DoReFa weights name the layer, PACT "
+    "W4A4 and Horizon run",
     "[cli]") {
   TempDir tmp;
   qgrad_cli_test::write_synthetic_mnist(tmp.file("data"), 64, 20);
@@ -66,10 +66,17 @@ TEST_CASE(
   CHECK_THROWS_WITH(run_eval_int8(eo, out),
                     Catch::Contains("--int8 needs a quantization-aware checkpoint") &&
                         Catch::Contains("was trained float"));
+  // DoReFa's 8-bit weights (the pact family's default) have no int8 form; 4-bit ones do.
   eo.checkpoint = train_tiny(tmp, "pact", json{{"family", "pact"}});
   CHECK_THROWS_WITH(run_eval_int8(eo, out),
-                    Catch::Contains("int8 convert: layer '0' (QuantConv2d) input quantizer is a "
-                                    "PactActivationQuantizer"));
+                    Catch::Contains("int8 convert: layer '0' (QuantConv2d) weight quantizer") &&
+                        Catch::Contains("DoReFaWeightQuantizer) has num_bits 8"));
+  eo.checkpoint = train_tiny(
+      tmp, "pact4",
+      json{{"family", "pact"}, {"weight", {{"num_bits", 4}}}, {"input", {{"num_bits", 4}}}});
+  std::ostringstream pact_out;
+  CHECK_NOTHROW(run_eval_int8(eo, pact_out));
+  CHECK(pact_out.str().find("int8") != std::string::npos);
   eo.checkpoint =
       train_tiny(tmp, "horizon", json{{"family", "horizon"}, {"calibration", {{"batches", 2}}}});
   std::ostringstream horizon_out;

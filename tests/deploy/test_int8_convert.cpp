@@ -1,9 +1,9 @@
 // quant::convert (deploy/int8) on QAT zoo models: the int8 model's logits against the
 // fake-quantized model's forward on the same inputs, for torch.ao (its default fused-observer
 // recipe, the unfused FakeQuantize, fuse_bn), pytorch_quantization (int8, and 4-bit grids, which
-// map exactly), LSQ (8-bit, W4A4, LSQ+ with a learned zero point), Horizon and AIMET recipes,
-// observed or calibrated on a random batch (test_models.h) and then evaluated on other random
-// inputs. The two differ only where a requantisation lands within float rounding of a tie, so the
+// map exactly), LSQ (8-bit, W4A4, LSQ+ with a learned zero point), Horizon, AIMET and PACT
+// (DoReFa weights up to 7 bits) recipes, observed or calibrated on a random batch
+// (test_models.h) and then evaluated on other random inputs. The two differ only where a requantisation lands within float rounding of a tie, so the
 // top-1 agreement and the largest logit difference, in units of the logits' 8-bit step
 // max|logit| / 127, are asserted at bounds a little above what was measured. Unsupported models
 // and quantizers are errors naming the layer.
@@ -102,13 +102,26 @@ TEST_CASE("int8 convert: QAT lenet5bn, vggfm and resnet20 give the fake-quantize
        1.5, 0.02},                                          // 1.10, 3 of 640
       {"lenet5bn", R"({"family": "horizon"})", 1.5, 0.02},  // 2e-5, 0
       {"lenet5bn", R"({"family": "aimet"})", 1.5, 0.02},    // 0.24, 0
-      {"vggfm", R"({"family": "torch_ao"})", 6.0, 0.02},    // 4.05, 8 of 640
-      {"vggfm", R"({"family": "nvidia"})", 1.5, 0.02},      // 0.42, 0
+      // PACT's activations on [0, 2^k - 1] at alpha / (2^k - 1); DoReFa's 4-bit weights as the
+      // odd integers in [-15, 15] at 1/15.
+      {"lenet5bn", R"({"family": "pact", "weight": {"num_bits": 4}, "input": {"num_bits": 4}})",
+       1.5, 0.02},  // 6e-5, 0
+      {"lenet5bn", R"({"family": "pact", "weight": {"num_bits": 7}, "input": {"num_bits": 8}})",
+       1.5, 0.02},                                        // 3e-5, 0
+      {"vggfm", R"({"family": "torch_ao"})", 6.0, 0.02},  // 4.05, 8 of 640
+      {"vggfm", R"({"family": "nvidia"})", 1.5, 0.02},    // 0.42, 0
+      // A tie flip on a 4-bit grid moves an activation by 1/15 of alpha: 9 of the 802,816
+      // inputs of the last convolution flip (DoReFa's float weights 2r/n - 1 are within an ulp
+      // of the integers' r/n), and the logits move by up to 2 of their 8-bit steps.
+      {"vggfm", R"({"family": "pact", "weight": {"num_bits": 4}, "input": {"num_bits": 4}})", 3.0,
+       0.1},  // 2.31, 47 of 640
       // 19 requantised layers: the rare tie flips (one residual block alone: 1 of 401408
       // outputs one step apart) spread through the deeper network into more of the logits.
       {"resnet20", R"({"family": "torch_ao"})", 8.0, 0.2},                   // 6.3, 0.139
       {"resnet20", R"({"family": "torch_ao", "fuse_bn": true})", 8.0, 0.2},  // 3.5, 0.025
       {"resnet20", R"({"family": "nvidia"})", 8.0, 0.2},                     // 1.16, 0.073
+      {"resnet20", R"({"family": "pact", "weight": {"num_bits": 4}, "input": {"num_bits": 4}})",
+       8.0, 0.2},  // 1.62, 0.030
   };
   for (const Case& k : cases) {
     INFO(k.model << " " << k.recipe);
@@ -149,10 +162,16 @@ TEST_CASE(
 }
 
 TEST_CASE("int8 convert: what int8 cannot express is an error naming the layer", "[int8]") {
+  // DoReFa's 8-bit weights (the pact family's default, and pact_w4a4's first and last layers).
   auto pact = qat_model("lenet5bn", R"({"family": "pact"})");
   CHECK_THROWS_WITH(quant::convert(*pact),
-                    Catch::Contains("int8 convert: layer '0' (QuantConv2d) input quantizer is a") &&
-                        Catch::Contains("does not support yet"));
+                    Catch::Contains("int8 convert: layer '0' (QuantConv2d) weight quantizer") &&
+                        Catch::Contains("DoReFaWeightQuantizer) has num_bits 8") &&
+                        Catch::Contains("num_bits <= 7 maps to int8"));
+  // pact_w4a4 keeps the first layer's input float.
+  auto pact_w4a4 = qat_model("lenet5bn", R"({"recipe": "pact_w4a4",
+      "layers": {"@first": {"weight": {"num_bits": 4}}, "@last": {"weight": {"num_bits": 4}}}})");
+  CHECK_THROWS_WITH(quant::convert(*pact_w4a4), Catch::Contains("layer '0'"));
   auto half_up =
       qat_model("lenet5bn", R"({"family": "horizon", "input": {"round_mode": "half_up"}})");
   CHECK_THROWS_WITH(quant::convert(*half_up),

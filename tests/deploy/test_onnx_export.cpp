@@ -28,10 +28,12 @@
 #include "ops/binary/binary.h"
 #include "quant/aimet/affine_quantize.h"
 #include "quant/horizon/horizon_fake_quantize.h"
+#include "quant/learnable/dorefa.h"
 #include "quant/modules/aimet_quantizer.h"
 #include "quant/modules/calibrate.h"
 #include "quant/modules/fused_fake_quantize.h"
 #include "quant/modules/horizon_fake_quantize.h"
+#include "quant/modules/pact_activation_quantizer.h"
 #include "quant/modules/quant_conv2d.h"
 #include "quant/modules/quant_linear.h"
 #include "quant/modules/quant_recipe.h"
@@ -264,13 +266,46 @@ TEST_CASE("ONNX export: 4-bit weights travel as int8 on their grid, 4-bit activa
   CHECK(initializer(m, "0_input_clip_min").float_data(0) == static_cast<float>(-8.0 * scale));
 }
 
+TEST_CASE("ONNX export: PACT W4A4 as QDQ: alpha / 15 on [0, 15], DoReFa's odd integers at 1/15",
+          "[onnx]") {
+  const char* recipe = R"({"family": "pact", "weight": {"num_bits": 4}, "input": {"num_bits": 4}})";
+  for (const char* name : {"lenet5bn", "vggfm", "resnet20"}) {
+    INFO(name);
+    auto model = qat_model(name, recipe);
+    CHECK_NOTHROW(deploy::build_onnx_model(*model));  // includes the checker
+  }
+  auto model = qat_model("lenet5bn", recipe);
+  auto lin = std::dynamic_pointer_cast<nn::Sequential>(model)->at<quant::QuantLinear>(9);
+  auto& in = dynamic_cast<quant::PactActivationQuantizer&>(*lin->input_quantizer());
+  in.alpha().detach().fill_(3.7);  // a learned alpha, not the initial 10
+  const onnx::ModelProto m = deploy::build_onnx_model(*model);
+  const float scale = 3.7f / 15.0f;
+  CHECK(initializer(m, "9_input_scale").float_data(0) == scale);
+  CHECK(initializer(m, "9_input_zero_point").data_type() == onnx::TensorProto_DataType_UINT8);
+  CHECK(initializer(m, "9_input_zero_point").int32_data(0) == 0);
+  CHECK(initializer(m, "9_input_clip_min").float_data(0) == 0.0f);
+  CHECK(initializer(m, "9_input_clip_max").float_data(0) == static_cast<float>(15.0 * scale));
+  CHECK(initializer(m, "9_weight_scale").float_data(0) == 1.0f / 15.0f);
+  const std::vector<float> dq =
+      learnable::dorefa_quantize_weight(lin->weight().detach(), 4).contiguous().to_vector<float>();
+  const auto& wq = initializer(m, "9_weight_quantized");
+  CHECK(wq.data_type() == onnx::TensorProto_DataType_INT8);
+  REQUIRE(wq.int32_data_size() == static_cast<int>(dq.size()));
+  for (std::size_t i = 0; i < dq.size(); ++i) {
+    const int q = wq.int32_data(static_cast<int>(i));
+    CHECK(std::abs(q) % 2 == 1);  // 2r - 15: odd, no zero level
+    CHECK(std::abs(q) <= 15);
+    // 2r/15 - 1 in float32 is within an ulp of 1 (2^-23) of the integer over 15.
+    CHECK(std::abs(static_cast<float>(q) / 15.0f - dq[i]) <= 0x1p-23f);
+  }
+}
+
 TEST_CASE("ONNX export: unsupported quantizers, bad scales and layers are errors naming the layer",
           "[onnx]") {
   auto pact = qat_model("lenet5bn", R"({"family": "pact"})");
   CHECK_THROWS_WITH(deploy::build_onnx_model(*pact),
-                    Catch::Contains("layer '0' (QuantConv2d) input quantizer") &&
-                        Catch::Contains("PactActivationQuantizer") &&
-                        Catch::Contains("does not support yet"));
+                    Catch::Contains("layer '0' (QuantConv2d) weight quantizer") &&
+                        Catch::Contains("DoReFaWeightQuantizer) has num_bits 8"));
 
   auto ao = qat_model("lenet5bn", R"({"family": "torch_ao"})");
   auto qconv = std::dynamic_pointer_cast<nn::Sequential>(ao)->at<quant::QuantConv2d>(0);

@@ -81,7 +81,8 @@ TEST_CASE("ONNX Runtime: QDQ exports of QAT models against qgrad's fake-quant fo
   const Tensor x = randn({64, 1, 28, 28}, gen);
   for (const char* recipe :
        {R"({"family": "torch_ao"})", R"({"family": "nvidia"})", R"({"family": "lsq"})",
-        R"({"family": "horizon"})", R"({"family": "aimet"})"}) {
+        R"({"family": "horizon"})", R"({"family": "aimet"})",
+        R"({"family": "pact", "weight": {"num_bits": 4}, "input": {"num_bits": 4}})"}) {
     INFO("recipe " << recipe);
     auto model = qgrad_test::qat_model("lenet5bn", recipe);
     const auto [ours, ort] = both(*model, x);
