@@ -15,6 +15,7 @@
 #include "deploy/common/qdq_params.h"
 #include "deploy/int8/int8_basic_block.h"
 #include "deploy/int8/int8_conv2d.h"
+#include "deploy/int8/int8_direct_conv2d.h"
 #include "deploy/int8/int8_global_avg_pool.h"
 #include "deploy/int8/int8_linear.h"
 #include "deploy/int8/int8_max_pool2d.h"
@@ -344,9 +345,28 @@ class Converter {
     if (relu) j = next(j + 1);
     Int8Conv2dSpec s = conv_spec(item, bn, relu, std::nullopt);
     s.output = consumer_grid(j);  // after this layer's own checks, so errors come in order
-    enter(s.input, where);
+    const bool direct = options_.direct_conv && Int8DirectConv2d::preferred(s);
+    // The model's first layer quantizes its float input itself when it runs the direct kernel.
+    const bool quantize_input = direct && !current_;
+    if (!quantize_input) enter(s.input, where);
     current_ = s.output;
-    model_.append(std::make_unique<Int8Conv2d>(std::move(s)));
+    if (direct) {
+      // A max pool right after it is fused (the grid is unchanged by pooling).
+      std::optional<Int8MaxPool2dSpec> pool;
+      if (j < items_.size()) {
+        if (const auto* p = dynamic_cast<const nn::MaxPool2d*>(items_[j].second.get())) {
+          Int8MaxPool2dSpec ps = pool_spec(items_[j], *p);
+          if (Int8DirectConv2d::supports_pool(ps)) {
+            pool = std::move(ps);
+            j = next(j + 1);
+          }
+        }
+      }
+      model_.append(
+          std::make_unique<Int8DirectConv2d>(std::move(s), std::move(pool), quantize_input));
+    } else {
+      model_.append(std::make_unique<Int8Conv2d>(std::move(s)));
+    }
     i_ = j;
   }
 
@@ -415,7 +435,7 @@ class Converter {
                                                    std::move(ds), std::move(add)));
   }
 
-  void max_pool(const Item& item, const nn::MaxPool2d& p) {
+  static Int8MaxPool2dSpec pool_spec(const Item& item, const nn::MaxPool2d& p) {
     const std::string where = describe(item);
     const nn::MaxPool2dOptions& o = p.options();
     Int8MaxPool2dSpec s;
@@ -425,7 +445,11 @@ class Converter {
     s.padding = pair_of(o.padding_, where, "padding");
     s.dilation = pair_of(o.dilation_, where, "dilation");
     s.ceil_mode = o.ceil_mode_;
-    model_.append(std::make_unique<Int8MaxPool2d>(s));
+    return s;
+  }
+
+  void max_pool(const Item& item, const nn::MaxPool2d& p) {
+    model_.append(std::make_unique<Int8MaxPool2d>(pool_spec(item, p)));
   }
 
   // On the float32 output of the layer before (consumer_grid stops there).

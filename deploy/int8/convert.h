@@ -43,6 +43,11 @@ struct ConvertOptions {
   // that grid apart). Blocks whose output stays float32 (before the global average pool) keep
   // the separate add.
   bool fuse_residual_sum = false;
+  // Convolutions with few inputs and outputs (Int8DirectConv2d::preferred: a grey image's first
+  // layer, lenet5bn's 1 -> 6) run qgrad's direct kernel, with a max pool right after them fused
+  // and, as the model's first layer, the input's quantization too, instead of oneDNN's int8
+  // convolution and pooling; the grid values are the same. false: always oneDNN.
+  bool direct_conv = true;
 };
 
 Int8Model convert(const nn::Module& model, const ConvertOptions& options = ConvertOptions());

@@ -52,9 +52,7 @@ struct Int8Conv2d::Impl {
   dnnl_backend::PrimitiveCache entries{64};  // by input shape, strides and dtype
 };
 
-Int8Conv2d::Int8Conv2d(Int8Conv2dSpec spec)
-    : spec_(std::move(spec)), impl_(std::make_unique<Impl>()) {
-  const Int8Conv2dSpec& s = spec_;
+void check_int8_conv_spec(const Int8Conv2dSpec& s) {
   const std::int64_t o = s.out_channels;
   QGRAD_CHECK(s.in_channels > 0 && o > 0 && s.groups > 0 && s.in_channels % s.groups == 0 &&
                   o % s.groups == 0,
@@ -70,16 +68,31 @@ Int8Conv2d::Int8Conv2d(Int8Conv2dSpec spec)
               "int8 conv2d: ", s.name, ": ", s.bias.size(), " biases for ", o, " output channels");
   QGRAD_CHECK(!s.residual || s.output, ValueError, "int8 conv2d: ", s.name,
               ": a residual (sum post-op) needs an int8 output grid");
-  const double out_scale = s.output ? s.output->scale : 1.0;
   for (std::int64_t c = 0; c < o; ++c) {
     const double ws = s.weight_scale[c];
     QGRAD_CHECK(std::isfinite(ws) && ws != 0, ValueError, "int8 conv2d: ", s.name,
                 ": weight scale of channel ", c, " is ", ws, " (must be finite and nonzero)");
-    // real = s_in * s_w[c] * (acc + bias_acc[c]); the grid value is real / s_out.
-    const double acc_unit = double(s.input.scale) * ws;
-    impl_->out_scales.push_back(static_cast<float>(acc_unit / out_scale));
-    impl_->bias_acc.push_back(s.bias.empty() ? 0.0f : static_cast<float>(s.bias[c] / acc_unit));
   }
+}
+
+Int8ConvRequant int8_conv_requant(const Int8Conv2dSpec& s) {
+  Int8ConvRequant r;
+  const double out_scale = s.output ? s.output->scale : 1.0;
+  for (std::int64_t c = 0; c < s.out_channels; ++c) {
+    // real = s_in * s_w[c] * (acc + bias_acc[c]); the grid value is real / s_out.
+    const double acc_unit = double(s.input.scale) * s.weight_scale[c];
+    r.out_scale.push_back(static_cast<float>(acc_unit / out_scale));
+    r.bias_acc.push_back(s.bias.empty() ? 0.0f : static_cast<float>(s.bias[c] / acc_unit));
+  }
+  return r;
+}
+
+Int8Conv2d::Int8Conv2d(Int8Conv2dSpec spec)
+    : spec_(std::move(spec)), impl_(std::make_unique<Impl>()) {
+  check_int8_conv_spec(spec_);
+  Int8ConvRequant r = int8_conv_requant(spec_);
+  impl_->out_scales = std::move(r.out_scale);
+  impl_->bias_acc = std::move(r.bias_acc);
 }
 
 Int8Conv2d::~Int8Conv2d() = default;

@@ -46,6 +46,17 @@ struct Int8Conv2dSpec {
   std::optional<Int8Grid> residual;  // a tensor added by the sum post-op (needs `output`)
 };
 
+// Checks a spec's sizes and scales; ValueError naming spec.name.
+void check_int8_conv_spec(const Int8Conv2dSpec& spec);
+
+// What the accumulator of output channel c becomes before the post-ops, as oneDNN applies it:
+// (acc + bias_acc[c]) * out_scale[c], with out_scale[c] = s_in * s_w[c] / s_out (s_out 1 for a
+// float32 output) and bias_acc[c] = bias[c] / (s_in * s_w[c]), both rounded to float32.
+struct Int8ConvRequant {
+  std::vector<float> out_scale, bias_acc;
+};
+Int8ConvRequant int8_conv_requant(const Int8Conv2dSpec& spec);
+
 class Int8Conv2d : public Int8Layer {
  public:
   // Checks the spec (sizes, scales) and throws ValueError naming spec.name.

@@ -77,6 +77,12 @@ Tensor Int8Linear::forward(const Tensor& x) {
               dtype_name(x.dtype()));
   const DType out_dtype = s.output ? s.output->dtype() : DType::Float32;
   Tensor y = dn::new_activation({x.size(0), s.out_features}, out_dtype);
+  // An NHWC image (what the int8 convolutions and pooling write) is a contiguous [N, H*W*C]
+  // matrix in (h, w, c) order: read it so, with the weights' columns permuted to that order, and
+  // oneDNN runs its fast 2-D kernel (given the 4-D form it took a slower GEMM path).
+  const bool nhwc = image && x.strides() == Shape{x.size(1) * x.size(2) * x.size(3), 1,
+                                                  x.size(3) * x.size(1), x.size(1)};
+  const Tensor src = nhwc ? x.permute({0, 2, 3, 1}).reshape({x.size(0), s.in_features}) : x;
 
   std::ostringstream key;
   key << shape_str(x.shape()) << shape_str(x.strides()) << dtype_name(x.dtype());
@@ -84,10 +90,11 @@ Tensor Int8Linear::forward(const Tensor& x) {
   const std::shared_ptr<Impl::Entry> cached = impl_->entries.get<Impl::Entry>(key.str(), [&] {
     return std::make_shared<Impl::Entry>(dn::guarded(describe(), [&] {
       Impl::Entry n;
-      n.src_md = dn::desc_of(x);
+      n.src_md = dn::desc_of(src);
       n.dst_md = dn::desc_of(y);
       const std::int64_t o = s.out_features;
-      const dnnl::memory::dims wdims = image
+      const bool as_image = image && !nhwc;
+      const dnnl::memory::dims wdims = as_image
                                            ? dnnl::memory::dims{o, x.size(1), x.size(2), x.size(3)}
                                            : dnnl::memory::dims{o, s.in_features};
       const md w_any(wdims, dnnl::memory::data_type::s8, dnnl::memory::format_tag::any);
@@ -100,17 +107,28 @@ Tensor Int8Linear::forward(const Tensor& x) {
       const dnnl::inner_product_forward::primitive_desc pd(d, attr, dn::engine());
       n.prim = dnnl::inner_product_forward(pd);
       n.impl = pd.impl_info_str();
-      // Row-major [out, in] is oihw when the input is an image (PyTorch's flatten order).
+      // Row-major [out, in] is oihw when the input is an image (PyTorch's flatten order); for
+      // the NHWC matrix its columns go to (h, w, c) order.
+      std::vector<std::int8_t> w = s.weight;
+      if (nhwc) {
+        const std::int64_t c = x.size(1), h = x.size(2), wd = x.size(3), k = s.in_features;
+        for (std::int64_t oo = 0; oo < o; ++oo)
+          for (std::int64_t ci = 0; ci < c; ++ci)
+            for (std::int64_t hi = 0; hi < h; ++hi)
+              for (std::int64_t wi = 0; wi < wd; ++wi)
+                w[static_cast<std::size_t>(oo * k + (hi * wd + wi) * c + ci)] =
+                    s.weight[static_cast<std::size_t>(oo * k + (ci * h + hi) * wd + wi)];
+      }
       n.weights = dn::reorder_weights(
           md(wdims, dnnl::memory::data_type::s8,
-             image ? dnnl::memory::format_tag::oihw : dnnl::memory::format_tag::oi),
-          s.weight.data(), pd.weights_desc());
+             as_image ? dnnl::memory::format_tag::oihw : dnnl::memory::format_tag::oi),
+          w.data(), pd.weights_desc());
       n.bias = dn::bias_memory(b_md, impl_->bias_acc);
       return n;
     }));
   });
   Impl::Entry& e = *cached;
-  dn::run_weighted(describe(), e.prim, e.src_md, x, e.weights, e.bias, e.dst_md, y);
+  dn::run_weighted(describe(), e.prim, e.src_md, src, e.weights, e.bias, e.dst_md, y);
   impl_info_ = e.impl;
   return y;
 }

@@ -6,7 +6,8 @@
 // w, exact in int32 and in the float bias up to 2^24), and the output zero point is a linear
 // post-op before the clip (int8_post_ops.h). A 4-D input [N, C, H, W] (a Flatten before the
 // layer, in any layout) is read as flattened in NCHW order, so the NHWC output of an int8
-// convolution needs no reorder.
+// convolution needs no reorder: an NHWC-contiguous one as the [N, H*W*C] matrix it is, with the
+// weights' columns permuted to match once.
 #pragma once
 
 #include <cstdint>

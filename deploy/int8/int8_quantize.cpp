@@ -25,6 +25,18 @@ struct Int8Quantize::Impl {
   dnnl_backend::PrimitiveCache entries{64};  // by input shape and strides
 };
 
+Int8QuantizeStep::Int8QuantizeStep(const Int8Grid& grid) {
+  const double s = grid.scale, z = grid.zero_point;
+  clip = grid.narrower_than_type();
+  // The eltwise clip's bounds and the reorder's scale, as forward() gives them to oneDNN.
+  lo = static_cast<float>((grid.quant_min - z) * s);
+  hi = static_cast<float>((grid.quant_max - z) * s);
+  inv_scale = 1.0f / grid.scale;
+  zp = static_cast<float>(grid.zero_point);
+  type_min = grid.is_uint8() ? 0.0f : -128.0f;
+  type_max = grid.is_uint8() ? 255.0f : 127.0f;
+}
+
 Int8Quantize::Int8Quantize(std::string name, Int8Grid grid)
     : name_(std::move(name)), grid_(grid), impl_(std::make_unique<Impl>()) {}
 

@@ -15,6 +15,27 @@
 
 namespace qgrad::quant {
 
+// Int8Quantize's arithmetic on one value, in the order its oneDNN primitives compute it: the clip
+// for grids narrower than the type (bounds in real units, rounded to float), x * (1 / scale) in
+// float, + zero point, saturation to the type, rounding half to even; the grid value as a float.
+// For layers that quantize their float input themselves (Int8DirectConv2d); tested equal to
+// Int8Quantize value for value (NaN, unspecified there, gives the type's lowest value here).
+struct Int8QuantizeStep {
+  explicit Int8QuantizeStep(const Int8Grid& grid);
+  float operator()(float x) const {
+    if (clip) x = x < lo ? lo : (x > hi ? hi : x);
+    float v = x * inv_scale + zp;
+    // Saturation; a NaN (which oneDNN's reorder leaves unspecified) becomes the type's lowest.
+    v = v >= type_min ? v : type_min;
+    v = v <= type_max ? v : type_max;
+    // Half to even in the default rounding mode, exact for |v| < 2^22, and vectorisable where
+    // std::nearbyint is a library call.
+    return (v + 12582912.0f) - 12582912.0f;
+  }
+  float lo = 0, hi = 0, inv_scale = 1, zp = 0, type_min = 0, type_max = 0;
+  bool clip = false;
+};
+
 class Int8Quantize : public Int8Layer {
  public:
   Int8Quantize(std::string name, Int8Grid grid);

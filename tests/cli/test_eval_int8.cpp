@@ -1,7 +1,8 @@
 // `qgrad eval --int8` on short QAT runs over a small synthetic dataset: the int8 conversion of a
 // torch.ao and a pytorch_quantization lenet5bn agrees with the fake-quantized model (accuracy,
-// top-1 agreement) and the report names the oneDNN implementations; a float checkpoint is a
-// usage error and a recipe int8 cannot express (Horizon) an error naming the layer.
+// top-1 agreement) and the report names the implementations (oneDNN's, qgrad's direct convolution);
+// a float checkpoint is a usage error, a quantizer int8 cannot express (8-bit DoReFa weights) an
+// error naming the layer, and PACT W4A4 and Horizon checkpoints run.
 #include <catch2/catch.hpp>
 
 #include <sstream>
@@ -47,7 +48,8 @@ TEST_CASE(
     CHECK_THAT(out.str(), Catch::Contains("fake-quant  accuracy") &&
                               Catch::Contains("int8        accuracy") &&
                               Catch::Contains("top-1 agreement") &&
-                              Catch::Contains("layer '0' (QuantConv2d): int8 conv 1->6") &&
+                              Catch::Contains("layer '0' (QuantConv2d): int8 direct conv 1->6") &&
+                              Catch::Contains("layer '4' (QuantConv2d): int8 conv 6->16") &&
                               Catch::Contains("layer '13' (QuantLinear): int8 linear 84->10"));
   }
 }

@@ -3,10 +3,10 @@
 // recipe, the unfused FakeQuantize, fuse_bn), pytorch_quantization (int8, and 4-bit grids, which
 // map exactly), LSQ (8-bit, W4A4, LSQ+ with a learned zero point), Horizon, AIMET and PACT
 // (DoReFa weights up to 7 bits) recipes, observed or calibrated on a random batch
-// (test_models.h) and then evaluated on other random inputs. The two differ only where a requantisation lands within float rounding of a tie, so the
-// top-1 agreement and the largest logit difference, in units of the logits' 8-bit step
-// max|logit| / 127, are asserted at bounds a little above what was measured. Unsupported models
-// and quantizers are errors naming the layer.
+// (test_models.h) and then evaluated on other random inputs. The two differ only where a
+// requantisation lands within float rounding of a tie, so the top-1 agreement and the largest logit
+// difference, in units of the logits' 8-bit step max|logit| / 127, are asserted at bounds a little
+// above what was measured. Unsupported models and quantizers are errors naming the layer.
 #include <algorithm>
 #include <catch2/catch.hpp>
 #include <cmath>
@@ -159,6 +159,38 @@ TEST_CASE(
   }
   CHECK(sums == 8);
   CHECK(adds == 1);
+}
+
+TEST_CASE(
+    "int8 convert: lenet5bn's first convolution runs the direct kernel with its input quantization "
+    "and max pool fused, and the logits are oneDNN's bit for bit",
+    "[int8]") {
+  for (const char* recipe : {R"({"family": "torch_ao"})", R"({"family": "nvidia"})",
+                             R"({"family": "lsq", "input": {"learn_zero_point": true}})"}) {
+    INFO(recipe);
+    auto model = qat_model("lenet5bn", recipe);
+    quant::ConvertOptions onednn;
+    onednn.direct_conv = false;
+    quant::Int8Model direct = quant::convert(*model);
+    quant::Int8Model plain = quant::convert(*model, onednn);
+    Generator gen(17);
+    const Tensor x = randn({64, 1, 28, 28}, gen);
+    CHECK(direct.forward(x).to_vector<float>() == plain.forward(x).to_vector<float>());
+    const auto layers = direct.implementations();
+    REQUIRE(layers.size() == plain.implementations().size() - 2);  // no quantize, no pool 1
+    CHECK(layers[0].layer.find("layer '0' (QuantConv2d): int8 direct conv 1->6 k5x5, float32 "
+                               "quantized to") == 0);
+    CHECK(layers[0].layer.find("fused layer '3' (MaxPool2d)") != std::string::npos);
+    CHECK(layers[0].impl.find("qgrad direct conv") == 0);
+    // conv2 (6 -> 16, 150 inputs per output) stays on oneDNN.
+    CHECK(layers[1].layer.find("layer '4' (QuantConv2d): int8 conv 6->16") == 0);
+  }
+  // vggfm's first convolution has 32 output channels: oneDNN's kernels are faster there.
+  auto vgg = qat_model("vggfm", R"({"family": "torch_ao"})");
+  quant::Int8Model v = quant::convert(*vgg);
+  Generator gen(18);
+  v.forward(randn({2, 1, 28, 28}, gen));
+  CHECK(v.implementations()[1].layer.find("int8 conv 1->32") != std::string::npos);
 }
 
 TEST_CASE("int8 convert: what int8 cannot express is an error naming the layer", "[int8]") {

@@ -2,8 +2,10 @@
 // sum (x - zp_in) * w, requantised in double as real / scale_out rounded half to even, ReLU,
 // zero point and clamp to the grid. oneDNN requantises in float32, so an output may differ by
 // one step where the exact value lies within 1e-3 of a rounding tie; everywhere else the int8
-// layers must agree exactly. Also the quantize step against torch.ao's own fake-quant kernel,
-// max pooling, and errors for bad specs and inputs.
+// layers must agree exactly. The direct convolution (few inputs per output, max pool fused) must
+// give oneDNN's convolution and pooling bit for bit. Also the quantize step against torch.ao's own
+// fake-quant kernel, Int8QuantizeStep against Int8Quantize, max pooling, and errors for bad specs
+// and inputs.
 #include <catch2/catch.hpp>
 #include <cmath>
 #include <cstdint>
@@ -14,6 +16,7 @@
 #include "core/factory.h"
 #include "deploy/int8/int8_add.h"
 #include "deploy/int8/int8_conv2d.h"
+#include "deploy/int8/int8_direct_conv2d.h"
 #include "deploy/int8/int8_linear.h"
 #include "deploy/int8/int8_max_pool2d.h"
 #include "deploy/int8/int8_quantize.h"
@@ -256,7 +259,7 @@ TEST_CASE("int8 conv2d: s8 symmetric input to float32 output (pytorch_quantizati
 
 TEST_CASE(
     "int8 linear: input zero point folded into the bias, output zero point and grid "
-    "bounds, 2-D and flattened NHWC input",
+    "bounds, 2-D, NHWC and NCHW image input",
     "[int8]") {
   const std::int64_t n = 3, c = 4, h = 3, w = 2, k = c * h * w, o = 11;
   const Int8Grid in = grid(0.03f, 40, 0, 255);
@@ -289,6 +292,10 @@ TEST_CASE(
     REQUIRE(y.shape() == Shape{n, o});
     compare(ints_of(y), want);
   }
+  SECTION("NCHW image input") {
+    const Tensor y = linear.forward(x.t.contiguous());
+    compare(ints_of(y), want);
+  }
   SECTION("2-D input") {
     const Tensor y = linear.forward(x.t.contiguous().view({n, k}));
     const std::vector<int> got = ints_of(y);
@@ -297,6 +304,90 @@ TEST_CASE(
     CHECK(distinct.count(127) == 1);  // the reduce_range bound, not uint8's 255
     CHECK(distinct.size() > 10);
   }
+}
+
+TEST_CASE(
+    "int8 direct conv2d: the grid values of oneDNN's int8 convolution and max pooling, bit for "
+    "bit",
+    "[int8]") {
+  struct Case {
+    std::int64_t c, o, k, pad, h, w, pool;
+  };
+  // One block of output channels and two (11 > 8); rows of 16 columns or more (vectors, with
+  // 8- and 16-lane tails) and narrower (one output at a time); pools of 2 (in registers) and 3.
+  const Case k = GENERATE(Case{1, 6, 5, 0, 28, 28, 2}, Case{1, 6, 5, 0, 28, 28, 1},
+                          Case{2, 11, 3, 1, 9, 21, 2}, Case{3, 4, 3, 1, 9, 30, 1},
+                          Case{1, 8, 3, 0, 10, 12, 2}, Case{1, 5, 5, 2, 13, 13, 3});
+  const bool u8_in = GENERATE(true, false);
+  const bool relu = GENERATE(true, false);
+  INFO("c " << k.c << " o " << k.o << " k " << k.k << " pad " << k.pad << " " << k.h << "x" << k.w
+            << " pool " << k.pool << (u8_in ? " u8" : " s8") << " input, relu " << relu);
+  const Int8Grid in = u8_in ? grid(0.05f, 61, 0, 255) : grid(0.04f, -5, -128, 127);
+  const Int8Grid out = relu ? grid(0.02f, 9, 0, 127) : grid(0.03f, 0, -128, 127);
+  const Activation x = random_activation(3, k.c, k.h, k.w, in, 11);
+  quant::Int8Conv2dSpec s;
+  s.name = "layer '0' (QuantConv2d)";
+  s.in_channels = k.c;
+  s.out_channels = k.o;
+  s.kernel = {k.k, k.k};
+  s.padding = {k.pad, k.pad};
+  s.weight = random_weights(static_cast<std::size_t>(k.o * k.c * k.k * k.k), 12);
+  for (std::int64_t i = 0; i < k.o; ++i) {
+    s.weight_scale.push_back((i % 3 == 1 ? -1.0 : 1.0) * 3e-4 * double(i + 2));  // BN gamma < 0
+    s.bias.push_back(0.04 * double(i) - 0.1);
+  }
+  s.input = in;
+  s.output = out;
+  s.relu = relu;
+  REQUIRE(quant::Int8DirectConv2d::supports(s));
+  std::optional<quant::Int8MaxPool2dSpec> pool;
+  if (k.pool > 1) {
+    quant::Int8MaxPool2dSpec p;
+    p.name = "layer '3' (MaxPool2d)";
+    p.kernel = p.stride = {k.pool, k.pool};
+    pool = p;
+  }
+  quant::Int8DirectConv2d direct(s, pool);
+  const Tensor got = direct.forward(x.t);
+  quant::Int8Conv2d conv(s);
+  Tensor want = conv.forward(x.t);
+  if (pool) want = quant::Int8MaxPool2d(*pool).forward(want);
+  REQUIRE(got.shape() == want.shape());
+  REQUIRE(got.dtype() == want.dtype());
+  CHECK(got.strides() == want.strides());  // NHWC, as every int8 layer writes
+  const std::vector<int> a = ints_of(got), b = ints_of(want);
+  std::size_t differ = 0;
+  for (std::size_t i = 0; i < a.size(); ++i) differ += a[i] != b[i];
+  CHECK(differ == 0);
+  const std::set<int> distinct(a.begin(), a.end());
+  CHECK(distinct.size() > 20);  // the outputs cover the grid, not a few saturated values
+  CHECK(direct.impl_info().find("qgrad direct conv") == 0);
+
+  // The model's first layer: float32 in, quantized in the same pass as Int8Quantize would.
+  Generator gen(13);
+  const Tensor xf = randn({3, k.c, k.h, k.w}, gen) * 2.0;
+  quant::Int8DirectConv2d entry(s, pool, /*quantize_input=*/true);
+  const Tensor from_float = entry.forward(xf);
+  const Tensor two_steps = direct.forward(quant::Int8Quantize("input", in).forward(xf));
+  CHECK(ints_of(from_float) == ints_of(two_steps));
+}
+
+TEST_CASE("int8 quantize step: Int8Quantize's arithmetic value for value, near ties included",
+          "[int8]") {
+  const Int8Grid g = GENERATE(grid(0.0213f, 61, 0, 127), grid(0.05f, 0, 0, 255),
+                              grid(0.017f, -3, -128, 127), grid(0.3f, 128, 0, 255));
+  INFO(g.str());
+  Generator gen(5);
+  std::vector<float> xs = (randn({20000}, gen) * 3.0).to_vector<float>();
+  // Values a hair either side of every half step: rounding and the zero point's float add decide.
+  for (int k = -300; k <= 300; ++k)
+    for (float d : {-1e-6f, -3e-7f, 0.0f, 3e-7f, 1e-6f}) xs.push_back((k + 0.5f + d) * g.scale);
+  const Tensor x = from_vector<float>(xs).reshape({1, 1, 1, static_cast<std::int64_t>(xs.size())});
+  const std::vector<int> want = ints_of(quant::Int8Quantize("input", g).forward(x));
+  const quant::Int8QuantizeStep step(g);
+  std::size_t differ = 0;
+  for (std::size_t i = 0; i < xs.size(); ++i) differ += static_cast<int>(step(xs[i])) != want[i];
+  CHECK(differ == 0);
 }
 
 TEST_CASE(
@@ -414,6 +505,39 @@ TEST_CASE("int8 layers: bad specs and inputs are errors naming the layer", "[int
                     Catch::Contains("input must be [N, 2, H, W], got [1, 3, 5, 5]"));
   CHECK_THROWS_WITH(conv.forward(zeros({1, 2, 2, 2}, TensorOptions().dtype(DType::UInt8))),
                     Catch::Contains("smaller than the kernel"));
+
+  // The direct kernel's limits.
+  s.weight_scale = {1, 1, 1};
+  s.output = grid(0.1f, 0, 0, 255);
+  CHECK(quant::Int8DirectConv2d::supports(s));
+  quant::Int8Conv2dSpec strided = s;
+  strided.stride = {2, 2};
+  CHECK_FALSE(quant::Int8DirectConv2d::supports(strided));
+  CHECK_THROWS_WITH(quant::Int8DirectConv2d(strided, std::nullopt),
+                    Catch::Contains("layer '4' (QuantConv2d)") && Catch::Contains("stride 1"));
+  quant::Int8Conv2dSpec wide = s;
+  wide.in_channels = 8;  // 8 * 3 * 3 = 72 inputs per output
+  wide.weight = random_weights(3 * 72, 1);
+  CHECK_FALSE(quant::Int8DirectConv2d::supports(wide));
+  quant::Int8MaxPool2dSpec padded;
+  padded.name = "layer '5' (MaxPool2d)";
+  padded.padding = {1, 1};
+  CHECK_THROWS_WITH(quant::Int8DirectConv2d(s, padded),
+                    Catch::Contains("layer '5' (MaxPool2d)") && Catch::Contains("fused"));
+  quant::Int8DirectConv2d direct(s, std::nullopt);
+  CHECK_THROWS_WITH(direct.forward(zeros({1, 2, 5, 5}, TensorOptions().dtype(DType::Int8))),
+                    Catch::Contains("layer '4' (QuantConv2d): input must be uint8"));
+  CHECK_THROWS_WITH(direct.forward(zeros({1, 2, 2, 5}, TensorOptions().dtype(DType::UInt8))),
+                    Catch::Contains("smaller than the kernel"));
+  quant::Int8MaxPool2dSpec pool3;
+  pool3.name = "layer '5' (MaxPool2d)";
+  pool3.kernel = pool3.stride = {3, 3};
+  CHECK_THROWS_WITH(quant::Int8DirectConv2d(s, pool3).forward(
+                        zeros({1, 2, 4, 4}, TensorOptions().dtype(DType::UInt8))),
+                    Catch::Contains("smaller than the fused pool"));
+  CHECK_THROWS_WITH(quant::Int8DirectConv2d(s, std::nullopt, true)
+                        .forward(zeros({1, 2, 5, 5}, TensorOptions().dtype(DType::UInt8))),
+                    Catch::Contains("input must be float32"));
 
   quant::Int8LinearSpec l;
   l.name = "layer '9' (QuantLinear)";
