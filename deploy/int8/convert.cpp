@@ -362,8 +362,9 @@ class Converter {
           }
         }
       }
-      model_.append(
-          std::make_unique<Int8DirectConv2d>(std::move(s), std::move(pool), quantize_input));
+      Int8DirectConv2dOptions o;
+      o.quantize_input = quantize_input;
+      model_.append(std::make_unique<Int8DirectConv2d>(std::move(s), std::move(pool), o));
     } else {
       model_.append(std::make_unique<Int8Conv2d>(std::move(s)));
     }

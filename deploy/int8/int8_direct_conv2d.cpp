@@ -8,6 +8,7 @@
 #include <cmath>
 #include <cstring>
 #include <sstream>
+#include <type_traits>
 
 #include "core/error.h"
 #include "core/shape.h"
@@ -123,6 +124,14 @@ struct Work {
   const Requant* rq;
   std::int64_t channels, ph, pw, kh, kw, out_w, out_h;
   std::uint8_t* out;
+  // The integer kernel's operands (integer_dot): the input as unsigned bytes u = q - type_min,
+  // padded with the zero point's byte ([c][ph][byte_pw], byte_pw = pw + 64 so a 64-byte load at
+  // any column stays inside); the weights in groups of four taps along kw packed into int32
+  // ([oc][c][kh][groups], zero beyond kw); per channel, zero point byte times the weight sum.
+  const std::uint8_t* bytes = nullptr;
+  std::int64_t byte_pw = 0, groups = 0;
+  const std::int32_t* quads = nullptr;
+  const float* correction = nullptr;
 };
 
 // Output channels [oc0, oc0 + NB), pooled row i (conv rows i * P .. i * P + P - 1), conv columns
@@ -168,6 +177,105 @@ void conv_row(const Work& w, std::int64_t oc0, std::int64_t i) {
     conv_chunk<F8, NB, P>(w, oc0, i, used - kLanes / 2);
 }
 
+#if defined(__AVX512VNNI__) && defined(__AVX512VBMI__) && defined(__AVX512VL__)
+#define QGRAD_DIRECT_CONV_DOT 1
+// GCC 12 reports the _mm512_undefined_*() placeholders inside its own AVX-512 intrinsics as
+// uninitialized once they are inlined (GCC bug 105593, fixed in 13); nothing here reads them.
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wuninitialized"
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#endif
+// The integer kernel's registers: 16 (zmm) or 8 (ymm) int32 lanes, one output column each. Lane i
+// of quads() holds the input bytes of columns s + i .. s + i + 3 (VBMI's byte permute of one
+// unaligned load), dot() adds their products with four weight bytes (VNNI's vpdpbusd: u8 times
+// s8, summed in int32 without saturation).
+struct Zmm {
+  using I = __m512i;
+  using F = F16;
+  static I zero() { return _mm512_setzero_si512(); }
+  static I window_index() {
+    alignas(64) std::uint8_t idx[64];
+    for (int b = 0; b < 64; ++b) idx[b] = static_cast<std::uint8_t>(b / 4 + b % 4);
+    return _mm512_load_si512(idx);
+  }
+  static I quads(const std::uint8_t* p, I idx) {
+    return _mm512_permutexvar_epi8(idx, _mm512_loadu_si512(p));
+  }
+  static I dot(I acc, I q, std::int32_t w) {
+    return _mm512_dpbusd_epi32(acc, q, _mm512_set1_epi32(w));
+  }
+  static F to_float(I v) { return (F)_mm512_cvtepi32_ps(v); }
+};
+struct Ymm {
+  using I = __m256i;
+  using F = F8;
+  static I zero() { return _mm256_setzero_si256(); }
+  static I window_index() {
+    alignas(32) std::uint8_t idx[32];
+    for (int b = 0; b < 32; ++b) idx[b] = static_cast<std::uint8_t>(b / 4 + b % 4);
+    return _mm256_load_si256(reinterpret_cast<const __m256i*>(idx));
+  }
+  static I quads(const std::uint8_t* p, I idx) {
+    return _mm256_permutexvar_epi8(idx, _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p)));
+  }
+  static I dot(I acc, I q, std::int32_t w) {
+    return _mm256_dpbusd_epi32(acc, q, _mm256_set1_epi32(w));
+  }
+  static F to_float(I v) { return (F)_mm256_cvtepi32_ps(v); }
+};
+
+// conv_chunk's work with integer dot products: four taps per instruction instead of one. The
+// int32 sums minus the zero point's correction are the same integers as the float kernel's, and
+// the pooling, requantisation and store are the same code.
+template <typename R, int NB, int P>
+void dot_chunk(const Work& w, std::int64_t oc0, std::int64_t i, std::int64_t s) {
+  constexpr int lanes = sizeof(typename R::F) / sizeof(float);
+  const typename R::I idx = R::window_index();
+  const std::int64_t per_channel = w.channels * w.kh * w.groups;
+  typename R::I a[P][NB];
+  for (int r = 0; r < P; ++r)
+    for (int j = 0; j < NB; ++j) a[r][j] = R::zero();
+  for (std::int64_t c = 0; c < w.channels; ++c)
+    for (std::int64_t ky = 0; ky < w.kh; ++ky) {
+      const std::int32_t* wq = w.quads + (oc0 * w.channels + c) * w.kh * w.groups + ky * w.groups;
+      for (std::int64_t t = 0; t < w.groups; ++t)
+        for (int r = 0; r < P; ++r) {
+          const typename R::I q =
+              R::quads(w.bytes + (c * w.ph + i * P + r + ky) * w.byte_pw + s + 4 * t, idx);
+          for (int j = 0; j < NB; ++j) a[r][j] = R::dot(a[r][j], q, wq[j * per_channel + t]);
+        }
+    }
+  for (int j = 0; j < NB; ++j) {
+    const Requant& q = w.rq[oc0 + j];
+    const float corr = w.correction[oc0 + j];
+    typename R::F m = R::to_float(a[0][j]) - corr;
+    if constexpr (P == 2) {
+      m = extreme(m, R::to_float(a[1][j]) - corr, q.increasing);
+      m = pair_extreme(m, q.increasing);
+    }
+    store_bytes(requantize(m, q), w.out + (j * w.out_h + i) * w.out_w + s / P, lanes / P);
+  }
+}
+
+template <int NB, int P>
+void dot_row(const Work& w, std::int64_t oc0, std::int64_t i) {
+  const std::int64_t used = w.out_w * P;
+  std::int64_t s = 0;
+  for (; s + kLanes <= used; s += kLanes) dot_chunk<Zmm, NB, P>(w, oc0, i, s);
+  const std::int64_t rest = used - s;
+  if (rest > kLanes / 2)
+    dot_chunk<Zmm, NB, P>(w, oc0, i, used - kLanes);
+  else if (rest > 0)
+    dot_chunk<Ymm, NB, P>(w, oc0, i, used - kLanes / 2);
+}
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC diagnostic pop
+#endif
+#else
+#define QGRAD_DIRECT_CONV_DOT 0
+#endif
+
 // The same one output at a time, for narrow rows and any pool size.
 void conv_row_scalar(const Work& w, std::int64_t oc0, int nb, std::int64_t i, std::int64_t pool) {
   const std::int64_t taps = w.channels * w.kh * w.kw;
@@ -197,6 +305,12 @@ template <int P>
 constexpr RowKernel kRowKernels[kBlock] = {&conv_row<1, P>, &conv_row<2, P>, &conv_row<3, P>,
                                            &conv_row<4, P>, &conv_row<5, P>, &conv_row<6, P>,
                                            &conv_row<7, P>, &conv_row<8, P>};
+#if QGRAD_DIRECT_CONV_DOT
+template <int P>
+constexpr RowKernel kDotRowKernels[kBlock] = {&dot_row<1, P>, &dot_row<2, P>, &dot_row<3, P>,
+                                              &dot_row<4, P>, &dot_row<5, P>, &dot_row<6, P>,
+                                              &dot_row<7, P>, &dot_row<8, P>};
+#endif
 
 struct Geometry {
   std::int64_t n, c, h, w, oc, kh, kw, pad_h, pad_w, ph, pw, oh, ow, pool, out_h, out_w;
@@ -212,36 +326,101 @@ struct InputValue {
   float operator()(float v) const { return step(v) - zp; }
 };
 
+// The integer kernel's packed weights and corrections (see Work).
+struct DotOperands {
+  std::int64_t groups = 0;
+  std::vector<std::int32_t> quads;
+  std::vector<float> correction;
+  std::uint8_t zero_byte = 0;  // the input zero point as an unsigned byte: the padding's value
+};
+
 template <typename TI>
 void run_images(const Geometry& g, const Tensor& x, const InputValue& value,
-                const std::vector<float>& weight, const std::vector<Requant>& rq, const Tensor& y,
-                std::int64_t n0, std::int64_t n1) {
-  std::vector<float> plane(static_cast<std::size_t>(g.c * g.ph * g.pw), 0.0f);
-  std::vector<std::uint8_t> pooled(static_cast<std::size_t>(kBlock * g.out_h * g.out_w));
-  const Work w{plane.data(), weight.data(), rq.data(), g.c,     g.ph,         g.pw,
-               g.kh,         g.kw,          g.out_w,   g.out_h, pooled.data()};
+                const std::vector<float>& weight, const std::vector<Requant>& rq,
+                const DotOperands* dot, float type_min, const Tensor& y, std::int64_t n0,
+                std::int64_t n1) {
   const bool vectors = g.out_w * g.pool >= kLanes && g.pool <= 2;
+  const bool integer = dot != nullptr && vectors;
+  std::vector<float> plane(integer ? 0 : static_cast<std::size_t>(g.c * g.ph * g.pw), 0.0f);
+  const std::int64_t byte_pw = g.pw + 64;
+  std::vector<std::uint8_t> bytes(integer ? static_cast<std::size_t>(g.c * g.ph * byte_pw) : 0,
+                                  integer ? dot->zero_byte : 0);
+  std::vector<std::uint8_t> pooled(static_cast<std::size_t>(kBlock * g.out_h * g.out_w));
+  Work w{plane.data(), weight.data(), rq.data(), g.c,     g.ph,         g.pw,
+         g.kh,         g.kw,          g.out_w,   g.out_h, pooled.data()};
+  if (integer) {
+    w.bytes = bytes.data();
+    w.byte_pw = byte_pw;
+    w.groups = dot->groups;
+    w.quads = dot->quads.data();
+    w.correction = dot->correction.data();
+  }
   const auto* px = static_cast<const TI*>(x.raw_data());
   auto* py = static_cast<std::uint8_t*>(y.raw_data());  // uint8 or int8: bytes either way
   const Shape& xs = x.strides();
   const Shape& ys = y.strides();
   for (std::int64_t b = n0; b < n1; ++b) {
-    // The input without its zero point; the padding stays 0 (a real zero).
+    // The input without its zero point, the padding 0 (a real zero); for the integer kernel,
+    // as unsigned bytes with the zero point's byte in the padding. The converter is a local
+    // copy and the rows restrict pointers: stores could otherwise alias it, which keeps these
+    // loops from vectorising.
+    const InputValue v = value;
+    const float shift = v.zp - type_min;  // v() subtracts zp; the bytes count from the type's min
     for (std::int64_t c = 0; c < g.c; ++c)
       for (std::int64_t i = 0; i < g.h; ++i) {
-        float* row = plane.data() + (c * g.ph + i + g.pad_h) * g.pw + g.pad_w;
-        const TI* in = px + b * xs[0] + c * xs[1] + i * xs[2];
-        if (xs[3] == 1) {
-          for (std::int64_t j = 0; j < g.w; ++j) row[j] = value(in[j]);
+        const TI* __restrict__ in = px + b * xs[0] + c * xs[1] + i * xs[2];
+        const std::int64_t sx = xs[3], width = g.w;
+        if (integer) {
+          std::uint8_t* __restrict__ row =
+              bytes.data() + (c * g.ph + i + g.pad_h) * byte_pw + g.pad_w;
+          if constexpr (std::is_same_v<TI, float>) {
+            if (sx == 1 && width >= kLanes) {
+              // 16 columns per vector, the last vector moved back to end at the row's end.
+              for (std::int64_t j0 = 0; j0 < width; j0 += kLanes) {
+                const std::int64_t j = std::min(j0, width - kLanes);
+                F16 f;
+                std::memcpy(&f, in + j, sizeof f);
+                store_bytes(v.step(f) - type_min, row + j, kLanes);
+              }
+              continue;
+            }
+          }
+          if (sx == 1) {
+            for (std::int64_t j = 0; j < width; ++j)
+              row[j] = static_cast<std::uint8_t>(static_cast<std::int32_t>(v(in[j]) + shift));
+          } else {
+            for (std::int64_t j = 0; j < width; ++j)
+              row[j] = static_cast<std::uint8_t>(static_cast<std::int32_t>(v(in[j * sx]) + shift));
+          }
         } else {
-          for (std::int64_t j = 0; j < g.w; ++j) row[j] = value(in[j * xs[3]]);
+          float* __restrict__ row = plane.data() + (c * g.ph + i + g.pad_h) * g.pw + g.pad_w;
+          if constexpr (std::is_same_v<TI, float>) {
+            if (sx == 1 && width >= kLanes) {
+              for (std::int64_t j0 = 0; j0 < width; j0 += kLanes) {
+                const std::int64_t j = std::min(j0, width - kLanes);
+                F16 f;
+                std::memcpy(&f, in + j, sizeof f);
+                const F16 q = v.step(f) - v.zp;
+                std::memcpy(row + j, &q, sizeof q);
+              }
+              continue;
+            }
+          }
+          if (sx == 1) {
+            for (std::int64_t j = 0; j < width; ++j) row[j] = v(in[j]);
+          } else {
+            for (std::int64_t j = 0; j < width; ++j) row[j] = v(in[j * sx]);
+          }
         }
       }
     for (std::int64_t oc0 = 0; oc0 < g.oc; oc0 += kBlock) {
       const int nb = static_cast<int>(std::min<std::int64_t>(kBlock, g.oc - oc0));
       for (std::int64_t i = 0; i < g.out_h; ++i) {
-        if (!vectors)
-          conv_row_scalar(w, oc0, nb, i, g.pool);
+        if (!vectors) conv_row_scalar(w, oc0, nb, i, g.pool);
+#if QGRAD_DIRECT_CONV_DOT
+        else if (integer)
+          (g.pool == 2 ? kDotRowKernels<2> : kDotRowKernels<1>)[nb - 1](w, oc0, i);
+#endif
         else if (g.pool == 2)
           kRowKernels<2>[nb - 1](w, oc0, i);
         else
@@ -281,9 +460,13 @@ bool Int8DirectConv2d::supports_pool(const Int8MaxPool2dSpec& p) {
          p.dilation == std::array<std::int64_t, 2>{1, 1} && !p.ceil_mode;
 }
 
+bool Int8DirectConv2d::has_integer_kernel() {
+  return QGRAD_DIRECT_CONV_DOT != 0;
+}
+
 Int8DirectConv2d::Int8DirectConv2d(Int8Conv2dSpec spec, std::optional<Int8MaxPool2dSpec> pool,
-                                   bool quantize_input)
-    : spec_(std::move(spec)), pool_(std::move(pool)), quantize_input_(quantize_input) {
+                                   Int8DirectConv2dOptions options)
+    : spec_(std::move(spec)), pool_(std::move(pool)), options_(options) {
   check_int8_conv_spec(spec_);
   QGRAD_CHECK(supports(spec_), ValueError, "int8 direct conv2d: ", spec_.name,
               ": needs groups 1, stride 1, dilation 1, an int8 output, no residual and at most ",
@@ -294,11 +477,31 @@ Int8DirectConv2d::Int8DirectConv2d(Int8Conv2dSpec spec, std::optional<Int8MaxPoo
               ": only a max pool with kernel = stride, no padding or dilation and floor mode can "
               "be fused");
   weight_.assign(spec_.weight.begin(), spec_.weight.end());
+  integer_ = options_.integer_kernel && has_integer_kernel();
+  const std::int64_t o = spec_.out_channels, c = spec_.in_channels, kh = spec_.kernel[0],
+                     kw = spec_.kernel[1];
+  groups_ = (kw + 3) / 4;
+  quads_.assign(static_cast<std::size_t>(o * c * kh * groups_), 0);
+  weight_sum_.assign(static_cast<std::size_t>(o), 0);
+  for (std::int64_t j = 0; j < o; ++j)
+    for (std::int64_t ci = 0; ci < c; ++ci)
+      for (std::int64_t y = 0; y < kh; ++y)
+        for (std::int64_t x = 0; x < kw; ++x) {
+          const std::int8_t v =
+              spec_.weight[static_cast<std::size_t>(((j * c + ci) * kh + y) * kw + x)];
+          weight_sum_[static_cast<std::size_t>(j)] += v;
+          // Byte x % 4 of group x / 4, little-endian: vpdpbusd's order within a dword.
+          auto& q = quads_[static_cast<std::size_t>(((j * c + ci) * kh + y) * groups_ + x / 4)];
+          q = static_cast<std::int32_t>(
+              static_cast<std::uint32_t>(q) |
+              (static_cast<std::uint32_t>(static_cast<std::uint8_t>(v)) << (8 * (x % 4))));
+        }
   Int8ConvRequant r = int8_conv_requant(spec_);
   out_scale_ = std::move(r.out_scale);
   bias_acc_ = std::move(r.bias_acc);
   impl_info_ = std::string("qgrad direct conv, ") + std::to_string(kLanes) + " columns per vector" +
-               (quantize_input_ ? ", input quantized in the pass" : "") +
+               (integer_ ? ", int8 dot products (VNNI)" : ", float32 multiply-adds") +
+               (options_.quantize_input ? ", input quantized in the pass" : "") +
                (pool_ ? ", fused max pool" : "");
 }
 
@@ -307,8 +510,8 @@ std::string Int8DirectConv2d::describe() const {
   std::ostringstream os;
   os << s.name << ": int8 direct conv " << s.in_channels << "->" << s.out_channels << " k"
      << s.kernel[0] << "x" << s.kernel[1] << ", "
-     << (quantize_input_ ? "float32 quantized to " : "") << dtype_name(s.input.dtype()) << " -> "
-     << dtype_name(s.output->dtype()) << (s.relu ? ", fused ReLU" : "");
+     << (options_.quantize_input ? "float32 quantized to " : "") << dtype_name(s.input.dtype())
+     << " -> " << dtype_name(s.output->dtype()) << (s.relu ? ", fused ReLU" : "");
   if (pool_)
     os << ", fused " << pool_->name << ": max pool k" << pool_->kernel[0] << "x"
        << pool_->kernel[1];
@@ -320,10 +523,10 @@ Tensor Int8DirectConv2d::forward(const Tensor& x) {
   QGRAD_CHECK(x.dim() == 4 && x.size(1) == s.in_channels, ShapeError,
               "int8 direct conv2d: ", s.name, ": input must be [N, ", s.in_channels,
               ", H, W], got ", shape_str(x.shape()));
-  const DType in_dtype = quantize_input_ ? DType::Float32 : s.input.dtype();
+  const DType in_dtype = options_.quantize_input ? DType::Float32 : s.input.dtype();
   QGRAD_CHECK(x.dtype() == in_dtype, DTypeError, "int8 direct conv2d: ", s.name, ": input must be ",
               dtype_name(in_dtype), " (its grid: ", s.input.str(),
-              quantize_input_ ? ", quantized here" : "", "), got ", dtype_name(x.dtype()));
+              options_.quantize_input ? ", quantized here" : "", "), got ", dtype_name(x.dtype()));
   Geometry g{};
   g.n = x.size(0);
   g.c = s.in_channels;
@@ -367,13 +570,23 @@ Tensor Int8DirectConv2d::forward(const Tensor& x) {
   }
   Tensor y = int8_dnnl::new_activation({g.n, g.oc, g.out_h, g.out_w}, out.dtype());
   const InputValue value{Int8QuantizeStep(s.input), static_cast<float>(s.input.zero_point)};
+  const float type_min = s.input.is_uint8() ? 0.0f : -128.0f;
+  DotOperands dot;
+  if (integer_) {
+    dot.groups = groups_;
+    dot.quads = quads_;
+    dot.zero_byte = static_cast<std::uint8_t>(s.input.zero_point - static_cast<int>(type_min));
+    for (std::int64_t sum : weight_sum_)
+      dot.correction.push_back(static_cast<float>(dot.zero_byte * sum));  // |.| < 2^24: exact
+  }
+  const DotOperands* d = integer_ ? &dot : nullptr;
   parallel_for(g.n, 2, [&](std::int64_t n0, std::int64_t n1) {
-    if (quantize_input_)
-      run_images<float>(g, x, value, weight_, rq, y, n0, n1);
+    if (options_.quantize_input)
+      run_images<float>(g, x, value, weight_, rq, d, type_min, y, n0, n1);
     else if (s.input.is_uint8())
-      run_images<std::uint8_t>(g, x, value, weight_, rq, y, n0, n1);
+      run_images<std::uint8_t>(g, x, value, weight_, rq, d, type_min, y, n0, n1);
     else
-      run_images<std::int8_t>(g, x, value, weight_, rq, y, n0, n1);
+      run_images<std::int8_t>(g, x, value, weight_, rq, d, type_min, y, n0, n1);
   });
   return y;
 }

@@ -6,10 +6,12 @@
 //
 // The integer sums are exact in float32: each product (x - zp_in) * w and each partial sum is an
 // integer of magnitude at most in * kh * kw * 255 * 128 < 2^24 (supports() bounds the count), so
-// float arithmetic gives the int32 accumulator whatever the order. Requantisation follows the
-// arithmetic of oneDNN's int8 convolution in Int8Conv2d, step by step in float32:
-// v = (acc + bias_acc[c]) * out_scale[c], the clip (fused ReLU, grid bounds) relative to the
-// output zero point, + zero point, rounding half to even, saturation to the type. The result is
+// float arithmetic gives the int32 accumulator whatever the order. Where the CPU has AVX-512
+// VNNI and VBMI the sums are int8 dot products instead (vpdpbusd, four taps per instruction, the
+// input bytes of four neighbouring columns gathered by a byte permute): the same integers.
+// Requantisation follows the arithmetic of oneDNN's int8 convolution in Int8Conv2d, step by step in
+// float32: v = (acc + bias_acc[c]) * out_scale[c], the clip (fused ReLU, grid bounds) relative to
+// the output zero point, + zero point, rounding half to even, saturation to the type. The result is
 // the same grid values as Int8Conv2d's (tested bit for bit).
 //
 // With a pool (MaxPool2d with kernel = stride = k, no padding, no dilation, floor mode), each k x k
@@ -29,6 +31,16 @@
 
 namespace qgrad::quant {
 
+struct Int8DirectConv2dOptions {
+  // The layer takes the float32 input and quantizes it to spec.input itself (Int8QuantizeStep:
+  // Int8Quantize's arithmetic), so the model's entry needs no separate pass.
+  bool quantize_input = false;
+  // Where the build target has AVX-512 VNNI and VBMI (has_integer_kernel()), sum with int8 dot
+  // products, four taps per instruction; false (or without them): float32 multiply-adds. Both
+  // give the same integers.
+  bool integer_kernel = true;
+};
+
 class Int8DirectConv2d : public Int8Layer {
  public:
   // True when `spec` can run here: groups 1, stride 1, dilation 1, an int8 output grid, no
@@ -44,22 +56,27 @@ class Int8DirectConv2d : public Int8Layer {
   static bool supports_pool(const Int8MaxPool2dSpec& pool);
   static constexpr std::int64_t kMaxInputsPerOutput = 64;
 
+  // Whether this build has the integer kernel (AVX-512 VNNI and VBMI at compile time).
+  static bool has_integer_kernel();
+
   // ValueError naming spec.name (or pool->name) when supports() / supports_pool() is false or
-  // the spec is inconsistent (as Int8Conv2d checks it). With quantize_input the layer takes the
-  // float32 input and quantizes it to spec.input itself (Int8QuantizeStep: Int8Quantize's
-  // arithmetic), so the model's entry needs no separate pass.
+  // the spec is inconsistent (as Int8Conv2d checks it).
   Int8DirectConv2d(Int8Conv2dSpec spec, std::optional<Int8MaxPool2dSpec> pool,
-                   bool quantize_input = false);
+                   Int8DirectConv2dOptions options = {});
   Tensor forward(const Tensor& x) override;
   std::string describe() const override;
 
  private:
   Int8Conv2dSpec spec_;
   std::optional<Int8MaxPool2dSpec> pool_;
-  bool quantize_input_ = false;
-  std::vector<float> weight_;     // [out, in, kh, kw] as float
-  std::vector<float> out_scale_;  // per output channel, as Int8Conv2d gives them to oneDNN
-  std::vector<float> bias_acc_;   // per output channel, in accumulator units
+  Int8DirectConv2dOptions options_;
+  bool integer_ = false;                  // the integer kernel runs
+  std::int64_t groups_ = 0;               // of four taps along kw
+  std::vector<std::int32_t> quads_;       // [out][in][kh][groups], four s8 taps per int32
+  std::vector<std::int64_t> weight_sum_;  // per output channel
+  std::vector<float> weight_;             // [out, in, kh, kw] as float
+  std::vector<float> out_scale_;          // per output channel, as Int8Conv2d gives them to oneDNN
+  std::vector<float> bias_acc_;           // per output channel, in accumulator units
 };
 
 }  // namespace qgrad::quant

@@ -22,12 +22,17 @@ namespace qgrad::quant {
 // Int8Quantize value for value (NaN, unspecified there, gives the type's lowest value here).
 struct Int8QuantizeStep {
   explicit Int8QuantizeStep(const Int8Grid& grid);
-  float operator()(float x) const {
-    if (clip) x = x < lo ? lo : (x > hi ? hi : x);
-    float v = x * inv_scale + zp;
+  // F: float, or a GCC / Clang vector of floats (the comparisons and selects are lane-wise).
+  template <typename F>
+  F operator()(F x) const {
+    if (clip) {
+      x = x < lo ? F{} + lo : x;
+      x = x > hi ? F{} + hi : x;
+    }
+    F v = x * inv_scale + zp;
     // Saturation; a NaN (which oneDNN's reorder leaves unspecified) becomes the type's lowest.
-    v = v >= type_min ? v : type_min;
-    v = v <= type_max ? v : type_max;
+    v = v >= type_min ? v : F{} + type_min;
+    v = v <= type_max ? v : F{} + type_max;
     // Half to even in the default rounding mode, exact for |v| < 2^22, and vectorisable where
     // std::nearbyint is a library call.
     return (v + 12582912.0f) - 12582912.0f;

@@ -347,7 +347,13 @@ TEST_CASE(
     p.kernel = p.stride = {k.pool, k.pool};
     pool = p;
   }
-  quant::Int8DirectConv2d direct(s, pool);
+  // Both kernels: int8 dot products (where the build has VNNI and VBMI) and float32 FMAs.
+  const bool integer = GENERATE(true, false);
+  INFO("integer kernel " << integer << " (built: " << quant::Int8DirectConv2d::has_integer_kernel()
+                         << ")");
+  quant::Int8DirectConv2dOptions options;
+  options.integer_kernel = integer;
+  quant::Int8DirectConv2d direct(s, pool, options);
   const Tensor got = direct.forward(x.t);
   quant::Int8Conv2d conv(s);
   Tensor want = conv.forward(x.t);
@@ -362,11 +368,15 @@ TEST_CASE(
   const std::set<int> distinct(a.begin(), a.end());
   CHECK(distinct.size() > 20);  // the outputs cover the grid, not a few saturated values
   CHECK(direct.impl_info().find("qgrad direct conv") == 0);
+  CHECK((direct.impl_info().find("VNNI") != std::string::npos) ==
+        (integer && quant::Int8DirectConv2d::has_integer_kernel()));
 
   // The model's first layer: float32 in, quantized in the same pass as Int8Quantize would.
   Generator gen(13);
   const Tensor xf = randn({3, k.c, k.h, k.w}, gen) * 2.0;
-  quant::Int8DirectConv2d entry(s, pool, /*quantize_input=*/true);
+  quant::Int8DirectConv2dOptions entry_options = options;
+  entry_options.quantize_input = true;
+  quant::Int8DirectConv2d entry(s, pool, entry_options);
   const Tensor from_float = entry.forward(xf);
   const Tensor two_steps = direct.forward(quant::Int8Quantize("input", in).forward(xf));
   CHECK(ints_of(from_float) == ints_of(two_steps));
@@ -535,7 +545,9 @@ TEST_CASE("int8 layers: bad specs and inputs are errors naming the layer", "[int
   CHECK_THROWS_WITH(quant::Int8DirectConv2d(s, pool3).forward(
                         zeros({1, 2, 4, 4}, TensorOptions().dtype(DType::UInt8))),
                     Catch::Contains("smaller than the fused pool"));
-  CHECK_THROWS_WITH(quant::Int8DirectConv2d(s, std::nullopt, true)
+  quant::Int8DirectConv2dOptions from_float;
+  from_float.quantize_input = true;
+  CHECK_THROWS_WITH(quant::Int8DirectConv2d(s, std::nullopt, from_float)
                         .forward(zeros({1, 2, 5, 5}, TensorOptions().dtype(DType::UInt8))),
                     Catch::Contains("input must be float32"));
 
