@@ -1,8 +1,7 @@
-// Int8DirectConv2d: output columns in the vector lanes, exact float32 sums, oneDNN's
-// requantisation order, and an optional fused max pool.
+// Int8DirectConv2d: the spec checks, the packed weights, the per-image input plane (quantized
+// here for the model's first layer) and the dispatch to the row kernels
+// (int8_direct_conv2d_kernels.h), then the NHWC store.
 #include "deploy/int8/int8_direct_conv2d.h"
-
-#include <immintrin.h>
 
 #include <algorithm>
 #include <cmath>
@@ -13,6 +12,7 @@
 #include "core/error.h"
 #include "core/shape.h"
 #include "core/strided_loop.h"
+#include "deploy/int8/int8_direct_conv2d_kernels.h"
 #include "deploy/int8/int8_dnnl.h"
 #include "deploy/int8/int8_quantize.h"
 
@@ -20,297 +20,7 @@ namespace qgrad::quant {
 
 namespace {
 
-// Sixteen (and, for row tails, eight) float lanes in GCC / Clang vector extensions: one zmm
-// (ymm) register with AVX-512, smaller halves elsewhere.
-constexpr std::int64_t kLanes = 16;
-using F16 = float __attribute__((vector_size(64)));
-using F8 = float __attribute__((vector_size(32)));
-
-// a + x * w. With a fused multiply-add where the target has one: the sums here are integers
-// below 2^24, exact with or without the intermediate rounding, so this is the same result in half
-// the instructions (the file is built with -ffp-contract=off, which keeps the requantisation's
-// float steps separate, as oneDNN computes them).
-inline F16 mul_add(F16 a, F16 x, float w) {
-#if defined(__AVX512F__)
-  return (F16)_mm512_fmadd_ps((__m512)x, _mm512_set1_ps(w), (__m512)a);
-#else
-  return a + x * w;
-#endif
-}
-inline F8 mul_add(F8 a, F8 x, float w) {
-#if defined(__FMA__)
-  return (F8)_mm256_fmadd_ps((__m256)x, _mm256_set1_ps(w), (__m256)a);
-#else
-  return a + x * w;
-#endif
-}
-
-// Output channels computed together: each input vector loaded once feeds this many accumulators.
-constexpr int kBlock = static_cast<int>(Int8DirectConv2d::kPreferredMaxOutChannels);
-
-// One output channel's requantisation (see the header) in the order oneDNN applies it: the
-// scale, the post-op clip relative to the zero point, the zero point, the type's saturation and
-// rounding half to even. Saturating before rounding is the same as after (integer bounds), and
-// rounding is (t + 1.5 * 2^23) - 1.5 * 2^23, exact half-to-even for |t| < 2^22 in the default
-// rounding mode, so the whole step runs on vectors.
-struct Requant {
-  float bias = 0, scale = 1, lo = 0, hi = 0, zp = 0, type_min = 0, type_max = 0;
-  bool clip = false;
-  bool increasing = true;  // scale > 0: the grid value grows with the accumulator
-};
-
-constexpr float kRoundMagic = 12582912.0f;  // 1.5 * 2^23
-
-template <typename V>
-V requantize(V acc, const Requant& r) {
-  V v = (acc + r.bias) * r.scale;
-  if (r.clip) {
-    v = v < r.lo ? V{} + r.lo : v;
-    v = v > r.hi ? V{} + r.hi : v;
-  }
-  v = v + r.zp;
-  v = v < r.type_min ? V{} + r.type_min : v;
-  v = v > r.type_max ? V{} + r.type_max : v;
-  return (v + kRoundMagic) - kRoundMagic;
-}
-
-// Grid values (exact integers held as floats) to their storage bytes: int32, then the low byte,
-// which is the uint8 value or the int8 value's two's complement.
-using I16 = std::int32_t __attribute__((vector_size(64)));
-using I8 = std::int32_t __attribute__((vector_size(32)));
-using B16 = std::uint8_t __attribute__((vector_size(16)));
-using B8 = std::uint8_t __attribute__((vector_size(8)));
-void store_bytes(F16 v, std::uint8_t* dst, std::size_t count) {
-  const B16 b = __builtin_convertvector(__builtin_convertvector(v, I16), B16);
-  std::memcpy(dst, &b, count);
-}
-void store_bytes(F8 v, std::uint8_t* dst, std::size_t count) {
-  const B8 b = __builtin_convertvector(__builtin_convertvector(v, I8), B8);
-  std::memcpy(dst, &b, count);
-}
-std::uint8_t byte_of(float v) {
-  return static_cast<std::uint8_t>(static_cast<std::int32_t>(v));
-}
-
-// Elementwise max or min of two vectors (or floats): the pooled accumulator of a channel whose
-// requantisation increases (positive scale: the maximum) or decreases (a negative scale from a
-// folded batch norm with gamma < 0: the minimum) with the accumulator. Requantisation is monotone,
-// so pooling the accumulators and requantising once gives the max pool of the requantised values.
-template <typename V>
-V extreme(V a, V b, bool max) {
-  return max ? (a > b ? a : b) : (a < b ? a : b);
-}
-
-// Adjacent pairs (0, 1), (2, 3), ... reduced to their extreme, in the low half of the result.
-F16 pair_extreme(F16 v, bool max) {
-  const F16 even =
-      __builtin_shufflevector(v, v, 0, 2, 4, 6, 8, 10, 12, 14, 0, 2, 4, 6, 8, 10, 12, 14);
-  const F16 odd =
-      __builtin_shufflevector(v, v, 1, 3, 5, 7, 9, 11, 13, 15, 1, 3, 5, 7, 9, 11, 13, 15);
-  return extreme(even, odd, max);
-}
-F8 pair_extreme(F8 v, bool max) {
-  const F8 even = __builtin_shufflevector(v, v, 0, 2, 4, 6, 0, 2, 4, 6);
-  const F8 odd = __builtin_shufflevector(v, v, 1, 3, 5, 7, 1, 3, 5, 7);
-  return extreme(even, odd, max);
-}
-
-// The layer's shapes and buffers for one image: `plane` holds the zero-point-free input,
-// zero-padded ([c][ph][pw]); `weight` is [oc][c][kh][kw]; `out` receives the pooled grid
-// bytes, [j][out_h][out_w] for the channels of the current block.
-struct Work {
-  const float* plane;
-  const float* weight;
-  const Requant* rq;
-  std::int64_t channels, ph, pw, kh, kw, out_w, out_h;
-  std::uint8_t* out;
-  // The integer kernel's operands (integer_dot): the input as unsigned bytes u = q - type_min,
-  // padded with the zero point's byte ([c][ph][byte_pw], byte_pw = pw + 64 so a 64-byte load at
-  // any column stays inside); the weights in groups of four taps along kw packed into int32
-  // ([oc][c][kh][groups], zero beyond kw); per channel, zero point byte times the weight sum.
-  const std::uint8_t* bytes = nullptr;
-  std::int64_t byte_pw = 0, groups = 0;
-  const std::int32_t* quads = nullptr;
-  const float* correction = nullptr;
-};
-
-// Output channels [oc0, oc0 + NB), pooled row i (conv rows i * P .. i * P + P - 1), conv columns
-// [s, s + lanes of V) (s even when P = 2): the accumulators of every window, pooled in registers,
-// requantised, stored as the pooled columns [s / P, (s + lanes) / P).
-template <typename V, int NB, int P>
-void conv_chunk(const Work& w, std::int64_t oc0, std::int64_t i, std::int64_t s) {
-  constexpr int lanes = sizeof(V) / sizeof(float);
-  const std::int64_t taps = w.channels * w.kh * w.kw;
-  V a[P][NB];
-  for (int r = 0; r < P; ++r)
-    for (int j = 0; j < NB; ++j) a[r][j] = V{};
-  for (std::int64_t c = 0; c < w.channels; ++c)
-    for (std::int64_t ky = 0; ky < w.kh; ++ky) {
-      const float* wt = w.weight + (oc0 * w.channels + c) * w.kh * w.kw + ky * w.kw;
-      for (std::int64_t kx = 0; kx < w.kw; ++kx)
-        for (int r = 0; r < P; ++r) {
-          V x;
-          std::memcpy(&x, w.plane + (c * w.ph + i * P + r + ky) * w.pw + s + kx, sizeof x);
-          for (int j = 0; j < NB; ++j) a[r][j] = mul_add(a[r][j], x, wt[j * taps + kx]);
-        }
-    }
-  for (int j = 0; j < NB; ++j) {
-    const Requant& q = w.rq[oc0 + j];
-    V m = a[0][j];
-    if constexpr (P == 2) m = pair_extreme(extreme(m, a[1][j], q.increasing), q.increasing);
-    store_bytes(requantize(m, q), w.out + (j * w.out_h + i) * w.out_w + s / P, lanes / P);
-  }
-}
-
-// One pooled row: 16 conv columns per vector over the columns the pooled output uses, the tail by
-// one 8- or 16-lane vector ending there (it may recompute a few columns, with the same result),
-// so no lane reads past the padded row. Needs at least 16 such columns.
-template <int NB, int P>
-void conv_row(const Work& w, std::int64_t oc0, std::int64_t i) {
-  const std::int64_t used = w.out_w * P;
-  std::int64_t s = 0;
-  for (; s + kLanes <= used; s += kLanes) conv_chunk<F16, NB, P>(w, oc0, i, s);
-  const std::int64_t rest = used - s;
-  if (rest > kLanes / 2)
-    conv_chunk<F16, NB, P>(w, oc0, i, used - kLanes);
-  else if (rest > 0)
-    conv_chunk<F8, NB, P>(w, oc0, i, used - kLanes / 2);
-}
-
-#if defined(__AVX512VNNI__) && defined(__AVX512VBMI__) && defined(__AVX512VL__)
-#define QGRAD_DIRECT_CONV_DOT 1
-// GCC 12 reports the _mm512_undefined_*() placeholders inside its own AVX-512 intrinsics as
-// uninitialized once they are inlined (GCC bug 105593, fixed in 13); nothing here reads them.
-#if defined(__GNUC__) && !defined(__clang__)
-#pragma GCC diagnostic push
-#pragma GCC diagnostic ignored "-Wuninitialized"
-#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
-#endif
-// The integer kernel's registers: 16 (zmm) or 8 (ymm) int32 lanes, one output column each. Lane i
-// of quads() holds the input bytes of columns s + i .. s + i + 3 (VBMI's byte permute of one
-// unaligned load), dot() adds their products with four weight bytes (VNNI's vpdpbusd: u8 times
-// s8, summed in int32 without saturation).
-struct Zmm {
-  using I = __m512i;
-  using F = F16;
-  static I zero() { return _mm512_setzero_si512(); }
-  static I window_index() {
-    alignas(64) std::uint8_t idx[64];
-    for (int b = 0; b < 64; ++b) idx[b] = static_cast<std::uint8_t>(b / 4 + b % 4);
-    return _mm512_load_si512(idx);
-  }
-  static I quads(const std::uint8_t* p, I idx) {
-    return _mm512_permutexvar_epi8(idx, _mm512_loadu_si512(p));
-  }
-  static I dot(I acc, I q, std::int32_t w) {
-    return _mm512_dpbusd_epi32(acc, q, _mm512_set1_epi32(w));
-  }
-  static F to_float(I v) { return (F)_mm512_cvtepi32_ps(v); }
-};
-struct Ymm {
-  using I = __m256i;
-  using F = F8;
-  static I zero() { return _mm256_setzero_si256(); }
-  static I window_index() {
-    alignas(32) std::uint8_t idx[32];
-    for (int b = 0; b < 32; ++b) idx[b] = static_cast<std::uint8_t>(b / 4 + b % 4);
-    return _mm256_load_si256(reinterpret_cast<const __m256i*>(idx));
-  }
-  static I quads(const std::uint8_t* p, I idx) {
-    return _mm256_permutexvar_epi8(idx, _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p)));
-  }
-  static I dot(I acc, I q, std::int32_t w) {
-    return _mm256_dpbusd_epi32(acc, q, _mm256_set1_epi32(w));
-  }
-  static F to_float(I v) { return (F)_mm256_cvtepi32_ps(v); }
-};
-
-// conv_chunk's work with integer dot products: four taps per instruction instead of one. The
-// int32 sums minus the zero point's correction are the same integers as the float kernel's, and
-// the pooling, requantisation and store are the same code.
-template <typename R, int NB, int P>
-void dot_chunk(const Work& w, std::int64_t oc0, std::int64_t i, std::int64_t s) {
-  constexpr int lanes = sizeof(typename R::F) / sizeof(float);
-  const typename R::I idx = R::window_index();
-  const std::int64_t per_channel = w.channels * w.kh * w.groups;
-  typename R::I a[P][NB];
-  for (int r = 0; r < P; ++r)
-    for (int j = 0; j < NB; ++j) a[r][j] = R::zero();
-  for (std::int64_t c = 0; c < w.channels; ++c)
-    for (std::int64_t ky = 0; ky < w.kh; ++ky) {
-      const std::int32_t* wq = w.quads + (oc0 * w.channels + c) * w.kh * w.groups + ky * w.groups;
-      for (std::int64_t t = 0; t < w.groups; ++t)
-        for (int r = 0; r < P; ++r) {
-          const typename R::I q =
-              R::quads(w.bytes + (c * w.ph + i * P + r + ky) * w.byte_pw + s + 4 * t, idx);
-          for (int j = 0; j < NB; ++j) a[r][j] = R::dot(a[r][j], q, wq[j * per_channel + t]);
-        }
-    }
-  for (int j = 0; j < NB; ++j) {
-    const Requant& q = w.rq[oc0 + j];
-    const float corr = w.correction[oc0 + j];
-    typename R::F m = R::to_float(a[0][j]) - corr;
-    if constexpr (P == 2) {
-      m = extreme(m, R::to_float(a[1][j]) - corr, q.increasing);
-      m = pair_extreme(m, q.increasing);
-    }
-    store_bytes(requantize(m, q), w.out + (j * w.out_h + i) * w.out_w + s / P, lanes / P);
-  }
-}
-
-template <int NB, int P>
-void dot_row(const Work& w, std::int64_t oc0, std::int64_t i) {
-  const std::int64_t used = w.out_w * P;
-  std::int64_t s = 0;
-  for (; s + kLanes <= used; s += kLanes) dot_chunk<Zmm, NB, P>(w, oc0, i, s);
-  const std::int64_t rest = used - s;
-  if (rest > kLanes / 2)
-    dot_chunk<Zmm, NB, P>(w, oc0, i, used - kLanes);
-  else if (rest > 0)
-    dot_chunk<Ymm, NB, P>(w, oc0, i, used - kLanes / 2);
-}
-#if defined(__GNUC__) && !defined(__clang__)
-#pragma GCC diagnostic pop
-#endif
-#else
-#define QGRAD_DIRECT_CONV_DOT 0
-#endif
-
-// The same one output at a time, for narrow rows and any pool size.
-void conv_row_scalar(const Work& w, std::int64_t oc0, int nb, std::int64_t i, std::int64_t pool) {
-  const std::int64_t taps = w.channels * w.kh * w.kw;
-  for (int j = 0; j < nb; ++j) {
-    const Requant& q = w.rq[oc0 + j];
-    const float* wt = w.weight + (oc0 + j) * taps;
-    for (std::int64_t k = 0; k < w.out_w; ++k) {
-      float m = 0;
-      for (std::int64_t di = 0; di < pool; ++di)
-        for (std::int64_t dk = 0; dk < pool; ++dk) {
-          const std::int64_t oy = i * pool + di, ox = k * pool + dk;
-          float a = 0;
-          for (std::int64_t c = 0; c < w.channels; ++c)
-            for (std::int64_t ky = 0; ky < w.kh; ++ky)
-              for (std::int64_t kx = 0; kx < w.kw; ++kx)
-                a += w.plane[(c * w.ph + oy + ky) * w.pw + ox + kx] *
-                     wt[(c * w.kh + ky) * w.kw + kx];
-          m = di == 0 && dk == 0 ? a : extreme(m, a, q.increasing);
-        }
-      w.out[(j * w.out_h + i) * w.out_w + k] = byte_of(requantize(m, q));
-    }
-  }
-}
-
-using RowKernel = void (*)(const Work&, std::int64_t, std::int64_t);
-template <int P>
-constexpr RowKernel kRowKernels[kBlock] = {&conv_row<1, P>, &conv_row<2, P>, &conv_row<3, P>,
-                                           &conv_row<4, P>, &conv_row<5, P>, &conv_row<6, P>,
-                                           &conv_row<7, P>, &conv_row<8, P>};
-#if QGRAD_DIRECT_CONV_DOT
-template <int P>
-constexpr RowKernel kDotRowKernels[kBlock] = {&dot_row<1, P>, &dot_row<2, P>, &dot_row<3, P>,
-                                              &dot_row<4, P>, &dot_row<5, P>, &dot_row<6, P>,
-                                              &dot_row<7, P>, &dot_row<8, P>};
-#endif
+using namespace direct_conv;
 
 struct Geometry {
   std::int64_t n, c, h, w, oc, kh, kw, pad_h, pad_w, ph, pw, oh, ow, pool, out_h, out_w;
@@ -325,6 +35,46 @@ struct InputValue {
   float operator()(std::int8_t v) const { return static_cast<float>(v) - zp; }
   float operator()(float v) const { return step(v) - zp; }
 };
+
+// vector(j) on 16 elements at j = 0, 16, ..., the last moved back to end at n (it may redo a few,
+// with the same result); scalar(j) on each element when n < 16.
+template <typename Vector, typename Scalar>
+void for_each_span(std::int64_t n, Vector vector, Scalar scalar) {
+  if (n < kLanes) {
+    for (std::int64_t j = 0; j < n; ++j) scalar(j);
+    return;
+  }
+  for (std::int64_t j0 = 0; j0 < n; j0 += kLanes) vector(std::min(j0, n - kLanes));
+}
+
+// One input row's values without the zero point, in `scratch` (the converter and the row are
+// locals and restrict pointers: stores could otherwise alias them, which keeps the loops from
+// vectorising); a contiguous float32 row is quantized 16 columns per vector.
+template <typename TI>
+const float* input_row(const TI* __restrict__ in, std::int64_t stride, std::int64_t width,
+                       const InputValue& value, float* __restrict__ scratch) {
+  const InputValue v = value;
+  if constexpr (std::is_same_v<TI, float>) {
+    if (stride == 1) {
+      for_each_span(
+          width,
+          [&](std::int64_t j) {
+            F16 f;
+            std::memcpy(&f, in + j, sizeof f);
+            const F16 q = v.step(f) - v.zp;
+            std::memcpy(scratch + j, &q, sizeof q);
+          },
+          [&](std::int64_t j) { scratch[j] = v(in[j]); });
+      return scratch;
+    }
+  }
+  if (stride == 1) {
+    for (std::int64_t j = 0; j < width; ++j) scratch[j] = v(in[j]);
+  } else {
+    for (std::int64_t j = 0; j < width; ++j) scratch[j] = v(in[j * stride]);
+  }
+  return scratch;
+}
 
 // The integer kernel's packed weights and corrections (see Work).
 struct DotOperands {
@@ -346,6 +96,8 @@ void run_images(const Geometry& g, const Tensor& x, const InputValue& value,
   std::vector<std::uint8_t> bytes(integer ? static_cast<std::size_t>(g.c * g.ph * byte_pw) : 0,
                                   integer ? dot->zero_byte : 0);
   std::vector<std::uint8_t> pooled(static_cast<std::size_t>(kBlock * g.out_h * g.out_w));
+  std::vector<float> scratch(static_cast<std::size_t>(g.w));
+  const float shift = value.zp - type_min;  // value() subtracts zp; the bytes count from the min
   Work w{plane.data(), weight.data(), rq.data(), g.c,     g.ph,         g.pw,
          g.kh,         g.kw,          g.out_w,   g.out_h, pooled.data()};
   if (integer) {
@@ -361,70 +113,37 @@ void run_images(const Geometry& g, const Tensor& x, const InputValue& value,
   const Shape& ys = y.strides();
   for (std::int64_t b = n0; b < n1; ++b) {
     // The input without its zero point, the padding 0 (a real zero); for the integer kernel,
-    // as unsigned bytes with the zero point's byte in the padding. The converter is a local
-    // copy and the rows restrict pointers: stores could otherwise alias it, which keeps these
-    // loops from vectorising.
-    const InputValue v = value;
-    const float shift = v.zp - type_min;  // v() subtracts zp; the bytes count from the type's min
+    // as unsigned bytes with the zero point's byte in the padding.
     for (std::int64_t c = 0; c < g.c; ++c)
       for (std::int64_t i = 0; i < g.h; ++i) {
-        const TI* __restrict__ in = px + b * xs[0] + c * xs[1] + i * xs[2];
-        const std::int64_t sx = xs[3], width = g.w;
+        const TI* in = px + b * xs[0] + c * xs[1] + i * xs[2];
+        const float* values = input_row(in, xs[3], g.w, value, scratch.data());
         if (integer) {
-          std::uint8_t* __restrict__ row =
-              bytes.data() + (c * g.ph + i + g.pad_h) * byte_pw + g.pad_w;
-          if constexpr (std::is_same_v<TI, float>) {
-            if (sx == 1 && width >= kLanes) {
-              // 16 columns per vector, the last vector moved back to end at the row's end.
-              for (std::int64_t j0 = 0; j0 < width; j0 += kLanes) {
-                const std::int64_t j = std::min(j0, width - kLanes);
+          std::uint8_t* row = bytes.data() + (c * g.ph + i + g.pad_h) * byte_pw + g.pad_w;
+          for_each_span(
+              g.w,
+              [&](std::int64_t j) {
                 F16 f;
-                std::memcpy(&f, in + j, sizeof f);
-                store_bytes(v.step(f) - type_min, row + j, kLanes);
-              }
-              continue;
-            }
-          }
-          if (sx == 1) {
-            for (std::int64_t j = 0; j < width; ++j)
-              row[j] = static_cast<std::uint8_t>(static_cast<std::int32_t>(v(in[j]) + shift));
-          } else {
-            for (std::int64_t j = 0; j < width; ++j)
-              row[j] = static_cast<std::uint8_t>(static_cast<std::int32_t>(v(in[j * sx]) + shift));
-          }
+                std::memcpy(&f, values + j, sizeof f);
+                store_bytes(f + shift, row + j, kLanes);
+              },
+              [&](std::int64_t j) {
+                row[j] = static_cast<std::uint8_t>(static_cast<std::int32_t>(values[j] + shift));
+              });
         } else {
-          float* __restrict__ row = plane.data() + (c * g.ph + i + g.pad_h) * g.pw + g.pad_w;
-          if constexpr (std::is_same_v<TI, float>) {
-            if (sx == 1 && width >= kLanes) {
-              for (std::int64_t j0 = 0; j0 < width; j0 += kLanes) {
-                const std::int64_t j = std::min(j0, width - kLanes);
-                F16 f;
-                std::memcpy(&f, in + j, sizeof f);
-                const F16 q = v.step(f) - v.zp;
-                std::memcpy(row + j, &q, sizeof q);
-              }
-              continue;
-            }
-          }
-          if (sx == 1) {
-            for (std::int64_t j = 0; j < width; ++j) row[j] = v(in[j]);
-          } else {
-            for (std::int64_t j = 0; j < width; ++j) row[j] = v(in[j * sx]);
-          }
+          std::memcpy(plane.data() + (c * g.ph + i + g.pad_h) * g.pw + g.pad_w, values,
+                      static_cast<std::size_t>(g.w) * sizeof(float));
         }
       }
     for (std::int64_t oc0 = 0; oc0 < g.oc; oc0 += kBlock) {
       const int nb = static_cast<int>(std::min<std::int64_t>(kBlock, g.oc - oc0));
+      const RowKernel row =
+          vectors ? (integer ? dot_row_kernel(nb, g.pool) : float_row_kernel(nb, g.pool)) : nullptr;
       for (std::int64_t i = 0; i < g.out_h; ++i) {
-        if (!vectors) conv_row_scalar(w, oc0, nb, i, g.pool);
-#if QGRAD_DIRECT_CONV_DOT
-        else if (integer)
-          (g.pool == 2 ? kDotRowKernels<2> : kDotRowKernels<1>)[nb - 1](w, oc0, i);
-#endif
-        else if (g.pool == 2)
-          kRowKernels<2>[nb - 1](w, oc0, i);
+        if (!vectors)
+          float_row_scalar(w, oc0, nb, i, g.pool);
         else
-          kRowKernels<1>[nb - 1](w, oc0, i);
+          row(w, oc0, i);
       }
       // The block's channels into the output (NHWC from new_activation: a pixel's channels
       // side by side). Strides in locals: the byte stores could otherwise alias them.
@@ -461,7 +180,7 @@ bool Int8DirectConv2d::supports_pool(const Int8MaxPool2dSpec& p) {
 }
 
 bool Int8DirectConv2d::has_integer_kernel() {
-  return QGRAD_DIRECT_CONV_DOT != 0;
+  return direct_conv::has_dot_kernel();
 }
 
 Int8DirectConv2d::Int8DirectConv2d(Int8Conv2dSpec spec, std::optional<Int8MaxPool2dSpec> pool,

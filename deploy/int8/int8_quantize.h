@@ -15,6 +15,14 @@
 
 namespace qgrad::quant {
 
+// Rounds half to even in the default rounding mode, exact for |v| < 2^22: (v + 1.5 * 2^23) -
+// 1.5 * 2^23. Pure arithmetic, so it vectorises where std::nearbyint is a library call. F: float or
+// a GCC / Clang vector of floats.
+template <typename F>
+F round_half_even_small(F v) {
+  return (v + 12582912.0f) - 12582912.0f;
+}
+
 // Int8Quantize's arithmetic on one value, in the order its oneDNN primitives compute it: the clip
 // for grids narrower than the type (bounds in real units, rounded to float), x * (1 / scale) in
 // float, + zero point, saturation to the type, rounding half to even; the grid value as a float.
@@ -33,9 +41,7 @@ struct Int8QuantizeStep {
     // Saturation; a NaN (which oneDNN's reorder leaves unspecified) becomes the type's lowest.
     v = v >= type_min ? v : F{} + type_min;
     v = v <= type_max ? v : F{} + type_max;
-    // Half to even in the default rounding mode, exact for |v| < 2^22, and vectorisable where
-    // std::nearbyint is a library call.
-    return (v + 12582912.0f) - 12582912.0f;
+    return round_half_even_small(v);
   }
   float lo = 0, hi = 0, inv_scale = 1, zp = 0, type_min = 0, type_max = 0;
   bool clip = false;
