@@ -154,7 +154,11 @@ Tensor fused_moving_avg_obs_fake_quant(const Tensor& x, const Tensor& observer_o
   const bool grad = needs_grad({x});
   const Tensor xc = x.detach().contiguous();
   Tensor y = empty(x.shape(), TensorOptions().dtype(kFloat32));
-  Tensor mask = grad && fake_quant ? empty(x.shape(), TensorOptions().dtype(kUInt8)) : Tensor();
+  // Per tensor the mask is packed bits (the kernel's contract), per channel one byte each.
+  const TensorOptions u8 = TensorOptions().dtype(kUInt8);
+  Tensor mask;
+  if (grad && fake_quant)
+    mask = per_row_fake_quant ? empty(x.shape(), u8) : empty({(x.numel() + 7) / 8}, u8);
   const Shape state_shape = running_min.shape();
   auto write_stats = [&] {
     write_state<float>(running_min, rmin, state_shape);
@@ -173,15 +177,22 @@ Tensor fused_moving_avg_obs_fake_quant(const Tensor& x, const Tensor& observer_o
   }
   if (grad) {
     if (fake_quant) {
-      record("FusedMovingAvgObsFakeQuantBackward", {x}, {&y}, [mask](const TensorList& g) {
+      const bool packed = !per_row_fake_quant;
+      record("FusedMovingAvgObsFakeQuantBackward", {x}, {&y}, [mask, packed](const TensorList& g) {
         static const KernelTable<MaskedGradientKernel>& mg =
             kernel_table<MaskedGradientKernel>("torch_ao.masked_gradient");
+        static const KernelTable<MaskedGradientBitsKernel>& mb =
+            kernel_table<MaskedGradientBitsKernel>("torch_ao.masked_gradient_bits");
         // The mask is applied where the incoming gradient lies when nothing else can see that
         // buffer (the usual case: a fresh gradient from the layer above), so no new buffer is
         // written; otherwise into a new one.
+        const Tensor dy = packed ? g[0].contiguous() : g[0];
         const Tensor dx =
-            sole_owner(g[0]) ? g[0] : empty(g[0].shape(), TensorOptions().dtype(g[0].dtype()));
-        mg(kOp, g[0])(g[0], mask, dx);
+            sole_owner(dy) ? dy : empty(dy.shape(), TensorOptions().dtype(dy.dtype()));
+        if (packed)
+          mb(kOp, dy)(dy, mask, dx);
+        else
+          mg(kOp, dy)(dy, mask, dx);
         return TensorList{dx};
       });
     } else {

@@ -3,8 +3,13 @@
 // tensor the input is read twice: a min/max pass (split into a size-determined number of chunks,
 // so the result never depends on the thread count), then one pass that writes the output and the
 // gradient mask. Per channel (axis 0, each channel one contiguous row) every row is finished in
-// one go (min/max, running statistics, qparams, output and mask) while it is in cache. The
+// one go (min/max, running statistics, qparams, output and mask) while it is in cache; the
+// per-tensor mask is packed bits (fused_obs_fake_quant_kernels.h). The
 // element math is fused_obs_fake_quant_math.h's, shared with a future CUDA kernel.
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
+
 #include <algorithm>
 #include <cstring>
 #include <limits>
@@ -112,6 +117,40 @@ QGRAD_NOINLINE void fake_quant_row(const fused::FakeQuantElem& elem, const float
   }
 }
 
+// fake_quant_row with the mask as packed bits: blocks of 64 elements write their bytes to a local
+// array (in L1), and each 16 of them become 16 bits by one byte-sign movemask, so only an eighth
+// of the byte mask's traffic reaches memory. `first` (a multiple of 64 except for the last
+// block) is the element index of x[0], which fixes the bit position.
+QGRAD_NOINLINE void fake_quant_row_bits(const fused::FakeQuantElem& elem,
+                                        const float* __restrict__ x, float* __restrict__ y,
+                                        std::uint8_t* __restrict__ bits, std::int64_t first,
+                                        std::int64_t n) {
+  const fused::FakeQuantElem e = elem;
+  constexpr std::int64_t kBlock = 64;
+  alignas(64) std::uint8_t m[kBlock];
+  for (std::int64_t b = 0; b < n; b += kBlock) {
+    const std::int64_t len = std::min(kBlock, n - b);
+    for (std::int64_t i = 0; i < len; ++i) y[b + i] = e(x[b + i], m[i]);
+    std::uint64_t word = 0;
+#if defined(__SSE2__)
+    if (len == kBlock) {
+      for (int k = 0; k < 4; ++k) {
+        // m holds 0 or 1: shifting each byte's bit 0 to its sign bit lets movemask read them.
+        const __m128i v =
+            _mm_slli_epi16(_mm_load_si128(reinterpret_cast<const __m128i*>(m) + k), 7);
+        word |= static_cast<std::uint64_t>(static_cast<std::uint16_t>(_mm_movemask_epi8(v)))
+                << (16 * k);
+      }
+    } else
+#endif
+    {
+      for (std::int64_t i = 0; i < len; ++i) word |= static_cast<std::uint64_t>(m[i]) << i;
+    }
+    const std::int64_t at = first + b;  // a multiple of 64: whole bytes
+    std::memcpy(bits + at / 8, &word, static_cast<std::size_t>((len + 7) / 8));
+  }
+}
+
 // PyTorch checks min <= max inside ChooseQuantizationParams.
 void check_range(bool ok, float mn, float mx, std::size_t c, bool per_channel) {
   QGRAD_CHECK(ok, ValueError, kOp, ": the running min (", mn, ") should be <= the running max (",
@@ -156,9 +195,37 @@ void fused_per_tensor(const float* px, float* py, std::uint8_t* pm, std::int64_t
   zp = q.zero_point;
   const fused::FakeQuantElem elem =
       fused::make_fake_quant_elem(q.scale, q.zero_point, p.quant_min, p.quant_max);
-  parallel_for(n, kParallelGrain, [&](std::int64_t b, std::int64_t e) {
-    fake_quant_row(elem, px + b, py + b, pm ? pm + b : nullptr, e - b);
-  });
+  if (pm == nullptr) {
+    parallel_for(n, kParallelGrain, [&](std::int64_t b, std::int64_t e) {
+      fake_quant_row(elem, px + b, py + b, nullptr, e - b);
+    });
+    return;
+  }
+  // Threads take whole 64-element blocks, so no byte of the packed mask has two writers.
+  const std::int64_t blocks = (n + 63) / 64;
+  parallel_for(blocks, std::max<std::int64_t>(1, kParallelGrain / 64),
+               [&](std::int64_t b0, std::int64_t b1) {
+                 const std::int64_t b = b0 * 64, e = std::min(n, b1 * 64);
+                 fake_quant_row_bits(elem, px + b, py + b, pm, b, e - b);
+               });
+}
+
+void masked_gradient_bits_cpu(const Tensor& dy, const Tensor& bits, const Tensor& dx) {
+  const std::int64_t n = dx.numel();
+  if (n == 0) return;
+  const float* pg = dy.data_ptr<float>();
+  const std::uint8_t* pb = bits.data_ptr<std::uint8_t>();
+  float* po = dx.data_ptr<float>();
+  const std::int64_t blocks = (n + 7) / 8;
+  parallel_for(blocks, std::max<std::int64_t>(1, kParallelGrain / 8),
+               [&](std::int64_t b0, std::int64_t b1) {
+                 for (std::int64_t b = b0; b < b1; ++b) {
+                   const std::int64_t i0 = b * 8, len = std::min<std::int64_t>(8, n - i0);
+                   const unsigned byte = pb[b];
+                   for (std::int64_t k = 0; k < len; ++k)
+                     po[i0 + k] = pg[i0 + k] * static_cast<float>((byte >> k) & 1u);
+                 }
+               });
 }
 
 void fused_per_channel(const float* px, float* py, std::uint8_t* pm, std::int64_t channels,
@@ -252,6 +319,8 @@ void fake_quantize_per_channel_float_zp_cpu(const Tensor& x, std::int64_t axis,
 void register_fused_obs_fake_quant_cpu_kernels(KernelRegistry& r) {
   r.table<FusedObsFakeQuantKernel>("torch_ao.fused_moving_avg_obs_fake_quant")
       .define(DeviceType::CPU, &fused_moving_avg_obs_fake_quant_cpu, DTypeSet{kFloat32});
+  r.table<MaskedGradientBitsKernel>("torch_ao.masked_gradient_bits")
+      .define(DeviceType::CPU, &masked_gradient_bits_cpu, DTypeSet{kFloat32});
   r.table<FakeQuantizePerChannelFloatZpKernel>("torch_ao.fake_quantize_per_channel_float_zp")
       .define(DeviceType::CPU, &fake_quantize_per_channel_float_zp_cpu, kFloatingDTypes);
 }

@@ -1,8 +1,9 @@
 // Kernel signatures and per-device register functions of torch.ao's fused observer + fake
 // quantization (fused_moving_avg_obs_fake_quant) and of per-channel fake quantization with float
 // zero points. The fronts (fused_obs_fake_quant.cpp, fake_quantize.cpp) reach them through the
-// "torch_ao.fused_moving_avg_obs_fake_quant" and "torch_ao.fake_quantize_per_channel_float_zp"
-// tables; the element math lives in fused_obs_fake_quant_math.h so a CUDA kernel can share it.
+// "torch_ao.fused_moving_avg_obs_fake_quant", "torch_ao.masked_gradient_bits" and
+// "torch_ao.fake_quantize_per_channel_float_zp" tables; the element math lives in
+// fused_obs_fake_quant_math.h so a CUDA kernel can share it.
 #pragma once
 
 #include <cstdint>
@@ -27,13 +28,19 @@ struct FusedObsFakeQuantParams {
 // tensor), updated when observing. scale / zero_point (same length) are written when fake
 // quantizing. y (x's shape) receives the fake-quantized x, or a copy of x when not fake
 // quantizing; mask (uint8, may be undefined) receives the straight-through mask when fake
-// quantizing. Running statistics for which min <= max fails (NaN) are a ValueError, as in
-// PyTorch, thrown after the statistics are updated.
+// quantizing: one byte per element of x per channel, and per tensor packed bits, ceil(n / 8)
+// bytes, bit i % 8 of byte i / 8 for element i (an eighth of the memory traffic, which is what
+// the per-tensor op, reading x twice, is bound by). Running statistics for which min <= max
+// fails (NaN) are a ValueError, as in PyTorch, thrown after the statistics are updated.
 using FusedObsFakeQuantKernel = void(const Tensor& x, const FusedObsFakeQuantParams& params,
                                      std::vector<float>& running_min,
                                      std::vector<float>& running_max, std::vector<float>& scale,
                                      std::vector<std::int32_t>& zero_point, const Tensor& y,
                                      const Tensor& mask);
+
+// dx = dy where the packed mask bit of the element is set, else 0 (dy * bit: NaN * 0 stays
+// NaN, as the byte-mask kernel's dy * m does). dy, dx contiguous, of n elements; dx may be dy.
+using MaskedGradientBitsKernel = void(const Tensor& dy, const Tensor& bits, const Tensor& dx);
 
 // Per-channel fake quantization with float zero points (fused_obs_fake_quant_math.h's
 // FloatZpFakeQuantElem). x, y, mask contiguous; mask may be undefined.

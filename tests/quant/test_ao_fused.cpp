@@ -263,6 +263,41 @@ TEST_CASE("fused_moving_avg_obs_fake_quant: backward in place only on an unshare
   }
 }
 
+TEST_CASE(
+    "fused_moving_avg_obs_fake_quant: per tensor, the packed gradient mask of a large input is "
+    "fake_quantize_per_tensor_affine's, element for element",
+    "[quant][torch_ao][fused]") {
+  const TensorOptions i64 = TensorOptions().dtype(kInt64);
+  const Tensor on = ones({1}, i64);
+  const float inf = std::numeric_limits<float>::infinity();
+  Tensor rmin = scalar_tensor(inf), rmax = scalar_tensor(-inf);
+  Tensor scale = ones({1}), zp = zeros({1}, TensorOptions().dtype(kInt32));
+  // A narrow warm-up keeps the running range near [-1, 1], so much of the wider input below
+  // falls outside the grid (mask 0). 200,003 elements: full 64-element blocks over both threads
+  // and a partial last block and byte.
+  ao::fused_moving_avg_obs_fake_quant(from_vector<float>({-1.0f, 1.0f}, {2}), on, on, rmin, rmax,
+                                      scale, zp, 0.01, 0, 255, -1, false, false);
+  Generator gen(21);
+  const Tensor x0 = uniform({200003}, -3, 3, gen);
+  const Tensor dy = uniform({200003}, -1, 1, gen);
+  Tensor x = x0.clone().set_requires_grad(true);
+  Tensor y = ao::fused_moving_avg_obs_fake_quant(x, on, on, rmin, rmax, scale, zp, 0.01, 0, 255, -1,
+                                                 false, false);
+  y.backward(dy);
+  // The same grid through the unfused op (byte mask).
+  Tensor xr = x0.clone().set_requires_grad(true);
+  Tensor yr = ao::fake_quantize_per_tensor_affine(xr, scale.item<double>(),
+                                                  zp.item<std::int64_t>(), 0, 255);
+  yr.backward(dy);
+  CHECK(y.to_vector<float>() == yr.to_vector<float>());
+  const std::vector<float> g = x.grad().to_vector<float>(), gr = xr.grad().to_vector<float>();
+  CHECK(g == gr);
+  std::size_t zeros_in_mask = 0;
+  for (float v : gr) zeros_in_mask += v == 0.0f;
+  CHECK(zeros_in_mask > 50000);  // both mask values are exercised
+  CHECK(zeros_in_mask < 150000);
+}
+
 TEST_CASE("FusedMovingAvgObsFakeQuantize module: PyTorch's state and checks",
           "[quant][torch_ao][fused]") {
   quant::FusedMovingAvgObsFakeQuantize act(quant::default_qat_activation_config());
