@@ -109,8 +109,9 @@ struct Work {
 // registers (P = 2: each 2x2 window), requantised and stored as pooled columns
 // [s / P, (s + lanes) / P) of pooled row i.
 template <int P, typename V>
-[[gnu::always_inline]] inline void store_pooled(const Work& w, std::int64_t oc0, int j, std::int64_t i, std::int64_t s,
-                  const V (&rows)[P]) {
+[[gnu::always_inline]] inline void store_pooled(const Work& w, std::int64_t oc0, int j,
+                                                std::int64_t i, std::int64_t s,
+                                                const V (&rows)[P]) {
   constexpr int lanes = sizeof(V) / sizeof(float);
   const Requant& q = w.rq[oc0 + j];
   V m = rows[0];

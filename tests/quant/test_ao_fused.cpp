@@ -235,27 +235,32 @@ TEST_CASE("fused_moving_avg_obs_fake_quant: batch min/max as a sequential scan",
   CHECK(observe(v) == std::make_pair(-11.0f, 25.0f));
 }
 
+// Per-tensor quint8 [0, 255] state of the fused op after a warm-up on [-1, 1]: the running range
+// then stays near it (averaging constant 0.01), so wider inputs fall partly outside the grid
+// (mask 0).
+struct WarmPerTensor {
+  Tensor on = ones({1}, TensorOptions().dtype(kInt64));
+  Tensor rmin = scalar_tensor(std::numeric_limits<float>::infinity());
+  Tensor rmax = scalar_tensor(-std::numeric_limits<float>::infinity());
+  Tensor scale = ones({1}), zp = zeros({1}, TensorOptions().dtype(kInt32));
+  WarmPerTensor() { (*this)(from_vector<float>({-1.0f, 1.0f}, {2})); }
+  Tensor operator()(const Tensor& x) {
+    return ao::fused_moving_avg_obs_fake_quant(x, on, on, rmin, rmax, scale, zp, 0.01, 0, 255, -1,
+                                               false, false);
+  }
+};
+
 // The backward masks the incoming gradient in place when nothing else holds it; a gradient that
 // is also kept elsewhere (retain_grad) must stay as it was.
 TEST_CASE("fused_moving_avg_obs_fake_quant: backward in place only on an unshared gradient",
           "[quant][torch_ao][fused]") {
-  const TensorOptions i64 = TensorOptions().dtype(kInt64);
-  const Tensor on = ones({1}, i64);
-  const float inf = std::numeric_limits<float>::infinity();
-  Tensor rmin = scalar_tensor(inf), rmax = scalar_tensor(-inf);
-  Tensor scale = ones({1}), zp = zeros({1}, TensorOptions().dtype(kInt32));
-  // After [-1, 1] the running range stays near it (averaging constant 0.01), so -3 and 5 fall
-  // outside the grid (mask 0) and the rest inside.
-  const Tensor warm = from_vector<float>({-1.0f, 1.0f}, {2});
-  ao::fused_moving_avg_obs_fake_quant(warm, on, on, rmin, rmax, scale, zp, 0.01, 0, 255, -1, false,
-                                      false);
+  WarmPerTensor fused;  // -3 and 5 fall outside its grid (mask 0), the rest inside
   const Tensor x =
       from_vector<float>({-3.0f, -0.5f, 0.25f, 0.9f, 5.0f}, {5}).set_requires_grad(true);
   const std::vector<float> expected{0.0f, 3.0f, 3.0f, 3.0f, 0.0f};
   for (bool retain : {false, true}) {
     x.set_grad(Tensor());
-    Tensor y = ao::fused_moving_avg_obs_fake_quant(x, on, on, rmin, rmax, scale, zp, 0.01, 0, 255,
-                                                   -1, false, false);
+    Tensor y = fused(x);
     if (retain) y.retain_grad();
     sum(mul(y, 3.0)).backward();
     CHECK(x.grad().to_vector<float>() == expected);
@@ -267,27 +272,19 @@ TEST_CASE(
     "fused_moving_avg_obs_fake_quant: per tensor, the packed gradient mask of a large input is "
     "fake_quantize_per_tensor_affine's, element for element",
     "[quant][torch_ao][fused]") {
-  const TensorOptions i64 = TensorOptions().dtype(kInt64);
-  const Tensor on = ones({1}, i64);
-  const float inf = std::numeric_limits<float>::infinity();
-  Tensor rmin = scalar_tensor(inf), rmax = scalar_tensor(-inf);
-  Tensor scale = ones({1}), zp = zeros({1}, TensorOptions().dtype(kInt32));
-  // A narrow warm-up keeps the running range near [-1, 1], so much of the wider input below
-  // falls outside the grid (mask 0). 200,003 elements: full 64-element blocks over both threads
-  // and a partial last block and byte.
-  ao::fused_moving_avg_obs_fake_quant(from_vector<float>({-1.0f, 1.0f}, {2}), on, on, rmin, rmax,
-                                      scale, zp, 0.01, 0, 255, -1, false, false);
+  // Much of the wider input falls outside the warm grid. 200,003 elements: full 64-element
+  // blocks over both threads and a partial last block and byte.
+  WarmPerTensor fused;
   Generator gen(21);
   const Tensor x0 = uniform({200003}, -3, 3, gen);
   const Tensor dy = uniform({200003}, -1, 1, gen);
   Tensor x = x0.clone().set_requires_grad(true);
-  Tensor y = ao::fused_moving_avg_obs_fake_quant(x, on, on, rmin, rmax, scale, zp, 0.01, 0, 255, -1,
-                                                 false, false);
+  Tensor y = fused(x);
   y.backward(dy);
   // The same grid through the unfused op (byte mask).
   Tensor xr = x0.clone().set_requires_grad(true);
-  Tensor yr = ao::fake_quantize_per_tensor_affine(xr, scale.item<double>(),
-                                                  zp.item<std::int64_t>(), 0, 255);
+  Tensor yr = ao::fake_quantize_per_tensor_affine(xr, fused.scale.item<double>(),
+                                                  fused.zp.item<std::int64_t>(), 0, 255);
   yr.backward(dy);
   CHECK(y.to_vector<float>() == yr.to_vector<float>());
   const std::vector<float> g = x.grad().to_vector<float>(), gr = xr.grad().to_vector<float>();
