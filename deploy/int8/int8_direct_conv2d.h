@@ -6,17 +6,20 @@
 //
 // The integer sums are exact in float32: each product (x - zp_in) * w and each partial sum is an
 // integer of magnitude at most in * kh * kw * 255 * 128 < 2^24 (supports() bounds the count), so
-// float arithmetic gives the int32 accumulator whatever the order. Where the CPU has AVX-512
-// VNNI and VBMI the sums are int8 dot products instead (vpdpbusd, four taps per instruction, the
-// input bytes of four neighbouring columns gathered by a byte permute): the same integers.
+// float arithmetic gives the int32 accumulator whatever the order. Where the build targets
+// AVX-512 VNNI and VBMI the sums are int8 dot products instead (vpdpbusd, four taps per
+// instruction, the input bytes of four neighbouring columns gathered by a byte permute; the
+// input zero point enters as a per-channel correction): the same integers.
 // Requantisation follows the arithmetic of oneDNN's int8 convolution in Int8Conv2d, step by step in
 // float32: v = (acc + bias_acc[c]) * out_scale[c], the clip (fused ReLU, grid bounds) relative to
 // the output zero point, + zero point, rounding half to even, saturation to the type. The result is
 // the same grid values as Int8Conv2d's (tested bit for bit).
 //
 // With a pool (MaxPool2d with kernel = stride = k, no padding, no dilation, floor mode), each k x k
-// window of the requantised values is reduced to its maximum in the same pass, which is the max
-// pooling of Int8MaxPool2d. Input [N, C, H, W] of the input grid's dtype (or float32, quantized
+// window is reduced in the same pass: requantisation is monotone in the accumulator (increasing,
+// or decreasing for a negative scale from a folded batch norm), so the window's largest (smallest)
+// accumulator, requantised once, is the maximum of the requantised values, the max pooling of
+// Int8MaxPool2d. Input [N, C, H, W] of the input grid's dtype (or float32, quantized
 // here, for the model's first layer) in any layout; output NHWC, as every int8 layer writes it.
 #pragma once
 
