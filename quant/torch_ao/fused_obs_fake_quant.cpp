@@ -186,7 +186,10 @@ Tensor fused_moving_avg_obs_fake_quant(const Tensor& x, const Tensor& observer_o
         // The mask is applied where the incoming gradient lies when nothing else can see that
         // buffer (the usual case: a fresh gradient from the layer above), so no new buffer is
         // written; otherwise into a new one.
-        const Tensor dy = packed ? g[0].contiguous() : g[0];
+        // References, not copies: an extra handle on g[0] would make sole_owner() false.
+        Tensor contiguous;
+        if (packed && !g[0].is_contiguous()) contiguous = g[0].contiguous();
+        const Tensor& dy = contiguous.defined() ? contiguous : g[0];
         const Tensor dx =
             sole_owner(dy) ? dy : empty(dy.shape(), TensorOptions().dtype(dy.dtype()));
         if (packed)
