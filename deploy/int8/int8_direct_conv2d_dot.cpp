@@ -1,6 +1,9 @@
 // Int8DirectConv2d's int8 dot-product kernel (AVX-512 VNNI and VBMI): four taps per vpdpbusd on
 // byte windows gathered by vpermb, pooled and requantised by the float kernel's code.
+// x86 intrinsics only where the kernels use them (the header does not exist elsewhere).
+#if defined(__AVX512VNNI__) && defined(__AVX512VBMI__) && defined(__AVX512VL__)
 #include <immintrin.h>
+#endif
 
 #include <cstring>
 

@@ -1,6 +1,9 @@
 // Int8DirectConv2d's float32 kernel: 16 output columns per vector, exact integer sums by
 // multiply-adds, pooled in registers; and the one-output-at-a-time form for narrow rows.
+// x86 intrinsics only where the kernels use them (the header does not exist elsewhere).
+#if defined(__AVX512F__) || defined(__FMA__)
 #include <immintrin.h>
+#endif
 
 #include <cstring>
 
