@@ -14,6 +14,7 @@
 #include "core/strided_loop.h"
 #include "deploy/int8/int8_direct_conv2d_kernels.h"
 #include "deploy/int8/int8_dnnl.h"
+#include "deploy/int8/int8_post_ops.h"
 #include "deploy/int8/int8_quantize.h"
 
 namespace qgrad::quant {
@@ -78,17 +79,16 @@ const float* input_row(const TI* __restrict__ in, std::int64_t stride, std::int6
 
 // The integer kernel's packed weights and corrections (see Work).
 struct DotOperands {
-  std::int64_t groups = 0;
-  std::vector<std::int32_t> quads;
-  std::vector<float> correction;
-  std::uint8_t zero_byte = 0;  // the input zero point as an unsigned byte: the padding's value
+  std::int64_t groups = 0;          // of four taps along kw
+  std::vector<std::int32_t> quads;  // [out][in][kh][groups], four s8 taps per int32
+  std::vector<float> correction;    // per output channel: zero_byte * the weight sum
+  std::uint8_t zero_byte = 0;       // the input zero point as an unsigned byte: the padding's value
 };
 
 template <typename TI>
 void run_images(const Geometry& g, const Tensor& x, const InputValue& value,
                 const std::vector<float>& weight, const std::vector<Requant>& rq,
-                const DotOperands* dot, float type_min, const Tensor& y, std::int64_t n0,
-                std::int64_t n1) {
+                const DotOperands* dot, const Tensor& y, std::int64_t n0, std::int64_t n1) {
   const bool vectors = g.out_w * g.pool >= kLanes && g.pool <= 2;
   const bool integer = dot != nullptr && vectors;
   std::vector<float> plane(integer ? 0 : static_cast<std::size_t>(g.c * g.ph * g.pw), 0.0f);
@@ -97,7 +97,8 @@ void run_images(const Geometry& g, const Tensor& x, const InputValue& value,
                                   integer ? dot->zero_byte : 0);
   std::vector<std::uint8_t> pooled(static_cast<std::size_t>(kBlock * g.out_h * g.out_w));
   std::vector<float> scratch(static_cast<std::size_t>(g.w));
-  const float shift = value.zp - type_min;  // value() subtracts zp; the bytes count from the min
+  // value() subtracts zp; the bytes count from the input type's lowest value.
+  const float shift = value.zp - value.step.type_min;
   Work w{plane.data(), weight.data(), rq.data(), g.c,     g.ph,         g.pw,
          g.kh,         g.kw,          g.out_w,   g.out_h, pooled.data()};
   if (integer) {
@@ -162,6 +163,15 @@ void run_images(const Geometry& g, const Tensor& x, const InputValue& value,
 
 }  // namespace
 
+// Everything forward() reads that the spec fixes, built once by the constructor.
+struct Int8DirectConv2d::Impl {
+  std::vector<float> weight;  // [out, in, kh, kw] as float (the float32 kernel)
+  std::vector<Requant> rq;    // per output channel
+  InputValue value;           // the input grid (and its quantization, for a float32 input)
+  bool integer = false;       // the int8 dot-product kernel runs
+  DotOperands dot;            // its operands
+};
+
 bool Int8DirectConv2d::supports(const Int8Conv2dSpec& s) {
   return s.groups == 1 && s.stride == std::array<std::int64_t, 2>{1, 1} &&
          s.dilation == std::array<std::int64_t, 2>{1, 1} && s.output.has_value() &&
@@ -195,34 +205,63 @@ Int8DirectConv2d::Int8DirectConv2d(Int8Conv2dSpec spec, std::optional<Int8MaxPoo
               "int8 direct conv2d: ", pool_ ? pool_->name : std::string(),
               ": only a max pool with kernel = stride, no padding or dilation and floor mode can "
               "be fused");
-  weight_.assign(spec_.weight.begin(), spec_.weight.end());
-  integer_ = options_.integer_kernel && has_integer_kernel();
-  const std::int64_t o = spec_.out_channels, c = spec_.in_channels, kh = spec_.kernel[0],
-                     kw = spec_.kernel[1];
-  groups_ = (kw + 3) / 4;
-  quads_.assign(static_cast<std::size_t>(o * c * kh * groups_), 0);
-  weight_sum_.assign(static_cast<std::size_t>(o), 0);
-  for (std::int64_t j = 0; j < o; ++j)
-    for (std::int64_t ci = 0; ci < c; ++ci)
-      for (std::int64_t y = 0; y < kh; ++y)
-        for (std::int64_t x = 0; x < kw; ++x) {
-          const std::int8_t v =
-              spec_.weight[static_cast<std::size_t>(((j * c + ci) * kh + y) * kw + x)];
-          weight_sum_[static_cast<std::size_t>(j)] += v;
-          // Byte x % 4 of group x / 4, little-endian: vpdpbusd's order within a dword.
-          auto& q = quads_[static_cast<std::size_t>(((j * c + ci) * kh + y) * groups_ + x / 4)];
-          q = static_cast<std::int32_t>(
-              static_cast<std::uint32_t>(q) |
-              (static_cast<std::uint32_t>(static_cast<std::uint8_t>(v)) << (8 * (x % 4))));
-        }
-  Int8ConvRequant r = int8_conv_requant(spec_);
-  out_scale_ = std::move(r.out_scale);
-  bias_acc_ = std::move(r.bias_acc);
+  const Int8Conv2dSpec& s = spec_;
+  impl_ = std::make_unique<Impl>(
+      Impl{std::vector<float>(s.weight.begin(), s.weight.end()),
+           {},
+           InputValue{Int8QuantizeStep(s.input), static_cast<float>(s.input.zero_point)},
+           options_.integer_kernel && has_integer_kernel(),
+           {}});
+  Impl& m = *impl_;
+  // Per output channel: oneDNN's scale and bias, and the clip of requantize_post_ops.
+  const Int8ConvRequant r = int8_conv_requant(s);
+  const Int8Grid& out = *s.output;
+  const std::optional<GridClip> clip = output_clip(out, s.relu);
+  for (std::int64_t c = 0; c < s.out_channels; ++c) {
+    Requant q;
+    q.bias = r.bias_acc[static_cast<std::size_t>(c)];
+    q.scale = r.out_scale[static_cast<std::size_t>(c)];
+    q.increasing = q.scale >= 0;
+    q.zp = static_cast<float>(out.zero_point);
+    q.clip = clip.has_value();  // relative to the zero point, which is added after it
+    if (clip) {
+      q.lo = static_cast<float>(clip->lo - out.zero_point);
+      q.hi = static_cast<float>(clip->hi - out.zero_point);
+    }
+    q.type_min = static_cast<float>(out.type_min());
+    q.type_max = static_cast<float>(out.type_max());
+    m.rq.push_back(q);
+  }
+  if (m.integer) {
+    const std::int64_t o = s.out_channels, c = s.in_channels, kh = s.kernel[0], kw = s.kernel[1];
+    DotOperands& d = m.dot;
+    d.groups = (kw + 3) / 4;
+    d.quads.assign(static_cast<std::size_t>(o * c * kh * d.groups), 0);
+    d.zero_byte = static_cast<std::uint8_t>(s.input.zero_point - s.input.type_min());
+    for (std::int64_t j = 0; j < o; ++j) {
+      std::int64_t sum = 0;
+      for (std::int64_t ci = 0; ci < c; ++ci)
+        for (std::int64_t y = 0; y < kh; ++y)
+          for (std::int64_t x = 0; x < kw; ++x) {
+            const std::int8_t v =
+                s.weight[static_cast<std::size_t>(((j * c + ci) * kh + y) * kw + x)];
+            sum += v;
+            // Byte x % 4 of group x / 4, little-endian: vpdpbusd's order within a dword.
+            auto& q = d.quads[static_cast<std::size_t>(((j * c + ci) * kh + y) * d.groups + x / 4)];
+            q = static_cast<std::int32_t>(
+                static_cast<std::uint32_t>(q) |
+                (static_cast<std::uint32_t>(static_cast<std::uint8_t>(v)) << (8 * (x % 4))));
+          }
+      d.correction.push_back(static_cast<float>(d.zero_byte * sum));  // |.| < 2^24: exact
+    }
+  }
   impl_info_ = std::string("qgrad direct conv, ") + std::to_string(kLanes) + " columns per vector" +
-               (integer_ ? ", int8 dot products (VNNI)" : ", float32 multiply-adds") +
+               (m.integer ? ", int8 dot products (VNNI)" : ", float32 multiply-adds") +
                (options_.quantize_input ? ", input quantized in the pass" : "") +
                (pool_ ? ", fused max pool" : "");
 }
+
+Int8DirectConv2d::~Int8DirectConv2d() = default;
 
 std::string Int8DirectConv2d::describe() const {
   const Int8Conv2dSpec& s = spec_;
@@ -269,43 +308,16 @@ Tensor Int8DirectConv2d::forward(const Tensor& x) {
               g.oh, "x", g.ow, " output is smaller than the fused pool's ", g.pool, "x", g.pool,
               " window");
 
-  const Int8Grid& out = *s.output;
-  const bool u8 = out.is_uint8();
-  std::vector<Requant> rq(static_cast<std::size_t>(g.oc));
-  for (std::int64_t c = 0; c < g.oc; ++c) {
-    Requant& r = rq[static_cast<std::size_t>(c)];
-    r.bias = bias_acc_[static_cast<std::size_t>(c)];
-    r.scale = out_scale_[static_cast<std::size_t>(c)];
-    r.increasing = r.scale >= 0;
-    r.zp = static_cast<float>(out.zero_point);
-    // The clip post-op of Int8Conv2d (requantize_post_ops), relative to the zero point.
-    r.clip = s.relu || out.narrower_than_type();
-    const std::int64_t lo =
-        s.relu ? std::max<std::int64_t>(out.zero_point, out.quant_min) : out.quant_min;
-    r.lo = static_cast<float>(lo - out.zero_point);
-    r.hi = static_cast<float>(out.quant_max - out.zero_point);
-    r.type_min = u8 ? 0.0f : -128.0f;
-    r.type_max = u8 ? 255.0f : 127.0f;
-  }
-  Tensor y = int8_dnnl::new_activation({g.n, g.oc, g.out_h, g.out_w}, out.dtype());
-  const InputValue value{Int8QuantizeStep(s.input), static_cast<float>(s.input.zero_point)};
-  const float type_min = s.input.is_uint8() ? 0.0f : -128.0f;
-  DotOperands dot;
-  if (integer_) {
-    dot.groups = groups_;
-    dot.quads = quads_;
-    dot.zero_byte = static_cast<std::uint8_t>(s.input.zero_point - static_cast<int>(type_min));
-    for (std::int64_t sum : weight_sum_)
-      dot.correction.push_back(static_cast<float>(dot.zero_byte * sum));  // |.| < 2^24: exact
-  }
-  const DotOperands* d = integer_ ? &dot : nullptr;
+  Tensor y = int8_dnnl::new_activation({g.n, g.oc, g.out_h, g.out_w}, s.output->dtype());
+  const Impl& m = *impl_;
+  const DotOperands* d = m.integer ? &m.dot : nullptr;
   parallel_for(g.n, 2, [&](std::int64_t n0, std::int64_t n1) {
     if (options_.quantize_input)
-      run_images<float>(g, x, value, weight_, rq, d, type_min, y, n0, n1);
+      run_images<float>(g, x, m.value, m.weight, m.rq, d, y, n0, n1);
     else if (s.input.is_uint8())
-      run_images<std::uint8_t>(g, x, value, weight_, rq, d, type_min, y, n0, n1);
+      run_images<std::uint8_t>(g, x, m.value, m.weight, m.rq, d, y, n0, n1);
     else
-      run_images<std::int8_t>(g, x, value, weight_, rq, d, type_min, y, n0, n1);
+      run_images<std::int8_t>(g, x, m.value, m.weight, m.rq, d, y, n0, n1);
   });
   return y;
 }

@@ -24,9 +24,9 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
-#include <vector>
 
 #include "deploy/int8/int8_conv2d.h"
 #include "deploy/int8/int8_layer.h"
@@ -66,20 +66,16 @@ class Int8DirectConv2d : public Int8Layer {
   // the spec is inconsistent (as Int8Conv2d checks it).
   Int8DirectConv2d(Int8Conv2dSpec spec, std::optional<Int8MaxPool2dSpec> pool,
                    Int8DirectConv2dOptions options = {});
+  ~Int8DirectConv2d() override;
   Tensor forward(const Tensor& x) override;
   std::string describe() const override;
 
  private:
+  struct Impl;  // what forward() reads: the kernels' weights and per-channel requantisation
   Int8Conv2dSpec spec_;
   std::optional<Int8MaxPool2dSpec> pool_;
   Int8DirectConv2dOptions options_;
-  bool integer_ = false;                  // the integer kernel runs
-  std::int64_t groups_ = 0;               // of four taps along kw
-  std::vector<std::int32_t> quads_;       // [out][in][kh][groups], four s8 taps per int32
-  std::vector<std::int64_t> weight_sum_;  // per output channel
-  std::vector<float> weight_;             // [out, in, kh, kw] as float
-  std::vector<float> out_scale_;          // per output channel, as Int8Conv2d gives them to oneDNN
-  std::vector<float> bias_acc_;           // per output channel, in accumulator units
+  std::unique_ptr<Impl> impl_;
 };
 
 }  // namespace qgrad::quant

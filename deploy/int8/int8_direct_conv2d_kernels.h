@@ -94,7 +94,7 @@ struct Work {
   const Requant* rq;
   std::int64_t channels, ph, pw, kh, kw, out_w, out_h;
   std::uint8_t* out;
-  // The integer kernel's operands (integer_dot): the input as unsigned bytes u = q - type_min,
+  // The integer kernel's operands: the input as unsigned bytes u = q - type_min,
   // padded with the zero point's byte ([c][ph][byte_pw], byte_pw = pw + 64 so a 64-byte load at
   // any column stays inside); the weights in groups of four taps along kw packed into int32
   // ([oc][c][kh][groups], zero beyond kw); per channel, zero point byte times the weight sum.

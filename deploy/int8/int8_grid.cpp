@@ -8,7 +8,7 @@
 namespace qgrad::quant {
 
 bool Int8Grid::narrower_than_type() const {
-  return is_uint8() ? quant_min != 0 || quant_max != 255 : quant_min != -128 || quant_max != 127;
+  return quant_min != type_min() || quant_max != type_max();
 }
 
 std::string Int8Grid::str() const {

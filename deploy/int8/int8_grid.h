@@ -22,6 +22,9 @@ struct Int8Grid {
 
   bool is_uint8() const { return quant_min >= 0; }
   DType dtype() const { return is_uint8() ? DType::UInt8 : DType::Int8; }
+  // The storage type's range: [0, 255] or [-128, 127].
+  std::int64_t type_min() const { return is_uint8() ? 0 : -128; }
+  std::int64_t type_max() const { return is_uint8() ? 255 : 127; }
   // The grid is narrower than its storage type, so writers must clip to it.
   bool narrower_than_type() const;
   // "scale 0.0123, zero point 64, [0, 127]"

@@ -7,6 +7,14 @@
 
 namespace qgrad::quant {
 
+std::optional<GridClip> output_clip(const Int8Grid& output, bool relu) {
+  if (!relu && !output.narrower_than_type()) return std::nullopt;
+  GridClip c;
+  c.lo = relu ? std::max<std::int64_t>(output.zero_point, output.quant_min) : output.quant_min;
+  c.hi = output.quant_max;
+  return c;
+}
+
 dnnl::post_ops requantize_post_ops(const std::optional<Int8Grid>& output, bool relu,
                                    bool add_zero_point, double shift, const Int8Grid* sum) {
   dnnl::post_ops po;
@@ -30,11 +38,9 @@ dnnl::post_ops requantize_post_ops(const std::optional<Int8Grid>& output, bool r
   if (add_zero_point && (shift != 0 || zp != 0))
     po.append_eltwise(1.0f, dnnl::algorithm::eltwise_linear, 1.0f,
                       static_cast<float>(shift + static_cast<double>(zp)));
-  if (relu || output->narrower_than_type()) {
-    const std::int64_t lo = relu ? std::max(zp, output->quant_min) : output->quant_min;
-    po.append_eltwise(1.0f, dnnl::algorithm::eltwise_clip, static_cast<float>(lo - base),
-                      static_cast<float>(output->quant_max - base));
-  }
+  if (const std::optional<GridClip> c = output_clip(*output, relu))
+    po.append_eltwise(1.0f, dnnl::algorithm::eltwise_clip, static_cast<float>(c->lo - base),
+                      static_cast<float>(c->hi - base));
   return po;
 }
 

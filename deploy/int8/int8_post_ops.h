@@ -18,11 +18,21 @@
 
 #include <dnnl.hpp>
 
+#include <cstdint>
 #include <optional>
 
 #include "deploy/int8/int8_grid.h"
 
 namespace qgrad::quant {
+
+// The clip a requantisation onto `output` needs, in absolute grid units: [max(zp, quant_min),
+// quant_max] with a fused ReLU, [quant_min, quant_max] for a grid narrower than its type; none
+// when neither applies (the conversion's saturation is enough). requantize_post_ops() and
+// Int8DirectConv2d both take their clip from here.
+struct GridClip {
+  std::int64_t lo = 0, hi = 0;
+};
+std::optional<GridClip> output_clip(const Int8Grid& output, bool relu);
 
 dnnl::post_ops requantize_post_ops(const std::optional<Int8Grid>& output, bool relu,
                                    bool add_zero_point, double shift = 0,

@@ -33,8 +33,8 @@ Int8QuantizeStep::Int8QuantizeStep(const Int8Grid& grid) {
   hi = static_cast<float>((grid.quant_max - z) * s);
   inv_scale = 1.0f / grid.scale;
   zp = static_cast<float>(grid.zero_point);
-  type_min = grid.is_uint8() ? 0.0f : -128.0f;
-  type_max = grid.is_uint8() ? 255.0f : 127.0f;
+  type_min = static_cast<float>(grid.type_min());
+  type_max = static_cast<float>(grid.type_max());
 }
 
 Int8Quantize::Int8Quantize(std::string name, Int8Grid grid)

@@ -119,8 +119,8 @@ QGRAD_NOINLINE void fake_quant_row(const fused::FakeQuantElem& elem, const float
 
 // fake_quant_row with the mask as packed bits: blocks of 64 elements write their bytes to a local
 // array (in L1), and each 16 of them become 16 bits by one byte-sign movemask, so only an eighth
-// of the byte mask's traffic reaches memory. `first` (a multiple of 64 except for the last
-// block) is the element index of x[0], which fixes the bit position.
+// of the byte mask's traffic reaches memory. `first`, a multiple of 64, is the element index of
+// x[0], which fixes the bit position (so every block starts on a whole byte).
 QGRAD_NOINLINE void fake_quant_row_bits(const fused::FakeQuantElem& elem,
                                         const float* __restrict__ x, float* __restrict__ y,
                                         std::uint8_t* __restrict__ bits, std::int64_t first,
