@@ -383,6 +383,10 @@ const std::vector<ConfigKeyDoc>& train_config_keys() {
       {"quant.fuse_bn", "false",
        "train each Conv2d + BatchNorm2d pair as one QuantConvBn2d quantizing the folded weight "
        "(torch.ao ConvBn2d)"},
+      {"quant.bias", "\"float\"",
+       "\"int32\": fake quantize each quantized Conv2d/Linear bias onto the int32 grid "
+       "s_in * s_w that integer runtimes add (ONNX Runtime rounds a float bias so); needs "
+       "fuse_bn false"},
       {"quant.layers", "none",
        "per-layer overrides: {\"pattern\": {\"weight\": {...} | null, \"input\": {...} | "
        "null}} with globs over module names, exact names, \"@first\" / \"@last\" (first / last "

@@ -22,6 +22,8 @@
 #include "deploy/ort/scratch_dir.h"
 #include "nn/data/dataset.h"
 #include "quant/modules/frozen_quantizer_statistics.h"
+#include "quant/modules/quant_conv2d.h"
+#include "quant/modules/quant_linear.h"
 #ifdef QGRAD_WITH_ONNX
 #include "deploy/onnx/onnx_export.h"
 #endif
@@ -117,6 +119,20 @@ std::string fmt(const char* format, ...) {
   return buf;
 }
 
+// Quantized layers whose bias is float: ONNX Runtime's graph optimizations round such a bias onto
+// the int32 grid s_in * s_w (int32_bias.h), which training did not.
+std::vector<std::string> float_bias_layers(nn::Module& model) {
+  std::vector<std::string> names;
+  for (const auto& item : model.named_modules()) {
+    if (const auto* l = dynamic_cast<const quant::QuantLinear*>(item.value.get())) {
+      if (l->bias().defined() && !l->int32_bias()) names.push_back(item.key);
+    } else if (const auto* c = dynamic_cast<const quant::QuantConv2d*>(item.value.get())) {
+      if (c->bias().defined() && !c->int32_bias()) names.push_back(item.key);
+    }
+  }
+  return names;
+}
+
 void print_report(const VerifyDeployOptions& options, const EvalSetup& s,
                   const VerifyDeployResult& r, std::ostream& out) {
   std::ostringstream os;
@@ -147,6 +163,15 @@ void print_report(const VerifyDeployOptions& options, const EvalSetup& s,
   }
   os << fmt("  a step is max|fake-quant logit| / 127 = %.4g (the logits have no quantizer)\n",
             r.logit_step);
+  bool ort_missed = false;
+  for (const DeployPair& pair : r.pairs) ort_missed |= !pair.targets_met && pair.b == 2;
+  const std::vector<std::string> float_bias = float_bias_layers(*s.model);
+  if (ort_missed && options.ort_optimize && !float_bias.empty())
+    os << "  note: " << float_bias.size() << " quantized layer(s) (" << float_bias.front()
+       << (float_bias.size() > 1 ? ", ..." : "")
+       << ") have a float bias, which ONNX Runtime's optimizations round onto the int32 grid "
+          "s_in * s_w; train with the recipe's \"bias\": \"int32\" to deploy the bias that was "
+          "trained, or compare with --ort-optimization disabled\n";
   os << (r.targets_met ? "  verify-deploy: every pair meets the target"
                        : "  verify-deploy: TARGET MISSED")
      << " (top-1 agreement >= 99.9%, accuracies within 0.1 point)\n";

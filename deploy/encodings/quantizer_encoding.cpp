@@ -9,12 +9,12 @@
 #include "core/autograd/grad_mode.h"
 #include "core/error.h"
 #include "core/factory.h"
-#include "deploy/common/qdq_params.h"
 #include "quant/modules/aimet_quantizer.h"
 #include "quant/modules/fake_quantize.h"
 #include "quant/modules/fused_fake_quantize.h"
 #include "quant/modules/horizon_fake_quantize.h"
 #include "quant/modules/learnable_fake_quantize.h"
+#include "quant/modules/qdq_params.h"
 #include "quant/modules/tensor_quantizer.h"
 
 namespace qgrad::deploy {
@@ -50,7 +50,7 @@ aimet::AffineEncoding grid_encoding(const std::vector<float>& scale,
                                symmetric);
 }
 
-std::optional<aimet::AffineEncoding> from_qdq(const QdqParams& p, const std::string& where) {
+std::optional<aimet::AffineEncoding> from_qdq(const quant::QdqParams& p, const std::string& where) {
   if (p.identity) return std::nullopt;
   QGRAD_CHECK(!p.axis || *p.axis == 0, ValueError, kOp, ": ", where,
               ": per-channel parameters along axis ", p.axis.value_or(0),
@@ -106,7 +106,7 @@ std::optional<aimet::AffineEncoding> aimet_encoding_of(const nn::UnaryModule& qu
       dynamic_cast<const quant::FusedMovingAvgObsFakeQuantize*>(&quantizer) != nullptr ||
       dynamic_cast<const quant::TensorQuantizer*>(&quantizer) != nullptr ||
       dynamic_cast<const quant::LearnableFakeQuantize*>(&quantizer) != nullptr)
-    return from_qdq(any_qdq_params(quantizer, kOp, where), where);
+    return from_qdq(quant::any_qdq_params(quantizer, kOp, where), where);
   if (const auto* q = dynamic_cast<const quant::HorizonFakeQuantize*>(&quantizer))
     return from_horizon(*q, where);
   throw ValueError(std::string(kOp) + ": " + where + " is a " + quantizer.name() +

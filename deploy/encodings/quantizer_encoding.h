@@ -1,7 +1,7 @@
 // aimet_encoding_of: one qgrad quantizer as an AIMET affine encoding (scale, offset, bitwidth,
 // symmetry; one entry per channel), derived exactly as the quantizer's family quantizes.
 // AIMET's own AimetQuantizeDequantize gives its encoding (scale = (max - min) / (2^b - 1) in
-// float32, offset from min). The integer-grid families go through deploy/common/qdq_params:
+// float32, offset from min). The integer-grid families go through quant/modules/qdq_params:
 // torch.ao's stored scale / zero point, pytorch_quantization's amax / max_bound with zero point 0,
 // LSQ's learned scale and rounded zero point; Horizon's scale with zero point 0. A grid
 // [qmin, qmax] with zero point z becomes AIMET's grid of b = log2(qmax - qmin + 1) bits with

@@ -12,7 +12,6 @@
 #include "core/error.h"
 #include "core/shape.h"
 #include "deploy/common/bn_affine.h"
-#include "deploy/common/qdq_params.h"
 #include "deploy/int8/int8_basic_block.h"
 #include "deploy/int8/int8_conv2d.h"
 #include "deploy/int8/int8_direct_conv2d.h"
@@ -32,7 +31,9 @@
 #include "nn/modules/pooling.h"
 #include "nn/modules/sequential.h"
 #include "quant/modules/fold_conv_bn.h"
+#include "quant/modules/int32_bias.h"
 #include "quant/modules/learnable_fake_quantize.h"
+#include "quant/modules/qdq_params.h"
 #include "quant/modules/quant_add.h"
 #include "quant/modules/quant_conv2d.h"
 #include "quant/modules/quant_conv_bn2d.h"
@@ -82,8 +83,8 @@ std::array<std::int64_t, 2> pair_of(const Shape& s, const std::string& where, co
 }
 
 // The 8-bit parameters of a quantizer: deploy/common's, LSQ's learned affine grid included.
-deploy::QdqParams params_of(const nn::UnaryModule& quantizer, const std::string& where) {
-  return deploy::any_qdq_params(quantizer, kOp, where);
+quant::QdqParams params_of(const nn::UnaryModule& quantizer, const std::string& where) {
+  return quant::any_qdq_params(quantizer, kOp, where);
 }
 
 // The grid of a quantized layer's input quantizer.
@@ -121,7 +122,7 @@ IntWeight int_weight(const std::shared_ptr<nn::UnaryModule>& quantizer, const Te
   const std::string q = where + " weight quantizer";
   QGRAD_CHECK(quantizer != nullptr, ValueError, kOp, ": ", q,
               " is missing: float weights cannot run in an int8 layer");
-  const deploy::QdqParams p = params_of(*quantizer, q);
+  const quant::QdqParams p = params_of(*quantizer, q);
   QGRAD_CHECK(!p.identity, ValueError, kOp, ": ", q,
               " is disabled: float weights cannot run in an int8 layer");
   QGRAD_CHECK(!p.is_uint8(), ValueError, kOp, ": ", q, ": the weight grid [", p.quant_min, ", ",
@@ -133,7 +134,7 @@ IntWeight int_weight(const std::shared_ptr<nn::UnaryModule>& quantizer, const Te
   QGRAD_CHECK(!p.axis || (*p.axis == 0 && static_cast<std::int64_t>(p.scale.size()) == out),
               ValueError, kOp, ": ", q, ": per-channel weight scales must be along axis 0 (", out,
               " output channels), got ", p.scale.size(), " along axis ", p.axis ? *p.axis : -1);
-  const std::vector<std::int32_t> ints = deploy::quantize_weight(*quantizer, p, w, kOp, q);
+  const std::vector<std::int32_t> ints = quant::quantize_weight(*quantizer, p, w, kOp, q);
   IntWeight r;
   r.values.assign(ints.begin(), ints.end());  // on [-128, 127]: qdq_params checked the grid
   for (std::int64_t c = 0; c < out; ++c) r.scale.push_back(p.scale[p.axis ? c : 0]);
@@ -143,6 +144,23 @@ IntWeight int_weight(const std::shared_ptr<nn::UnaryModule>& quantizer, const Te
 std::vector<double> bias_of(const Tensor& b, std::int64_t n) {
   if (!b.defined()) return std::vector<double>(static_cast<std::size_t>(n), 0.0);
   return b.detach().contiguous().to_vector<double>();
+}
+
+// The bias of a QuantConv2d / QuantLinear in real units. With its int32 bias on
+// (int32_bias.h): the integers q training added, as q * s_in * s_w[c] in double, the
+// accumulator unit the int8 layers divide by again (giving q to within double rounding).
+template <typename Layer>
+std::vector<double> layer_bias(const Layer& l, std::int64_t n, float input_scale,
+                               const std::vector<double>& weight_scale, const std::string& where) {
+  std::vector<double> b = bias_of(l.bias(), n);
+  if (!l.int32_bias() || !l.bias().defined()) return b;
+  const std::optional<std::vector<float>> scale =
+      int32_bias_scale(l.input_quantizer().get(), l.weight_quantizer().get(), n, kOp, where);
+  if (!scale) return b;
+  const std::vector<std::int32_t> q = int32_bias_values(l.bias(), *scale);
+  for (std::int64_t c = 0; c < n; ++c)
+    b[c] = static_cast<double>(q[c]) * (static_cast<double>(input_scale) * weight_scale[c]);
+  return b;
 }
 
 // The int8 convolution of `conv` (QuantConv2d or QuantConvBn2d, folded) with `bn` (a float
@@ -171,7 +189,7 @@ Int8Conv2dSpec conv_spec(const Item& conv_item, const Item* bn_item, bool relu,
   IntWeight w = int_weight(conv->weight_quantizer(), conv->weight(), where);
   s.weight = std::move(w.values);
   s.weight_scale = std::move(w.scale);
-  s.bias = bias_of(conv->bias(), s.out_channels);
+  s.bias = layer_bias(*conv, s.out_channels, s.input.scale, s.weight_scale, where);
   if (bn_item != nullptr) {
     // Float BN after the quantized conv: y = k * (conv + b) + c, so the per-channel scale of
     // the integer accumulator gains k and the bias becomes k * b + c.
@@ -327,7 +345,7 @@ class Converter {
       IntWeight w = int_weight(l->weight_quantizer(), l->weight(), where);
       s.weight = std::move(w.values);
       s.weight_scale = std::move(w.scale);
-      s.bias = bias_of(l->bias(), s.out_features);
+      s.bias = layer_bias(*l, s.out_features, s.input.scale, s.weight_scale, where);
       s.relu = j < items_.size() && is<nn::ReLU>(items_[j]);
       if (s.relu) j = next(j + 1);
       s.output = consumer_grid(j);

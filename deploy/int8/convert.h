@@ -21,7 +21,7 @@
 // per-tensor inputs, reduce_range included; qint8 symmetric weights, per channel or per tensor),
 // pytorch_quantization TensorQuantizer with static amax (int8 symmetric, amax / 127) and LSQ /
 // LSQ+ LearnableFakeQuantize (its learned scale and rounded zero point: an affine uint8 / int8
-// grid, deploy::lsq_qdq_params). Integer grids narrower than 8 bits (reduce_range, num_bits < 8,
+// grid, quant::lsq_qdq_params). Integer grids narrower than 8 bits (reduce_range, num_bits < 8,
 // narrow_range, LSQ's W4A4) map exactly: the weights are already on them and activations are
 // clipped to them. Everything else is a ValueError naming the layer: a float Conv2d / Linear
 // (excluded from quantization) or a missing input quantizer, weights with a nonzero zero point or

@@ -18,7 +18,7 @@ std::string Int8Grid::str() const {
   return os.str();
 }
 
-Int8Grid Int8Grid::from_params(const deploy::QdqParams& p, const std::string& where) {
+Int8Grid Int8Grid::from_params(const quant::QdqParams& p, const std::string& where) {
   QGRAD_CHECK(!p.identity, ValueError, "int8 convert: ", where,
               " is disabled (the layer's input would stay float, which int8 layers cannot take)");
   QGRAD_CHECK(!p.axis && p.scale.size() == 1 && p.zero_point.size() == 1, ValueError,

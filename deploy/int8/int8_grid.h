@@ -3,14 +3,14 @@
 // narrower than their storage type (torch.ao's reduce_range [0, 127], 4-bit grids, pq's narrow
 // range) keep their bounds: every int8 layer that writes the grid clips to them, which is what
 // makes sub-8-bit activations exact here. Built from the QdqParams of a per-tensor activation
-// quantizer (deploy/common/qdq_params.h), so the scale and zero point are the family's own.
+// quantizer (quant/modules/qdq_params.h), so the scale and zero point are the family's own.
 #pragma once
 
 #include <cstdint>
 #include <string>
 
 #include "core/dtype.h"
-#include "deploy/common/qdq_params.h"
+#include "quant/modules/qdq_params.h"
 
 namespace qgrad::quant {
 
@@ -32,7 +32,7 @@ struct Int8Grid {
 
   // The grid of a per-tensor 8-bit activation quantizer; `where` names it in errors (a
   // per-channel or disabled quantizer is a ValueError: an int8 activation needs one grid).
-  static Int8Grid from_params(const deploy::QdqParams& p, const std::string& where);
+  static Int8Grid from_params(const quant::QdqParams& p, const std::string& where);
 };
 
 bool operator==(const Int8Grid& a, const Int8Grid& b);

@@ -9,7 +9,6 @@
 #include "core/error.h"
 #include "core/shape.h"
 #include "deploy/common/bn_affine.h"
-#include "deploy/common/qdq_params.h"
 #include "nn/models/basic_block.h"
 #include "nn/modules/activation.h"
 #include "nn/modules/add.h"
@@ -23,6 +22,8 @@
 #include "nn/modules/sequential.h"
 #include "ops/binary/binary.h"
 #include "ops/unary/unary.h"
+#include "quant/modules/int32_bias.h"
+#include "quant/modules/qdq_params.h"
 #include "quant/modules/quant_add.h"
 #include "quant/modules/quant_conv2d.h"
 #include "quant/modules/quant_conv_bn2d.h"
@@ -85,7 +86,7 @@ std::string ModuleLowering::quantize_activation(const std::shared_ptr<nn::UnaryM
     return t;
   }
   sites_.push_back({x, quantizer.get(), where, false});
-  const QdqParams p = any_qdq_params(*quantizer, kOp, where);
+  const quant::QdqParams p = quant::any_qdq_params(*quantizer, kOp, where);
   if (p.identity) return x;
   QGRAD_CHECK(!p.axis, ValueError, "ONNX export: ", where,
               ": per-channel activation quantization is not supported");
@@ -114,13 +115,13 @@ std::string ModuleLowering::weight_value(const std::shared_ptr<nn::UnaryModule>&
     if (quantizer) sites_.push_back({name, quantizer.get(), where, true});
     return name;
   }
-  const QdqParams p = any_qdq_params(*quantizer, kOp, where);
+  const quant::QdqParams p = quant::any_qdq_params(*quantizer, kOp, where);
   if (p.identity) {
     const std::string name = g_.add_float(base, floats(w), dims_of(w));
     sites_.push_back({name, quantizer.get(), where, true});
     return name;
   }
-  const std::vector<std::int32_t> q = quantize_weight(*quantizer, p, w, kOp, where);
+  const std::vector<std::int32_t> q = quant::quantize_weight(*quantizer, p, w, kOp, where);
   const std::int64_t n = static_cast<std::int64_t>(p.scale.size());
   const std::vector<std::int64_t> pdims =
       p.axis ? std::vector<std::int64_t>{n} : std::vector<std::int64_t>{};
@@ -137,6 +138,26 @@ std::string ModuleLowering::weight_value(const std::shared_ptr<nn::UnaryModule>&
   onnx::NodeProto& dq = g_.add_node("DequantizeLinear", {qw, scale, zp}, base, nullptr);
   if (p.axis) OnnxGraph::set_attr(dq, "axis", *p.axis);
   sites_.push_back({dq.output(0), quantizer.get(), where, true});
+  return dq.output(0);
+}
+
+std::string ModuleLowering::bias_value(const Tensor& bias, bool int32,
+                                       const std::shared_ptr<nn::UnaryModule>& input_quantizer,
+                                       const std::shared_ptr<nn::UnaryModule>& weight_quantizer,
+                                       const std::string& where, const std::string& base) {
+  if (!bias.defined()) return "";
+  const std::int64_t n = bias.numel();
+  const std::optional<std::vector<float>> scale =
+      int32 && qdq_
+          ? quant::int32_bias_scale(input_quantizer.get(), weight_quantizer.get(), n, kOp, where)
+          : std::nullopt;
+  if (!scale) return g_.add_float(base, floats(bias), dims_of(bias));
+  const std::string q =
+      g_.add_int32(base + "_quantized", quant::int32_bias_values(bias, *scale), {n});
+  const std::string s = g_.add_float(base + "_scale", *scale, {n});
+  // The float bias the layer reads keeps the float form's name ("9_bias").
+  onnx::NodeProto& dq = g_.add_node("DequantizeLinear", {q, s}, base, nullptr);
+  OnnxGraph::set_attr(dq, "axis", std::int64_t{0});
   return dq.output(0);
 }
 
@@ -284,9 +305,8 @@ std::string ModuleLowering::lower(const nn::Module& m, const std::string& path,
         quantize_activation(q->input_quantizer(), where + " input quantizer", base + "_input", x);
     const std::string w = weight_value(q->weight_quantizer(), q->weight(),
                                        where + " weight quantizer", base + "_weight");
-    const std::string b = q->bias().defined()
-                              ? g_.add_float(base + "_bias", floats(q->bias()), dims_of(q->bias()))
-                              : "";
+    const std::string b = bias_value(q->bias(), q->int32_bias(), q->input_quantizer(),
+                                     q->weight_quantizer(), where, base + "_bias");
     return conv_node(m, path, xq, w, b);
   }
   if (const auto* q = dynamic_cast<const quant::QuantConvBn2d*>(&m)) {
@@ -313,7 +333,8 @@ std::string ModuleLowering::lower(const nn::Module& m, const std::string& path,
                                        where + " weight quantizer", base + "_weight");
     std::vector<std::string> in{xq, w};
     if (q->bias().defined())
-      in.push_back(g_.add_float(base + "_bias", floats(q->bias()), dims_of(q->bias())));
+      in.push_back(bias_value(q->bias(), q->int32_bias(), q->input_quantizer(),
+                              q->weight_quantizer(), where, base + "_bias"));
     std::string out;
     OnnxGraph::set_attr(g_.add_node("Gemm", in, base, &out), "transB", std::int64_t{1});
     return out;

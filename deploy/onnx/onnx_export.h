@@ -2,7 +2,7 @@
 // model in inference form (BN folded, dropout dropped) to an opset 13 onnx::ModelProto with the
 // weights as initializers, one float input "input" [batch, C, H, W] (batch symbolic) and one
 // output "output"; a quantization-aware model becomes QDQ ONNX (see module_lowering.h and
-// deploy/common/qdq_params.h for what maps and how), or, with `qdq` off, as its float computation
+// quant/modules/qdq_params.h for what maps and how), or, with `qdq` off, as its float computation
 // (the form AIMET encodings go with). Every model is checked with onnx::checker::check_model
 // before it is returned. export_onnx() also writes it to a file, atomically. The model is not
 // modified (its training mode is left as it was; the export reads its parameters and buffers).

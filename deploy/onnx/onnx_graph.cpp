@@ -30,6 +30,13 @@ std::string OnnxGraph::add_float(const std::string& base, const std::vector<floa
   return t.name();
 }
 
+std::string OnnxGraph::add_int32(const std::string& base, const std::vector<std::int32_t>& values,
+                                 const std::vector<std::int64_t>& dims) {
+  onnx::TensorProto& t = new_initializer(base, onnx::TensorProto_DataType_INT32, dims);
+  for (std::int32_t v : values) t.add_int32_data(v);
+  return t.name();
+}
+
 std::string OnnxGraph::add_int8(const std::string& base, const std::vector<std::int32_t>& values,
                                 const std::vector<std::int64_t>& dims) {
   onnx::TensorProto& t = new_initializer(base, onnx::TensorProto_DataType_INT8, dims);

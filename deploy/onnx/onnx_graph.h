@@ -29,6 +29,8 @@ class OnnxGraph {
                        const std::vector<std::int64_t>& dims);
   std::string add_uint8(const std::string& base, const std::vector<std::int32_t>& values,
                         const std::vector<std::int64_t>& dims);
+  std::string add_int32(const std::string& base, const std::vector<std::int32_t>& values,
+                        const std::vector<std::int64_t>& dims);
 
   // A node with one output named after `output_base`; returns the output's name.
   onnx::NodeProto& add_node(const std::string& op_type, const std::vector<std::string>& inputs,

@@ -3,6 +3,7 @@
 
 #include "ops/conv/conv.h"
 #include "quant/modules/default_quantizers.h"
+#include "quant/modules/int32_bias.h"
 
 namespace qgrad::quant {
 
@@ -53,13 +54,21 @@ Tensor QuantConv2d::forward(const Tensor& input) {
   const Tensor x = batched ? input : input.unsqueeze(0);
   const Tensor xq = input_quantizer_ ? input_quantizer_->forward(x) : x;
   const Tensor wq = weight_quantizer_ ? weight_quantizer_->forward(weight_) : weight_;
-  const Tensor y = conv2d(xq, wq, bias_, options_.stride_, options_.padding_, options_.dilation_,
-                          options_.groups_);
+  const Tensor y = conv2d(xq, wq, forward_bias(), options_.stride_, options_.padding_,
+                          options_.dilation_, options_.groups_);
   return batched ? y : y.squeeze(0);
 }
 
+Tensor QuantConv2d::forward_bias() const {
+  if (!int32_bias_ || !bias_.defined()) return bias_;
+  const std::optional<std::vector<float>> scale =
+      int32_bias_scale(input_quantizer_.get(), weight_quantizer_.get(), options_.out_channels_,
+                       "QuantConv2d", "int32 bias");
+  return scale ? fake_quantize_int32_bias(bias_, *scale) : bias_;
+}
+
 std::string QuantConv2d::extra_repr() const {
-  return repr_;
+  return int32_bias_ ? repr_ + ", int32_bias=True" : repr_;
 }
 
 void QuantConv2d::on_replace_child(const std::string& name, const std::shared_ptr<Module>& module) {

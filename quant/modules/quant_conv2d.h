@@ -7,6 +7,9 @@
 //
 // from_float() converts a trained nn::Conv2d, sharing its weight and bias tensors.
 // State dict: "weight", "bias" (when present), then the quantizers' entries.
+// set_int32_bias(true) fake quantizes the bias onto the int32 grid of scale s_in * s_w whenever
+// both quantizers are active (int32_bias.h: what integer runtimes add); off by default, as
+// pytorch_quantization's and torch.ao's layers keep a float bias. A recipe setting, not state.
 #pragma once
 
 #include <memory>
@@ -42,6 +45,8 @@ class QuantConv2d : public nn::UnaryModule {
   const nn::Conv2dOptions& options() const { return options_; }  // spatial values as {h, w}
   const Tensor& weight() const { return weight_; }
   const Tensor& bias() const { return bias_; }
+  void set_int32_bias(bool on) { int32_bias_ = on; }
+  bool int32_bias() const { return int32_bias_; }
   const std::shared_ptr<nn::UnaryModule>& input_quantizer() const { return input_quantizer_; }
   const std::shared_ptr<nn::UnaryModule>& weight_quantizer() const { return weight_quantizer_; }
 
@@ -53,6 +58,10 @@ class QuantConv2d : public nn::UnaryModule {
   std::string repr_;
   Tensor weight_, bias_;
   std::shared_ptr<nn::UnaryModule> input_quantizer_, weight_quantizer_;
+  bool int32_bias_ = false;
+
+  // The bias the forward adds (after the quantizers ran, so their scales are this step's).
+  Tensor forward_bias() const;
 };
 
 }  // namespace qgrad::quant

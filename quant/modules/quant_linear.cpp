@@ -4,6 +4,7 @@
 #include "nn/repr_format.h"
 #include "ops/matmul/matmul.h"
 #include "quant/modules/default_quantizers.h"
+#include "quant/modules/int32_bias.h"
 
 namespace qgrad::quant {
 
@@ -49,13 +50,21 @@ Tensor QuantLinear::forward(const Tensor& x) {
       ", got shape ", x.defined() ? shape_str(x.shape()) : std::string("(undefined)"));
   const Tensor xq = input_quantizer_ ? input_quantizer_->forward(x) : x;
   const Tensor wq = weight_quantizer_ ? weight_quantizer_->forward(weight_) : weight_;
-  return linear(xq, wq, bias_);
+  return linear(xq, wq, forward_bias());
+}
+
+Tensor QuantLinear::forward_bias() const {
+  if (!int32_bias_ || !bias_.defined()) return bias_;
+  const std::optional<std::vector<float>> scale =
+      int32_bias_scale(input_quantizer_.get(), weight_quantizer_.get(), options_.out_features_,
+                       "QuantLinear", "int32 bias");
+  return scale ? fake_quantize_int32_bias(bias_, *scale) : bias_;
 }
 
 std::string QuantLinear::extra_repr() const {
   return "in_features=" + std::to_string(options_.in_features_) +
          ", out_features=" + std::to_string(options_.out_features_) +
-         ", bias=" + nn::py_bool(bias_.defined());
+         ", bias=" + nn::py_bool(bias_.defined()) + (int32_bias_ ? ", int32_bias=True" : "");
 }
 
 void QuantLinear::on_replace_child(const std::string& name, const std::shared_ptr<Module>& module) {

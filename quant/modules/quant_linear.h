@@ -9,6 +9,9 @@
 // from_float() converts a trained nn::Linear: the QuantLinear shares its weight and bias tensors
 // (the same TensorImpls, so values, gradients and optimiser state carry over).
 // State dict: "weight", "bias" (when present), then the quantizers' entries.
+// set_int32_bias(true) fake quantizes the bias onto the int32 grid of scale s_in * s_w whenever
+// both quantizers are active (int32_bias.h: what integer runtimes add); off by default, as
+// pytorch_quantization's and torch.ao's layers keep a float bias. A recipe setting, not state.
 #pragma once
 
 #include <memory>
@@ -44,6 +47,8 @@ class QuantLinear : public nn::UnaryModule {
   const nn::LinearOptions& options() const { return options_; }
   const Tensor& weight() const { return weight_; }
   const Tensor& bias() const { return bias_; }
+  void set_int32_bias(bool on) { int32_bias_ = on; }
+  bool int32_bias() const { return int32_bias_; }
   const std::shared_ptr<nn::UnaryModule>& input_quantizer() const { return input_quantizer_; }
   const std::shared_ptr<nn::UnaryModule>& weight_quantizer() const { return weight_quantizer_; }
 
@@ -56,6 +61,10 @@ class QuantLinear : public nn::UnaryModule {
   nn::LinearOptions options_;
   Tensor weight_, bias_;
   std::shared_ptr<nn::UnaryModule> input_quantizer_, weight_quantizer_;
+  bool int32_bias_ = false;
+
+  // The bias the forward adds (after the quantizers ran, so their scales are this step's).
+  Tensor forward_bias() const;
 };
 
 }  // namespace qgrad::quant

@@ -427,7 +427,7 @@ QuantRecipe QuantRecipe::from_json(const json& given) {
   const json j = expand_named_recipe(given);
   // "recipe" is listed for the unknown-key message; expand_named_recipe has removed it.
   Fields top(j, "",
-             {"recipe", "family", "weight", "input", "layers", "add", "fuse_bn", "exclude",
+             {"recipe", "family", "weight", "input", "layers", "add", "fuse_bn", "bias", "exclude",
               "calibration"});
   std::vector<std::string> names;
   for (const FamilyInfo& f : families()) names.push_back(f.name);
@@ -456,6 +456,11 @@ QuantRecipe QuantRecipe::from_json(const json& given) {
     r.input_factory_ = info->parse(r.input_json_, "input", "input").input;
   r.add_ = top.get_bool("add", true);
   r.fuse_bn_ = top.get_bool("fuse_bn", false);
+  r.int32_bias_ = top.get_choice("bias", "float", {"float", "int32"}) == "int32";
+  if (r.int32_bias_ && r.fuse_bn_)
+    fail(
+        "\"bias\": \"int32\" needs \"fuse_bn\": false (a fused conv + batch norm's folded bias "
+        "changes with the batch statistics every step; keep the batch norm float after the conv)");
   if (top.has("layers")) r.layer_rules_ = LayerRules::from_json(top.at("layers"));
 
   if (top.has("exclude")) {
@@ -540,6 +545,7 @@ json QuantRecipe::to_json() const {
   j["input"] = input_json_;
   j["add"] = add_;
   j["fuse_bn"] = fuse_bn_;
+  j["bias"] = int32_bias_ ? "int32" : "float";
   if (!layer_rules_.empty()) j["layers"] = layer_rules_.to_json();
   j["exclude"] = exclude_;
   j["calibration"] = {{"batches", calibration_batches_},

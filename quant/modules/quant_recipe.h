@@ -28,6 +28,11 @@
 //                                    torch.ao's ConvBn2d) in the conv's place and nn::Identity
 //                                    in the BN's; the BN's keys move under the conv's name
 //                                    ("0.bn.running_mean"). false: QuantConv2d + float BN.
+//   "bias":    "float" | "int32",    (default "float") "int32": the bias of every quantized
+//                                    Conv2d / Linear is fake quantized onto the int32 grid of
+//                                    scale s_in * s_w (int32_bias.h), the bias an integer runtime
+//                                    adds (ONNX Runtime rounds a float bias so itself); needs
+//                                    "fuse_bn": false.
 //   "layers":  {"pattern": {"weight": {...} | null, "input": {...} | null} | null, ...}
 //              or [{"match": "pattern" | [...], "weight": ..., "input": ...}, ...]:
 //                                    per-layer overrides (layer_rules.h): shell globs over
@@ -130,6 +135,7 @@ class QuantRecipe {
   bool quantizes_inputs() const { return static_cast<bool>(input_factory_); }
   bool quantize_add() const { return add_; }
   bool fuse_bn() const { return fuse_bn_; }
+  bool int32_bias() const { return int32_bias_; }
   const std::vector<std::string>& exclude() const { return exclude_; }
   std::int64_t calibration_batches() const { return calibration_batches_; }
   const CalibrationOptions& calibration_options() const { return calibration_; }
@@ -160,6 +166,7 @@ class QuantRecipe {
   LayerRules layer_rules_;
   bool add_ = true;
   bool fuse_bn_ = false;
+  bool int32_bias_ = false;
   std::vector<std::string> exclude_;
   std::int64_t calibration_batches_ = 0;
   CalibrationOptions calibration_;

@@ -121,12 +121,14 @@ class Swapper {
         replaced_.push_back(name);
         replaced_.push_back(qualified(prefix, bn_key));
       } else if (auto lin = std::dynamic_pointer_cast<nn::Linear>(m)) {
-        module.replace_module(
-            child.key, QuantLinear::from_float(*lin, input(), weight(lin->weight().shape())));
+        auto q = QuantLinear::from_float(*lin, input(), weight(lin->weight().shape()));
+        q->set_int32_bias(recipe_.int32_bias());
+        module.replace_module(child.key, q);
         replaced_.push_back(name);
       } else if (auto conv = std::dynamic_pointer_cast<nn::Conv2d>(m)) {
-        module.replace_module(
-            child.key, QuantConv2d::from_float(*conv, input(), weight(conv->weight().shape())));
+        auto q = QuantConv2d::from_float(*conv, input(), weight(conv->weight().shape()));
+        q->set_int32_bias(recipe_.int32_bias());
+        module.replace_module(child.key, q);
         replaced_.push_back(name);
       } else if (std::dynamic_pointer_cast<nn::Add>(m)) {
         auto a = std::make_shared<QuantAdd>(input(), input());

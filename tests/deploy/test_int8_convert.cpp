@@ -107,9 +107,16 @@ TEST_CASE("int8 convert: QAT lenet5bn, vggfm and resnet20 give the fake-quantize
       {"lenet5bn", R"({"family": "pact", "weight": {"num_bits": 4}, "input": {"num_bits": 4}})",
        1.5, 0.02},  // 6e-5, 0
       {"lenet5bn", R"({"family": "pact", "weight": {"num_bits": 7}, "input": {"num_bits": 8}})",
-       1.5, 0.02},                                        // 3e-5, 0
-      {"vggfm", R"({"family": "torch_ao"})", 6.0, 0.02},  // 4.05, 8 of 640
-      {"vggfm", R"({"family": "nvidia"})", 1.5, 0.02},    // 0.42, 0
+       1.5, 0.02},  // 3e-5, 0
+      // The recipe's int32 bias: each bias on the grid s_in * s_w (int8 adds the integers).
+      {"lenet5bn",
+       R"({"family": "pact", "weight": {"num_bits": 4}, "input": {"num_bits": 4},
+           "bias": "int32"})",
+       1.5, 0.02},                                                            // 7e-5, 0
+      {"lenet5bn", R"({"recipe": "lsq_w4a4", "bias": "int32"})", 1.5, 0.02},  // 2e-5, 0
+      {"vggfm", R"({"family": "torch_ao"})", 6.0, 0.02},                      // 4.05, 8 of 640
+      {"vggfm", R"({"family": "torch_ao", "bias": "int32"})", 6.0, 0.02},     // 4.05, 8 of 640
+      {"vggfm", R"({"family": "nvidia"})", 1.5, 0.02},                        // 0.42, 0
       // A tie flip on a 4-bit grid moves an activation by 1/15 of alpha: 9 of the 802,816
       // inputs of the last convolution flip (DoReFa's float weights 2r/n - 1 are within an ulp
       // of the integers' r/n), and the logits move by up to 2 of their 8-bit steps.
@@ -120,6 +127,7 @@ TEST_CASE("int8 convert: QAT lenet5bn, vggfm and resnet20 give the fake-quantize
       {"resnet20", R"({"family": "torch_ao"})", 8.0, 0.2},                   // 6.3, 0.139
       {"resnet20", R"({"family": "torch_ao", "fuse_bn": true})", 8.0, 0.2},  // 3.5, 0.025
       {"resnet20", R"({"family": "nvidia"})", 8.0, 0.2},                     // 1.16, 0.073
+      {"resnet20", R"({"family": "nvidia", "bias": "int32"})", 8.0, 0.2},    // 1.16, 0.073
       {"resnet20", R"({"family": "pact", "weight": {"num_bits": 4}, "input": {"num_bits": 4}})",
        8.0, 0.2},  // 1.62, 0.030
   };

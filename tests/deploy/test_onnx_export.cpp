@@ -33,6 +33,7 @@
 #include "quant/modules/calibrate.h"
 #include "quant/modules/fused_fake_quantize.h"
 #include "quant/modules/horizon_fake_quantize.h"
+#include "quant/modules/int32_bias.h"
 #include "quant/modules/pact_activation_quantizer.h"
 #include "quant/modules/quant_conv2d.h"
 #include "quant/modules/quant_linear.h"
@@ -298,6 +299,49 @@ TEST_CASE("ONNX export: PACT W4A4 as QDQ: alpha / 15 on [0, 15], DoReFa's odd in
     // 2r/15 - 1 in float32 is within an ulp of 1 (2^-23) of the integer over 15.
     CHECK(std::abs(static_cast<float>(q) / 15.0f - dq[i]) <= 0x1p-23f);
   }
+}
+
+TEST_CASE("ONNX export: an int32 bias travels as int32 + DequantizeLinear at s_in * s_w",
+          "[onnx]") {
+  for (
+      const char* recipe :
+      {R"({"family": "pact", "weight": {"num_bits": 4}, "input": {"num_bits": 4}, "bias": "int32"})",
+       R"({"family": "torch_ao", "bias": "int32"})"}) {
+    INFO(recipe);
+    auto model = qat_model("lenet5bn", recipe);
+    const onnx::ModelProto m = deploy::build_onnx_model(*model);  // includes the checker
+    auto lin = std::dynamic_pointer_cast<nn::Sequential>(model)->at<quant::QuantLinear>(9);
+    const std::vector<float> s = *quant::int32_bias_scale(
+        lin->input_quantizer().get(), lin->weight_quantizer().get(), 120, "test", "9");
+    const auto& q = initializer(m, "9_bias_quantized");
+    CHECK(q.data_type() == onnx::TensorProto_DataType_INT32);
+    CHECK(dims(q) == std::vector<std::int64_t>{120});
+    const auto& sc = initializer(m, "9_bias_scale");
+    REQUIRE(sc.float_data_size() == 120);
+    REQUIRE(q.int32_data_size() == 120);
+    // The integers and scales give, through DequantizeLinear, the bias the forward added.
+    const std::vector<float> fq =
+        quant::fake_quantize_int32_bias(lin->bias().detach(), s).to_vector<float>();
+    for (int c = 0; c < 120; ++c) {
+      CHECK(sc.float_data(c) == s[static_cast<std::size_t>(c)]);
+      CHECK(static_cast<float>(q.int32_data(c)) * sc.float_data(c) ==
+            fq[static_cast<std::size_t>(c)]);
+    }
+    bool found = false;
+    for (const auto& n : m.graph().node()) {
+      if (n.op_type() != "DequantizeLinear" || n.input(0) != "9_bias_quantized") continue;
+      found = true;
+      CHECK(n.output(0) == "9_bias");
+      REQUIRE(n.attribute_size() == 1);
+      CHECK(n.attribute(0).name() == "axis");
+      CHECK(n.attribute(0).i() == 0);
+    }
+    CHECK(found);
+  }
+  // Without the recipe key, the bias stays a float initializer.
+  const onnx::ModelProto f =
+      deploy::build_onnx_model(*qat_model("lenet5bn", R"({"family": "torch_ao"})"));
+  CHECK(initializer(f, "9_bias").data_type() == onnx::TensorProto_DataType_FLOAT);
 }
 
 TEST_CASE("ONNX export: unsupported quantizers, bad scales and layers are errors naming the layer",

@@ -402,7 +402,7 @@ TEST_CASE("quant.qat: recipe JSON defaults, round trip and errors naming the key
   const QuantRecipe r = QuantRecipe::parse(R"({"family": "nvidia"})");
   REQUIRE(r.family() == QuantFamily::NVIDIA);
   REQUIRE(r.to_json() == json::parse(R"({"family": "nvidia", "weight": {"num_bits": 8, "axis": 0},
-      "input": {"num_bits": 8}, "add": true, "fuse_bn": false, "exclude": [],
+      "input": {"num_bits": 8}, "add": true, "fuse_bn": false, "bias": "float", "exclude": [],
       "calibration": {"batches": 8, "method": "entropy", "percentile": 99.99, "start_bin": 128,
                       "stride": 1, "strict": true}})"));
   for (const char* fam : {"nvidia", "torch_ao", "lsq", "horizon", "aimet"}) {

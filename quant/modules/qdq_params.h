@@ -26,7 +26,7 @@
 #include "core/tensor.h"
 #include "nn/unary_module.h"
 
-namespace qgrad::deploy {
+namespace qgrad::quant {
 
 struct QdqParams {
   bool identity = false;                 // the quantizer passes values through (disabled): no Q/DQ
@@ -66,4 +66,4 @@ std::vector<std::int32_t> quantize_weight(const nn::UnaryModule& quantizer, cons
                                           const Tensor& weight, const std::string& op,
                                           const std::string& where);
 
-}  // namespace qgrad::deploy
+}  // namespace qgrad::quant

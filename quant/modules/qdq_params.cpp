@@ -1,7 +1,7 @@
 // QdqParams from torch.ao's fake quantizers, pytorch_quantization's TensorQuantizer, Horizon's
 // FakeQuantize and AIMET's QuantizeDequantize, with the checks that keep an unusable scale or an
 // inexpressible quantizer out of the exported model.
-#include "deploy/common/qdq_params.h"
+#include "quant/modules/qdq_params.h"
 
 #include <algorithm>
 #include <cfloat>
@@ -27,7 +27,7 @@
 #include "quant/observer/quant_dtype.h"
 #include "quant/torch_ao/fake_quantize.h"
 
-namespace qgrad::deploy {
+namespace qgrad::quant {
 
 namespace {
 
@@ -77,7 +77,7 @@ QdqParams ao_params(const FQ& fq, const std::string& op, const std::string& wher
   return p;
 }
 
-QdqParams nvidia_params(const quant::TensorQuantizer& tq, const std::string& op,
+QdqParams nvidia_params(const TensorQuantizer& tq, const std::string& op,
                         const std::string& where) {
   QdqParams p;
   p.family = "nvidia";
@@ -123,7 +123,7 @@ QdqParams nvidia_params(const quant::TensorQuantizer& tq, const std::string& op,
 
 // Horizon: y = clamp(rne(x / scale), qmin, qmax) * scale with zero point 0, QuantizeLinear's
 // own arithmetic. Half-up rounding has no QuantizeLinear form.
-QdqParams horizon_params(const quant::HorizonFakeQuantize& q, const std::string& op,
+QdqParams horizon_params(const HorizonFakeQuantize& q, const std::string& op,
                          const std::string& where) {
   QdqParams p;
   p.family = "horizon";
@@ -152,7 +152,7 @@ QdqParams horizon_params(const quant::HorizonFakeQuantize& q, const std::string&
 struct AimetEncodingTensors {
   Tensor scale, offset;
 };
-AimetEncodingTensors aimet_encoding_tensors(const quant::AimetQuantizeDequantize& q) {
+AimetEncodingTensors aimet_encoding_tensors(const AimetQuantizeDequantize& q) {
   NoGradGuard no_grad;
   const Tensor scale = aimet::encoding_scale(q.min().detach(), q.max().detach(), q.bitwidth());
   return {scale, aimet::encoding_offset(q.min().detach(), scale, q.bitwidth(), q.symmetric())};
@@ -160,7 +160,7 @@ AimetEncodingTensors aimet_encoding_tensors(const quant::AimetQuantizeDequantize
 
 // AIMET: quantize = clamp(rne(x / scale) - offset, qmin, qmax), dequantize = (q + offset) * scale:
 // QuantizeLinear with zero point -offset. Per channel along the encoding shape's one non-1 dim.
-QdqParams aimet_params(const quant::AimetQuantizeDequantize& q, const std::string& op,
+QdqParams aimet_params(const AimetQuantizeDequantize& q, const std::string& op,
                        const std::string& where) {
   QdqParams p;
   p.family = "aimet";
@@ -191,7 +191,7 @@ QdqParams aimet_params(const quant::AimetQuantizeDequantize& q, const std::strin
 // own arithmetic): an unsigned grid [0, 2^k - 1] of scale d and zero point 0. QuantizeLinear
 // saturates negative inputs to 0 and the grid's clip stops at the level alpha rounds to, so the
 // clip at alpha needs nothing more.
-QdqParams pact_params(const quant::PactActivationQuantizer& q, const std::string& op,
+QdqParams pact_params(const PactActivationQuantizer& q, const std::string& op,
                       const std::string& where) {
   QdqParams p;
   p.family = "pact";
@@ -210,7 +210,7 @@ QdqParams pact_params(const quant::PactActivationQuantizer& q, const std::string
 // 2 r - n in [-n, n] times 1 / n: a symmetric int8 grid for k <= 7. At 8 bits the 256 levels
 // reach +-255 (every level sits half a step off zero at scale 2 / 255), which no int8 grid with an
 // integer zero point holds.
-QdqParams dorefa_params(const quant::DoReFaWeightQuantizer& q, const std::string& op,
+QdqParams dorefa_params(const DoReFaWeightQuantizer& q, const std::string& op,
                         const std::string& where) {
   const int bits = q.num_bits();
   QGRAD_CHECK(bits <= 7, ValueError, op, ": ", where, " (DoReFaWeightQuantizer) has num_bits ",
@@ -237,19 +237,19 @@ bool QdqParams::narrower_than_type() const {
 
 QdqParams qdq_params(const nn::UnaryModule& quantizer, const std::string& op,
                      const std::string& where) {
-  if (const auto* fq = dynamic_cast<const quant::FakeQuantize*>(&quantizer))
+  if (const auto* fq = dynamic_cast<const FakeQuantize*>(&quantizer))
     return ao_params(*fq, op, where);
-  if (const auto* fq = dynamic_cast<const quant::FusedMovingAvgObsFakeQuantize*>(&quantizer))
+  if (const auto* fq = dynamic_cast<const FusedMovingAvgObsFakeQuantize*>(&quantizer))
     return ao_params(*fq, op, where);
-  if (const auto* tq = dynamic_cast<const quant::TensorQuantizer*>(&quantizer))
+  if (const auto* tq = dynamic_cast<const TensorQuantizer*>(&quantizer))
     return nvidia_params(*tq, op, where);
-  if (const auto* hq = dynamic_cast<const quant::HorizonFakeQuantize*>(&quantizer))
+  if (const auto* hq = dynamic_cast<const HorizonFakeQuantize*>(&quantizer))
     return horizon_params(*hq, op, where);
-  if (const auto* aq = dynamic_cast<const quant::AimetQuantizeDequantize*>(&quantizer))
+  if (const auto* aq = dynamic_cast<const AimetQuantizeDequantize*>(&quantizer))
     return aimet_params(*aq, op, where);
-  if (const auto* pq = dynamic_cast<const quant::PactActivationQuantizer*>(&quantizer))
+  if (const auto* pq = dynamic_cast<const PactActivationQuantizer*>(&quantizer))
     return pact_params(*pq, op, where);
-  if (const auto* dq = dynamic_cast<const quant::DoReFaWeightQuantizer*>(&quantizer))
+  if (const auto* dq = dynamic_cast<const DoReFaWeightQuantizer*>(&quantizer))
     return dorefa_params(*dq, op, where);
   throw ValueError(
       op + ": " + where + " is a " + quantizer.name() + ", which " + op +
@@ -261,7 +261,7 @@ QdqParams qdq_params(const nn::UnaryModule& quantizer, const std::string& op,
 
 QdqParams lsq_qdq_params(const nn::UnaryModule& quantizer, const std::string& op,
                          const std::string& where) {
-  const auto* lfq = dynamic_cast<const quant::LearnableFakeQuantize*>(&quantizer);
+  const auto* lfq = dynamic_cast<const LearnableFakeQuantize*>(&quantizer);
   QGRAD_CHECK(lfq != nullptr, ValueError, op, ": ", where, " is a ", quantizer.name(),
               ", not a LearnableFakeQuantize");
   QdqParams p;
@@ -301,7 +301,7 @@ std::vector<std::int32_t> quantize_weight(const nn::UnaryModule& quantizer, cons
                 shape_str(w.shape()));
   }
   std::vector<std::int32_t> q(static_cast<std::size_t>(w.numel()));
-  if (const auto* tq = dynamic_cast<const quant::TensorQuantizer*>(&quantizer)) {
+  if (const auto* tq = dynamic_cast<const TensorQuantizer*>(&quantizer)) {
     // pq's own kernel gives the integers directly.
     const nvidia::QuantDescriptor& d = tq->descriptor();
     const Tensor ints =
@@ -311,7 +311,7 @@ std::vector<std::int32_t> quantize_weight(const nn::UnaryModule& quantizer, cons
     for (std::size_t i = 0; i < v.size(); ++i) q[i] = static_cast<std::int32_t>(v[i]);
     return q;
   }
-  if (const auto* aq = dynamic_cast<const quant::AimetQuantizeDequantize*>(&quantizer)) {
+  if (const auto* aq = dynamic_cast<const AimetQuantizeDequantize*>(&quantizer)) {
     // AIMET's own quantize gives the integers (q + offset = q - zero point: the same q).
     const AimetEncodingTensors e = aimet_encoding_tensors(*aq);
     NoGradGuard no_grad;
@@ -321,7 +321,7 @@ std::vector<std::int32_t> quantize_weight(const nn::UnaryModule& quantizer, cons
     for (std::size_t i = 0; i < v.size(); ++i) q[i] = static_cast<std::int32_t>(v[i]);
     return q;
   }
-  if (const auto* dq = dynamic_cast<const quant::DoReFaWeightQuantizer*>(&quantizer)) {
+  if (const auto* dq = dynamic_cast<const DoReFaWeightQuantizer*>(&quantizer)) {
     // DoReFa's own quantization gives 2 r / n - 1; times n, rounded, the odd integer 2 r - n.
     NoGradGuard no_grad;
     const std::vector<float> v =
@@ -339,7 +339,7 @@ std::vector<std::int32_t> quantize_weight(const nn::UnaryModule& quantizer, cons
     channels = w.size(*p.axis);
     for (std::int64_t d = *p.axis + 1; d < w.dim(); ++d) inner *= w.size(d);
   }
-  if (const auto* hq = dynamic_cast<const quant::HorizonFakeQuantize*>(&quantizer)) {
+  if (const auto* hq = dynamic_cast<const HorizonFakeQuantize*>(&quantizer)) {
     NoGradGuard no_grad;
     fq = horizon::fake_quantize(w, hq->scale().detach(), hq->options().dtype_, p.axis,
                                 hq->options().round_mode_, hq->options().saturate_);
@@ -363,9 +363,9 @@ std::vector<std::int32_t> quantize_weight(const nn::UnaryModule& quantizer, cons
 
 QdqParams any_qdq_params(const nn::UnaryModule& quantizer, const std::string& op,
                          const std::string& where) {
-  if (dynamic_cast<const quant::LearnableFakeQuantize*>(&quantizer) != nullptr)
+  if (dynamic_cast<const LearnableFakeQuantize*>(&quantizer) != nullptr)
     return lsq_qdq_params(quantizer, op, where);
   return qdq_params(quantizer, op, where);
 }
 
-}  // namespace qgrad::deploy
+}  // namespace qgrad::quant
