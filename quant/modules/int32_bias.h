@@ -37,6 +37,12 @@ std::optional<std::vector<float>> int32_bias_scale(const nn::UnaryModule* input_
 // where q was not clamped.
 Tensor fake_quantize_int32_bias(const Tensor& bias, const std::vector<float>& scale);
 
+// What a QuantConv2d / QuantLinear adds: `bias` itself, or with `on` (the layer's int32 bias)
+// and a grid from int32_bias_scale (op names the layer type in errors), its fake quantization.
+Tensor layer_bias(const Tensor& bias, bool on, const nn::UnaryModule* input_quantizer,
+                  const nn::UnaryModule* weight_quantizer, std::int64_t out_channels,
+                  const std::string& op);
+
 // The integers q of fake_quantize_int32_bias (the values an exporter writes).
 std::vector<std::int32_t> int32_bias_values(const Tensor& bias, const std::vector<float>& scale);
 

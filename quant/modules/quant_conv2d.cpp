@@ -54,17 +54,13 @@ Tensor QuantConv2d::forward(const Tensor& input) {
   const Tensor x = batched ? input : input.unsqueeze(0);
   const Tensor xq = input_quantizer_ ? input_quantizer_->forward(x) : x;
   const Tensor wq = weight_quantizer_ ? weight_quantizer_->forward(weight_) : weight_;
-  const Tensor y = conv2d(xq, wq, forward_bias(), options_.stride_, options_.padding_,
-                          options_.dilation_, options_.groups_);
+  // The bias after the quantizers ran: an int32 bias uses this step's scales.
+  const Tensor y =
+      conv2d(xq, wq,
+             layer_bias(bias_, int32_bias_, input_quantizer_.get(), weight_quantizer_.get(),
+                        options_.out_channels_, "QuantConv2d"),
+             options_.stride_, options_.padding_, options_.dilation_, options_.groups_);
   return batched ? y : y.squeeze(0);
-}
-
-Tensor QuantConv2d::forward_bias() const {
-  if (!int32_bias_ || !bias_.defined()) return bias_;
-  const std::optional<std::vector<float>> scale =
-      int32_bias_scale(input_quantizer_.get(), weight_quantizer_.get(), options_.out_channels_,
-                       "QuantConv2d", "int32 bias");
-  return scale ? fake_quantize_int32_bias(bias_, *scale) : bias_;
 }
 
 std::string QuantConv2d::extra_repr() const {

@@ -59,9 +59,6 @@ class QuantConv2d : public nn::UnaryModule {
   Tensor weight_, bias_;
   std::shared_ptr<nn::UnaryModule> input_quantizer_, weight_quantizer_;
   bool int32_bias_ = false;
-
-  // The bias the forward adds (after the quantizers ran, so their scales are this step's).
-  Tensor forward_bias() const;
 };
 
 }  // namespace qgrad::quant

@@ -50,15 +50,10 @@ Tensor QuantLinear::forward(const Tensor& x) {
       ", got shape ", x.defined() ? shape_str(x.shape()) : std::string("(undefined)"));
   const Tensor xq = input_quantizer_ ? input_quantizer_->forward(x) : x;
   const Tensor wq = weight_quantizer_ ? weight_quantizer_->forward(weight_) : weight_;
-  return linear(xq, wq, forward_bias());
-}
-
-Tensor QuantLinear::forward_bias() const {
-  if (!int32_bias_ || !bias_.defined()) return bias_;
-  const std::optional<std::vector<float>> scale =
-      int32_bias_scale(input_quantizer_.get(), weight_quantizer_.get(), options_.out_features_,
-                       "QuantLinear", "int32 bias");
-  return scale ? fake_quantize_int32_bias(bias_, *scale) : bias_;
+  // The bias after the quantizers ran: an int32 bias uses this step's scales.
+  return linear(xq, wq,
+                layer_bias(bias_, int32_bias_, input_quantizer_.get(), weight_quantizer_.get(),
+                           options_.out_features_, "QuantLinear"));
 }
 
 std::string QuantLinear::extra_repr() const {

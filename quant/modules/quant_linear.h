@@ -62,9 +62,6 @@ class QuantLinear : public nn::UnaryModule {
   Tensor weight_, bias_;
   std::shared_ptr<nn::UnaryModule> input_quantizer_, weight_quantizer_;
   bool int32_bias_ = false;
-
-  // The bias the forward adds (after the quantizers ran, so their scales are this step's).
-  Tensor forward_bias() const;
 };
 
 }  // namespace qgrad::quant
