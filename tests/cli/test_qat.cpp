@@ -296,6 +296,22 @@ TEST_CASE("qat: resuming a QAT run gives bit-identical results", "[cli]") {
   REQUIRE_THROWS_WITH(run_training(qat_from_float, out),
                       Catch::Contains("'quant' is null in the checkpoint") &&
                           Catch::Contains("\"pretrained\" instead of \"resume\""));
+
+  // A checkpoint from an older qgrad, whose stored recipe lacks keys added since ("bias"),
+  // resumes: the stored recipe is read with their defaults.
+  serialize::Checkpoint older =
+      serialize::load_checkpoint(tmp.file("torch_ao_full/epoch_1.safetensors"));
+  json stored = json::parse(older.metadata.at("cli.config"));
+  REQUIRE(stored["quant"].at("bias") == "float");
+  stored["quant"].erase("bias");
+  older.metadata["cli.config"] = stored.dump();
+  serialize::save_checkpoint(tmp.file("older.safetensors"), older);
+  TrainConfig from_older =
+      tiny_config(tmp.file("data"), tmp.file("from_older"), 2, {{"family", "torch_ao"}});
+  from_older.resume = tmp.file("older.safetensors");
+  run_training(from_older, out);
+  require_same_checkpoint(tmp.file("torch_ao_full/last.safetensors"),
+                          tmp.file("from_older/last.safetensors"));
 }
 
 TEST_CASE("qat: pretrained float weights initialise the model before quantization", "[cli]") {
