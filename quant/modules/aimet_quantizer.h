@@ -57,6 +57,8 @@ class AimetQuantizerModule : public Base, public Calibratable {
   aimet::AffineEncoding get_encoding();
   AimetComputeEncodings compute_encodings();
   bool is_initialized() const;
+  // Inside a compute_encodings() scope (each batch quantized with its own encoding).
+  bool computing_encodings() const { return quantizer_->computing_encodings(); }
 
   const Tensor& min() const { return min_; }
   const Tensor& max() const { return max_; }

@@ -9,6 +9,7 @@
 #include "core/error.h"
 #include "core/factory.h"
 #include "core/shape.h"
+#include "quant/modules/aimet_quantizer.h"
 #include "quant/modules/qdq_params.h"
 #include "quant/torch_ao/fake_quantize.h"
 
@@ -35,6 +36,12 @@ std::optional<std::vector<float>> int32_bias_scale(const nn::UnaryModule* input_
                                                    std::int64_t out_channels, const std::string& op,
                                                    const std::string& where) {
   if (input_quantizer == nullptr || weight_quantizer == nullptr) return std::nullopt;
+  // AIMET's compute_encodings scope quantizes each batch with that batch's own encoding and
+  // stores none: calibration runs with the float bias.
+  for (const nn::UnaryModule* q : {input_quantizer, weight_quantizer}) {
+    const auto* a = dynamic_cast<const AimetQuantizeDequantize*>(q);
+    if (a != nullptr && a->computing_encodings()) return std::nullopt;
+  }
   const QdqParams in = any_qdq_params(*input_quantizer, op, where + " input quantizer");
   if (in.identity) return std::nullopt;
   const QdqParams w = any_qdq_params(*weight_quantizer, op, where + " weight quantizer");

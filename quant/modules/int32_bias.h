@@ -24,9 +24,10 @@ namespace qgrad::quant {
 
 // The bias grid's scales, one per output channel (out_channels of them), or nullopt when the
 // bias stays float: a quantizer is null or currently passes values through (disabled,
-// calibrating). ValueError naming `op` and `where` for a per-channel input quantizer, per-channel
-// weight scales that are not one per output channel, a quantizer without an 8-bit integer grid
-// (qdq_params()'s errors) or a product that is zero, denormal or infinite.
+// calibrating), or an AIMET quantizer is inside compute_encodings. ValueError naming `op` and
+// `where` for a per-channel input quantizer, per-channel weight scales that are not one per output
+// channel, a quantizer without an 8-bit integer grid (qdq_params()'s errors) or a product that is
+// zero, denormal or infinite.
 std::optional<std::vector<float>> int32_bias_scale(const nn::UnaryModule* input_quantizer,
                                                    const nn::UnaryModule* weight_quantizer,
                                                    std::int64_t out_channels, const std::string& op,

@@ -21,7 +21,9 @@
 #include "ops/conv/conv.h"
 #include "ops/matmul/matmul.h"
 #include "ops/reduce/reduce.h"
+#include "quant/modules/calibrate.h"
 #include "quant/modules/fake_quantize.h"
+#include "quant/modules/frozen_quantizer_statistics.h"
 #include "quant/modules/int32_bias.h"
 #include "quant/modules/qdq_params.h"
 #include "quant/modules/quant_conv2d.h"
@@ -128,6 +130,46 @@ TEST_CASE("int32 bias: QuantLinear and QuantConv2d add the bias on the grid s_in
     // ... and differs from the float bias somewhere.
     CHECK(fake_quantize_int32_bias(lin->bias(), s).to_vector<float>() !=
           lin->bias().to_vector<float>());
+  }
+}
+
+TEST_CASE("int32 bias: every family calibrates with the float bias, then trains on the grid",
+          "[quant][int32_bias]") {
+  Generator gen(8);
+  const Tensor x = randn({6, 1, 6, 6}, gen);
+  for (const char* recipe :
+       {R"({"family": "nvidia", "bias": "int32", "calibration": {"batches": 2}})",
+        R"({"family": "aimet", "bias": "int32", "calibration": {"batches": 2}})",
+        R"({"family": "horizon", "bias": "int32", "calibration": {"batches": 2}})",
+        R"({"family": "torch_ao", "bias": "int32", "calibration": {"batches": 2}})"}) {
+    INFO(recipe);
+    auto model = conv_linear_net();
+    const QuantRecipe r = QuantRecipe::parse(recipe);
+    quantize_model(*model, r);
+    calibrate_model(
+        *model, 2, [&](std::int64_t) { model->forward(x); }, r.calibration_options());
+    const Tensor y = model->forward(x);
+    sum(y).backward();
+    auto lin = model->at<QuantLinear>(2);
+    REQUIRE(lin->bias().grad().defined());
+    const std::optional<std::vector<float>> s = int32_bias_scale(
+        lin->input_quantizer().get(), lin->weight_quantizer().get(), 5, "test", "fc");
+    REQUIRE(s);
+    // The observers stop moving, so the layers and the composition below see the same scales.
+    FrozenQuantizerStatistics frozen(*model);
+    NoGradGuard no_grad;
+    const std::vector<float> fs = *int32_bias_scale(
+        lin->input_quantizer().get(), lin->weight_quantizer().get(), 5, "test", "fc");
+    auto conv = model->at<QuantConv2d>(0);
+    const std::vector<float> cs = *int32_bias_scale(
+        conv->input_quantizer().get(), conv->weight_quantizer().get(), 3, "test", "conv");
+    const Tensor h = conv2d(conv->input_quantizer()->forward(x),
+                            conv->weight_quantizer()->forward(conv->weight()),
+                            fake_quantize_int32_bias(conv->bias(), cs), {1, 1}, {0, 0}, {1, 1}, 1);
+    const Tensor want = linear(lin->input_quantizer()->forward(h.reshape({6, 48})),
+                               lin->weight_quantizer()->forward(lin->weight()),
+                               fake_quantize_int32_bias(lin->bias(), fs));
+    CHECK(model->forward(x).to_vector<float>() == want.to_vector<float>());
   }
 }
 
