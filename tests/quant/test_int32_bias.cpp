@@ -158,8 +158,8 @@ TEST_CASE("int32 bias: every family calibrates with the float bias, then trains 
     // The observers stop moving, so the layers and the composition below see the same scales.
     FrozenQuantizerStatistics frozen(*model);
     NoGradGuard no_grad;
-    const std::vector<float> fs = *int32_bias_scale(
-        lin->input_quantizer().get(), lin->weight_quantizer().get(), 5, "test", "fc");
+    const std::vector<float> fs = *int32_bias_scale(lin->input_quantizer().get(),
+                                                    lin->weight_quantizer().get(), 5, "test", "fc");
     auto conv = model->at<QuantConv2d>(0);
     const std::vector<float> cs = *int32_bias_scale(
         conv->input_quantizer().get(), conv->weight_quantizer().get(), 3, "test", "conv");
