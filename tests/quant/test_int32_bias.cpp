@@ -50,6 +50,24 @@ std::shared_ptr<nn::Sequential> conv_linear_net() {
   return m;
 }
 
+// conv_linear_net's quantized forward composed by hand: the float ops on the quantizers'
+// outputs and the biases fake quantized onto their grids (x has 6 images).
+Tensor composed_forward(nn::Sequential& model, const Tensor& x) {
+  NoGradGuard no_grad;
+  auto conv = model.at<QuantConv2d>(0);
+  auto lin = model.at<QuantLinear>(2);
+  const std::vector<float> cs = *int32_bias_scale(
+      conv->input_quantizer().get(), conv->weight_quantizer().get(), 3, "test", "conv");
+  const Tensor h =
+      conv2d(conv->input_quantizer()->forward(x), conv->weight_quantizer()->forward(conv->weight()),
+             fake_quantize_int32_bias(conv->bias(), cs), {1, 1}, {0, 0}, {1, 1}, 1);
+  const std::vector<float> ls = *int32_bias_scale(lin->input_quantizer().get(),
+                                                  lin->weight_quantizer().get(), 5, "test", "fc");
+  return linear(lin->input_quantizer()->forward(h.reshape({6, 48})),
+                lin->weight_quantizer()->forward(lin->weight()),
+                fake_quantize_int32_bias(lin->bias(), ls));
+}
+
 }  // namespace
 
 TEST_CASE("int32 bias: fake quantization onto the grid, its integers and gradient",
@@ -117,15 +135,7 @@ TEST_CASE("int32 bias: QuantLinear and QuantConv2d add the bias on the grid s_in
       CHECK(same_bits(s[c], in.scale[0] * w.scale[w.scale.size() == 1 ? 0 : c]));
 
     // The forward is the float layer on the quantized operands and the grid bias.
-    NoGradGuard no_grad;
-    const std::vector<float> cs = *int32_bias_scale(
-        conv->input_quantizer().get(), conv->weight_quantizer().get(), 3, "test", "conv");
-    const Tensor h = conv2d(conv->input_quantizer()->forward(x),
-                            conv->weight_quantizer()->forward(conv->weight()),
-                            fake_quantize_int32_bias(conv->bias(), cs), {1, 1}, {0, 0}, {1, 1}, 1);
-    const Tensor want = linear(lin->input_quantizer()->forward(h.reshape({6, 48})),
-                               lin->weight_quantizer()->forward(lin->weight()),
-                               fake_quantize_int32_bias(lin->bias(), s));
+    const Tensor want = composed_forward(*model, x);
     CHECK(y.to_vector<float>() == want.to_vector<float>());
     // ... and differs from the float bias somewhere.
     CHECK(fake_quantize_int32_bias(lin->bias(), s).to_vector<float>() !=
@@ -155,20 +165,10 @@ TEST_CASE("int32 bias: every family calibrates with the float bias, then trains 
     const std::optional<std::vector<float>> s = int32_bias_scale(
         lin->input_quantizer().get(), lin->weight_quantizer().get(), 5, "test", "fc");
     REQUIRE(s);
-    // The observers stop moving, so the layers and the composition below see the same scales.
+    // The observers stop moving, so the layers and the composition see the same scales.
     FrozenQuantizerStatistics frozen(*model);
+    const Tensor want = composed_forward(*model, x);
     NoGradGuard no_grad;
-    const std::vector<float> fs = *int32_bias_scale(lin->input_quantizer().get(),
-                                                    lin->weight_quantizer().get(), 5, "test", "fc");
-    auto conv = model->at<QuantConv2d>(0);
-    const std::vector<float> cs = *int32_bias_scale(
-        conv->input_quantizer().get(), conv->weight_quantizer().get(), 3, "test", "conv");
-    const Tensor h = conv2d(conv->input_quantizer()->forward(x),
-                            conv->weight_quantizer()->forward(conv->weight()),
-                            fake_quantize_int32_bias(conv->bias(), cs), {1, 1}, {0, 0}, {1, 1}, 1);
-    const Tensor want = linear(lin->input_quantizer()->forward(h.reshape({6, 48})),
-                               lin->weight_quantizer()->forward(lin->weight()),
-                               fake_quantize_int32_bias(lin->bias(), fs));
     CHECK(model->forward(x).to_vector<float>() == want.to_vector<float>());
   }
 }
