@@ -12,7 +12,6 @@
 #include "nn/serialize/checkpoint.h"
 #include "nn/serialize/safetensors.h"
 #include "quant/modules/lazy_buffer.h"
-#include "quant/modules/quant_recipe.h"
 
 namespace qgrad::cli {
 
@@ -27,14 +26,7 @@ void read_stored_config(const serialize::Checkpoint& c, PretrainedFile& file) {
   file.config = saved;
   const nlohmann::json model = saved.value("model", nlohmann::json());
   if (model.is_string()) file.model = model.get<std::string>();
-  const nlohmann::json quant = saved.value("quant", nlohmann::json());
-  if (!quant.is_object()) return;
-  try {  // normalised, so that recipes written by other qgrad versions compare equal
-    file.quant = quant::QuantRecipe::from_json(quant).to_json();
-  } catch (const ValueError& e) {
-    throw IOError(file.op + ": the recipe stored in checkpoint '" + file.path +
-                  "' is invalid: " + e.what());
-  }
+  file.quant = stored_recipe(saved, file.op, file.path);
 }
 
 nlohmann::json without_calibration(nlohmann::json recipe) {

@@ -5,6 +5,7 @@
 #include "cli/usage_error.h"
 #include "core/error.h"
 #include "core/json_parse.h"
+#include "quant/modules/quant_recipe.h"
 
 namespace qgrad::cli {
 
@@ -27,6 +28,17 @@ nlohmann::json stored_config_json(const serialize::Checkpoint& checkpoint, const
   QGRAD_CHECK(saved.is_object(), IOError, what, " must be a JSON object, got ",
               describe_json(saved));
   return saved;
+}
+
+nlohmann::json stored_recipe(const nlohmann::json& saved, const std::string& op,
+                             const std::string& path) {
+  const nlohmann::json quant = saved.value("quant", nlohmann::json());
+  if (!quant.is_object()) return nullptr;
+  try {
+    return quant::QuantRecipe::from_json(quant).to_json();
+  } catch (const ValueError& e) {
+    throw IOError(op + ": the recipe stored in checkpoint '" + path + "' is invalid: " + e.what());
+  }
 }
 
 TrainConfig stored_train_config(const serialize::Checkpoint& checkpoint, const std::string& op,

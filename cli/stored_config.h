@@ -22,6 +22,12 @@ constexpr const char* kStoredConfigKey = "cli.config";
 nlohmann::json stored_config_json(const serialize::Checkpoint& checkpoint, const std::string& op,
                                   const std::string& path);
 
+// The stored config's recipe ("quant") normalised by QuantRecipe, so that a recipe written by
+// another qgrad version (keys added since take their defaults) compares equal to today's; null
+// when absent or null. An invalid recipe is an IOError naming `op` and the checkpoint `path`.
+nlohmann::json stored_recipe(const nlohmann::json& saved, const std::string& op,
+                             const std::string& path);
+
 // The stored config, parsed and validated as parse_train_config does; a value it rejects is an
 // IOError naming the checkpoint (not a UsageError).
 TrainConfig stored_train_config(const serialize::Checkpoint& checkpoint, const std::string& op,

@@ -38,7 +38,6 @@
 #include "nn/utils/clip_grad.h"
 #include "ops/loss/loss.h"
 #include "quant/modules/lazy_buffer.h"
-#include "quant/modules/quant_recipe.h"
 
 namespace qgrad::cli {
 
@@ -132,20 +131,15 @@ void check_resume_compatible(const nlohmann::json& saved, const nlohmann::json& 
   for (const char* k : {"normalize", "augment"}) keys.push_back(std::string("data.") + k);
   for (const std::string& k : keys) {
     const std::size_t dot = k.find('.');
-    // Checkpoints from before "quant" existed hold float models: absent reads as null.
-    nlohmann::json was =
-        dot == std::string::npos
+    // The recipe as this qgrad reads it: absent (checkpoints from before "quant" existed hold
+    // float models) reads as null, and one stored by an older qgrad gets the keys added since
+    // with their defaults.
+    const nlohmann::json was =
+        k == "quant" ? stored_recipe(saved, "resume", path)
+        : dot == std::string::npos
             ? saved.value(k, nlohmann::json())
             : (saved_data.is_object() ? saved_data.value(k.substr(dot + 1), nlohmann::json())
                                       : nlohmann::json());
-    // A recipe stored by an older qgrad lacks the keys added since; read it as this qgrad reads
-    // it, with their defaults (a recipe it cannot read stays as stored, and differs).
-    if (k == "quant" && was.is_object()) {
-      try {
-        was = quant::QuantRecipe::from_json(was).to_json();
-      } catch (const ValueError&) {
-      }
-    }
     const nlohmann::json& current =
         dot == std::string::npos ? now[k] : now["data"][k.substr(dot + 1)];
     const std::optional<ConfigDifference> d = first_difference(was, current, k);
