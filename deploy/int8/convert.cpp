@@ -150,8 +150,8 @@ std::vector<double> bias_of(const Tensor& b, std::int64_t n) {
 // (int32_bias.h): the integers q training added, as q * s_in * s_w[c] in double, the
 // accumulator unit the int8 layers divide by again (giving q to within double rounding).
 template <typename Layer>
-std::vector<double> layer_bias(const Layer& l, std::int64_t n, float input_scale,
-                               const std::vector<double>& weight_scale, const std::string& where) {
+std::vector<double> real_bias(const Layer& l, std::int64_t n, float input_scale,
+                              const std::vector<double>& weight_scale, const std::string& where) {
   std::vector<double> b = bias_of(l.bias(), n);
   if (!l.int32_bias() || !l.bias().defined()) return b;
   const std::optional<std::vector<float>> scale =
@@ -189,7 +189,7 @@ Int8Conv2dSpec conv_spec(const Item& conv_item, const Item* bn_item, bool relu,
   IntWeight w = int_weight(conv->weight_quantizer(), conv->weight(), where);
   s.weight = std::move(w.values);
   s.weight_scale = std::move(w.scale);
-  s.bias = layer_bias(*conv, s.out_channels, s.input.scale, s.weight_scale, where);
+  s.bias = real_bias(*conv, s.out_channels, s.input.scale, s.weight_scale, where);
   if (bn_item != nullptr) {
     // Float BN after the quantized conv: y = k * (conv + b) + c, so the per-channel scale of
     // the integer accumulator gains k and the bias becomes k * b + c.
@@ -345,7 +345,7 @@ class Converter {
       IntWeight w = int_weight(l->weight_quantizer(), l->weight(), where);
       s.weight = std::move(w.values);
       s.weight_scale = std::move(w.scale);
-      s.bias = layer_bias(*l, s.out_features, s.input.scale, s.weight_scale, where);
+      s.bias = real_bias(*l, s.out_features, s.input.scale, s.weight_scale, where);
       s.relu = j < items_.size() && is<nn::ReLU>(items_[j]);
       if (s.relu) j = next(j + 1);
       s.output = consumer_grid(j);
