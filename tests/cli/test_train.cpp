@@ -7,6 +7,7 @@
 
 #include <sys/wait.h>
 
+#include <cmath>
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
@@ -21,6 +22,7 @@
 #include "core/device.h"
 #include "core/error.h"
 #include "core/version.h"
+#include "nn/models/zoo.h"
 #include "nn/serialize/checkpoint.h"
 
 using namespace qgrad;
@@ -264,4 +266,44 @@ TEST_CASE("train: the qgrad binary trains and evaluates", "[cli]") {
       (bin + " train --config " + tmp.file("bad.json") + " > " + log + " 2>&1").c_str());
   CHECK(WEXITSTATUS(rc) == 2);
   CHECK_THAT(slurp(log), Catch::Contains("epochs must be an integer >= 1, got 0"));
+}
+
+TEST_CASE("train: grad_clip bounds each step's update by the clipped gradient norm", "[cli]") {
+  TempDir tmp;
+  qgrad_cli_test::write_synthetic_mnist(tmp.file("data"));  // 256 images: 8 steps of 32
+  // Plain SGD (no momentum or weight decay): a step moves the parameters by exactly lr times the
+  // clipped gradient, whose total norm is at most grad_clip.
+  auto train = [&](const std::string& name, double clip) {
+    json j{{"epochs", 1},
+           {"batch_size", 32},
+           {"eval_batch_size", 64},
+           {"threads", 2},
+           {"optimizer", {{"lr", 0.05}, {"momentum", 0.0}, {"weight_decay", 0.0}}},
+           {"data", {{"dir", tmp.file("data")}}},
+           {"output", {{"progress", "off"}, {"dir", tmp.file(name)}}}};
+    if (clip > 0) j["grad_clip"] = clip;
+    std::ostringstream out;
+    run_training(parse_train_config(j), out);
+    return serialize::load_checkpoint(tmp.file(name + "/last.safetensors")).model;
+  };
+  const TensorDict init = nn::make_model("lenet5bn", 0)->state_dict();  // the seed's weights
+  auto distance = [&](const TensorDict& w) {  // over the parameters, all together
+    double s = 0;
+    for (const auto& it : init) {
+      if (it.key.find("running_") != std::string::npos ||
+          it.key.find("num_batches") != std::string::npos)
+        continue;  // buffers
+      const std::vector<double> a = it.value.to_vector<double>(),
+                                b = w.at(it.key).to_vector<double>();
+      for (std::size_t i = 0; i < a.size(); ++i) s += (b[i] - a[i]) * (b[i] - a[i]);
+    }
+    return std::sqrt(s);
+  };
+  const double bound = 8 * 0.05 * 1e-3;
+  const double clipped = distance(train("clipped", 1e-3)), unclipped = distance(train("free", 0));
+  INFO("moved " << clipped << " with grad_clip 1e-3 (bound " << bound << "), " << unclipped
+                << " without");
+  CHECK(clipped > 0);
+  CHECK(clipped <= bound * (1 + 1e-4));
+  CHECK(unclipped > 10 * bound);
 }
