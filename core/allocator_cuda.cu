@@ -212,7 +212,7 @@ void* CudaCachingAllocator::cuda_malloc_locked(std::size_t size, std::size_t req
 void CudaCachingAllocator::release_cached_locked(const char* op) {
   if (cached_ == 0) return;
   // Kernels queued before the blocks were freed may still use them: wait for the stream first.
-  cuda_stream_synchronize(index_, op);
+  cuda_stream_synchronize_unchecked(index_, op);
   CudaDeviceGuard guard(index_);
   for (auto& [size, blocks] : free_) {
     while (!blocks.empty()) {

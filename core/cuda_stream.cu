@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "core/cuda_check.h"
+#include "core/cuda_deferred_error.h"
 #include "core/cuda_stream.h"
 #include "core/error.h"
 
@@ -63,9 +64,14 @@ cudaStream_t cuda_stream(int device_index) {
   return slot.stream;
 }
 
-void cuda_stream_synchronize(int device_index, const char* op) {
+void cuda_stream_synchronize_unchecked(int device_index, const char* op) {
   QGRAD_CUDA_CHECK(cudaStreamSynchronize(cuda_stream(device_index)), op,
                    "device cuda:", device_index);
+}
+
+void cuda_stream_synchronize(int device_index, const char* op) {
+  cuda_stream_synchronize_unchecked(device_index, op);
+  throw_cuda_deferred_error(device_index);  // what the kernels found in their inputs meanwhile
 }
 
 CudaDeviceGuard::CudaDeviceGuard(int device_index) {

@@ -30,8 +30,12 @@ void check_cuda_device_index(const char* op, int device_index);
 cudaStream_t cuda_stream(int device_index);
 
 // Waits for all work queued on the device's stream; the first error of an asynchronous kernel
-// or copy surfaces here as a DeviceError naming `op`.
+// or copy surfaces here as a DeviceError naming `op`, and the first bad input a kernel found
+// (core/cuda_deferred_error.h) as the error it describes.
 void cuda_stream_synchronize(int device_index, const char* op);
+// The same wait without the deferred-error check, for the allocator, which must not fail an
+// allocation over an unrelated op's bad input (the next checked wait reports it).
+void cuda_stream_synchronize_unchecked(int device_index, const char* op);
 
 // Makes `device_index` the calling thread's current device for the guard's lifetime and restores
 // the previous one afterwards (kernels must be launched, and memory allocated, on the stream's

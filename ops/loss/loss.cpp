@@ -5,6 +5,7 @@
 
 #include "core/autograd/function.h"
 #include "core/factory.h"
+#include "ops/binary/binary.h"
 #include "ops/device_check.h"
 #include "ops/loss/loss_kernels.h"
 
@@ -21,14 +22,15 @@ struct ClassLossArgs {
   bool from_logits;
 };
 
-// Every target must be a class in [0, C) or ignore_index. Checked before the (parallel) kernel,
-// on the host: a GPU's targets are copied over first (N int64s and one synchronisation, the price
-// of a clear error instead of PyTorch's device-side assert, which poisons the CUDA context).
+// Every target must be a class in [0, C) or ignore_index. On the CPU: checked here, before the
+// (parallel) kernel. On a GPU the kernels check them (reading them here would make the host wait
+// for the GPU in every step): a bad target gives NaN and an IndexError at the next wait for the
+// GPU (core/cuda_deferred_error.h), not PyTorch's device-side assert, which ends the CUDA context.
 void check_targets(const char* name, const Tensor& target, std::int64_t C,
                    std::int64_t ignore_index) {
-  const Tensor host = target.device().is_cpu() ? target : target.to(kCPU);
-  const std::int64_t* t = host.data_ptr<std::int64_t>();
-  const std::int64_t n = host.numel();
+  if (!target.device().is_cpu()) return;
+  const std::int64_t* t = target.data_ptr<std::int64_t>();
+  const std::int64_t n = target.numel();
   for (std::int64_t i = 0; i < n; ++i) {
     QGRAD_CHECK(t[i] == ignore_index || (t[i] >= 0 && t[i] < C), IndexError, name,
                 ": target value ", t[i], " (at flat position ", i, ") is out of range for ", C,
@@ -72,8 +74,7 @@ Tensor class_loss(const Tensor& input, const Tensor& target, const ClassLossArgs
     weight = a.weight.detach().to(input.dtype()).contiguous();
   }
 
-  // The kernel lookup (a DeviceError for a device without one) comes before check_targets,
-  // which copies a GPU's targets to the host.
+  // The kernel lookup (a DeviceError for a device without one) comes before check_targets.
   static const KernelTable<ClassLossKernel>& forward = kernel_table<ClassLossKernel>("class_loss");
   ClassLossKernel& kernel = forward(name, input);
   const Tensor tgt = target.detach().contiguous();
@@ -87,23 +88,30 @@ Tensor class_loss(const Tensor& input, const Tensor& target, const ClassLossArgs
   const std::int64_t P = tgt.numel();
   Tensor losses = empty({P}, f64);
   Tensor lse = a.from_logits ? empty({P}, f64) : Tensor();
-  const ClassLossTotals tot = kernel(x, tgt, weight, p, losses, lse);
+  Tensor totals = empty({2}, f64);  // loss sum, weight sum: they stay on the input's device
+  kernel(x, tgt, weight, p, losses, lse, totals);
 
   const TensorOptions out_opts = TensorOptions().dtype(input.dtype()).device(input.device());
+  // A float64 0-d result of its own (not a view of totals), cast to the input's dtype.
+  auto result = [&](const Tensor& v) {
+    return v.dtype() == input.dtype() ? v.clone() : v.to(input.dtype());
+  };
   Tensor out;
-  double factor = 1.0;
+  Tensor factor;  // the backward's scale (undefined: 1)
   switch (red) {
     case Reduction::None:
       out = losses.to(input.dtype()).view(target.shape());
       break;
     case Reduction::Sum:
-      out = scalar_tensor(tot.loss_sum, out_opts);
+      out = result(totals.select(0, 0));
       break;
-    case Reduction::Mean:
+    case Reduction::Mean: {
       // 0 / 0 = NaN when every target is ignored, as PyTorch.
-      out = scalar_tensor(tot.loss_sum / tot.weight_sum, out_opts);
-      factor = 1.0 / tot.weight_sum;
+      const Tensor weight_sum = totals.select(0, 1);
+      out = result(div(totals.select(0, 0), weight_sum));
+      factor = div(1.0, weight_sum);
       break;
+    }
   }
 
   SavedTensor sx(x), st(tgt), sw(weight);
@@ -157,11 +165,14 @@ Tensor mse_loss(const Tensor& input, const Tensor& target, const std::string& re
   double factor = 2.0;
   if (red == Reduction::None) {
     out = empty(a.shape(), opts);
-    forward(name, a)(a.detach(), b.detach(), out);
+    forward(name, a)(a.detach(), b.detach(), out, Tensor());
   } else {
-    const double s = forward(name, a)(a.detach(), b.detach(), Tensor());
+    // The sum stays on the device (float64), and so does the result.
+    const Tensor total = empty({}, TensorOptions().dtype(kFloat64).device(a.device()));
+    forward(name, a)(a.detach(), b.detach(), Tensor(), total);
     const double n = static_cast<double>(a.numel());
-    out = scalar_tensor(red == Reduction::Mean ? s / n : s, opts);  // mean of nothing is NaN
+    const Tensor v = red == Reduction::Mean ? div(total, n) : total;  // mean of nothing is NaN
+    out = v.to(dt);
     if (red == Reduction::Mean) factor = 2.0 / n;
   }
   SavedTensor sa(a), sb(b);

@@ -228,6 +228,11 @@ ClassLossCtx<T> make_ctx(const Tensor& input, Tensor& storage, const Tensor& tar
   return k;
 }
 
+struct ClassLossTotals {
+  double loss_sum = 0;    // sum of the per-position losses
+  double weight_sum = 0;  // sum of weight[target] over the non-ignored positions
+};
+
 template <typename T>
 ClassLossTotals class_loss_typed(const Tensor& input, const Tensor& target, const Tensor& weight,
                                  const ClassLossParams& p, const Tensor& losses,
@@ -415,29 +420,34 @@ void mse_backward_typed(const Tensor& a, const Tensor& b, const Tensor& g, doubl
   });
 }
 
-ClassLossTotals class_loss_cpu(const Tensor& input, const Tensor& target, const Tensor& weight,
-                               const ClassLossParams& p, const Tensor& losses, const Tensor& lse) {
-  return QGRAD_DISPATCH_FLOAT(input.dtype(), p.from_logits ? "cross_entropy" : "nll_loss", [&] {
-    return class_loss_typed<scalar_t>(input, target, weight, p, losses, lse);
-  });
+void class_loss_cpu(const Tensor& input, const Tensor& target, const Tensor& weight,
+                    const ClassLossParams& p, const Tensor& losses, const Tensor& lse,
+                    const Tensor& totals) {
+  const ClassLossTotals tot = QGRAD_DISPATCH_FLOAT(
+      input.dtype(), p.from_logits ? "cross_entropy" : "nll_loss",
+      [&] { return class_loss_typed<scalar_t>(input, target, weight, p, losses, lse); });
+  double* t = totals.data_ptr<double>();
+  t[0] = tot.loss_sum;
+  t[1] = tot.weight_sum;
 }
 
 void class_loss_backward_cpu(const Tensor& input, const Tensor& target, const Tensor& weight,
                              const Tensor& lse, const ClassLossParams& p, const Tensor& g,
-                             double factor, const Tensor& grad_in) {
+                             const Tensor& factor, const Tensor& grad_in) {
   if (grad_in.numel() == 0) return;
+  const double f = factor.defined() ? factor.data_ptr<double>()[0] : 1.0;
   QGRAD_DISPATCH_FLOAT(input.dtype(), p.from_logits ? "cross_entropy" : "nll_loss", [&] {
-    class_loss_backward_typed<scalar_t>(input, target, weight, lse, p, g, factor, grad_in);
+    class_loss_backward_typed<scalar_t>(input, target, weight, lse, p, g, f, grad_in);
   });
 }
 
-double mse_cpu(const Tensor& a, const Tensor& b, const Tensor& out) {
-  return QGRAD_DISPATCH_FLOAT(a.dtype(), "mse_loss", [&] {
+void mse_cpu(const Tensor& a, const Tensor& b, const Tensor& out, const Tensor& total) {
+  QGRAD_DISPATCH_FLOAT(a.dtype(), "mse_loss", [&] {
     if (out.defined()) {
       if (out.numel() > 0) mse_elementwise_typed<scalar_t>(a, b, out);
-      return 0.0;
+    } else {
+      total.data_ptr<double>()[0] = mse_sum_typed<scalar_t>(a, b);
     }
-    return mse_sum_typed<scalar_t>(a, b);
   });
 }
 

@@ -18,29 +18,31 @@ struct ClassLossParams {
   bool from_logits = true;  // true: cross entropy (fused log_softmax); false: nll on log-probs
 };
 
-struct ClassLossTotals {
-  double loss_sum = 0;    // sum of the per-position losses
-  double weight_sum = 0;  // sum of weight[target] over the non-ignored positions
-};
-
-// target: contiguous int64 (N * S values, all valid); weight: contiguous [C] of input's dtype or
-// undefined. Writes every per-position loss to `losses` (contiguous float64, N * S; 0 where
-// ignored) and, for cross entropy, log-sum-exp of each position to `lse` (same layout).
-// The totals are summed in position order, so they do not depend on the thread count.
-using ClassLossKernel = ClassLossTotals(const Tensor& input, const Tensor& target,
-                                        const Tensor& weight, const ClassLossParams& p,
-                                        const Tensor& losses, const Tensor& lse);
+// target: contiguous int64 (N * S values); weight: contiguous [C] of input's dtype or undefined.
+// Writes every per-position loss to `losses` (contiguous float64, N * S; 0 where ignored) and, for
+// cross entropy, log-sum-exp of each position to `lse` (same layout), and the totals to `totals`
+// (contiguous float64 [2] on input's device: the sum of the losses and the sum of weight[target]
+// over the non-ignored positions), summed in position order, so they do not depend on the thread
+// count; nothing is read back to the host. The CPU kernel expects targets checked by loss.cpp;
+// the CUDA kernels check them themselves: a target out of range gives NaN (no out-of-bounds
+// access) and is reported at the host's next wait for the GPU (core/cuda_deferred_error.h).
+using ClassLossKernel = void(const Tensor& input, const Tensor& target, const Tensor& weight,
+                             const ClassLossParams& p, const Tensor& losses, const Tensor& lse,
+                             const Tensor& totals);
 // grad_in (contiguous, input's shape; zero-filled by the caller for nll) = d loss / d input,
 // where position i's loss gradient is factor * g[i] (g contiguous of input's dtype with N * S
-// values, or one value shared by all positions).
+// values, or one value shared by all positions; factor a one-element float64 tensor on input's
+// device, the mean's 1 / weight sum, or undefined for 1).
 using ClassLossBackwardKernel = void(const Tensor& input, const Tensor& target,
                                      const Tensor& weight, const Tensor& lse,
-                                     const ClassLossParams& p, const Tensor& g, double factor,
-                                     const Tensor& grad_in);
+                                     const ClassLossParams& p, const Tensor& g,
+                                     const Tensor& factor, const Tensor& grad_in);
 
 // Squared error. When `out` is defined it receives (a - b)^2 elementwise (any strides);
-// otherwise returns sum((a - b)^2) accumulated in double in a fixed block order.
-using MseLossKernel = double(const Tensor& a, const Tensor& b, const Tensor& out);
+// otherwise total (a one-element float64 tensor on a's device) receives sum((a - b)^2),
+// accumulated in double in a fixed block order.
+using MseLossKernel = void(const Tensor& a, const Tensor& b, const Tensor& out,
+                           const Tensor& total);
 // grad_a = factor * (a - b) * g (g has a's shape, possibly a stride-0 broadcast view).
 using MseLossBackwardKernel = void(const Tensor& a, const Tensor& b, const Tensor& g, double factor,
                                    const Tensor& grad_a);

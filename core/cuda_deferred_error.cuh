@@ -1,0 +1,24 @@
+// The device side of core/cuda_deferred_error.h: how a kernel records the first error it finds.
+#pragma once
+
+#include "core/cuda_deferred_error.h"
+
+namespace qgrad::cuda {
+
+// Records a class target out of range, unless an earlier error holds the slot (the first wins:
+// the message names one bad value, as the CPU's check does).
+__device__ inline void report_class_target(CudaDeferredError* slot, DeferredErrorOp op,
+                                           std::int64_t position, std::int64_t value,
+                                           std::int64_t classes, std::int64_t ignore_index) {
+  if (atomicCAS(&slot->claimed, 0, 1) != 0) return;
+  slot->kind = DeferredErrorKind::ClassTargetOutOfRange;
+  slot->op = op;
+  slot->position = position;
+  slot->value = value;
+  slot->classes = classes;
+  slot->ignore_index = ignore_index;
+  __threadfence_system();  // the fields reach host memory before `ready` does
+  slot->ready = 1;
+}
+
+}  // namespace qgrad::cuda
