@@ -6,7 +6,8 @@
 namespace qgrad::cuda {
 
 // Records a class target out of range, unless an earlier error holds the slot (the first wins:
-// the message names one bad value, as the CPU's check does).
+// the message names one bad value, as the CPU's check does). The host reads the slot only after
+// the kernel has finished, so plain stores suffice after the claim.
 __device__ inline void report_class_target(CudaDeferredError* slot, DeferredErrorOp op,
                                            std::int64_t position, std::int64_t value,
                                            std::int64_t classes, std::int64_t ignore_index) {
@@ -17,8 +18,6 @@ __device__ inline void report_class_target(CudaDeferredError* slot, DeferredErro
   slot->value = value;
   slot->classes = classes;
   slot->ignore_index = ignore_index;
-  __threadfence_system();  // the fields reach host memory before `ready` does
-  slot->ready = 1;
 }
 
 }  // namespace qgrad::cuda

@@ -2,36 +2,40 @@
 // synchronisation of their own. A kernel that meets a bad value (a class target out of range,
 // say) cannot throw, and checking on the host first would make the host wait for the GPU in
 // every training step. So the kernel guards the access (it writes NaN, never reads or writes out
-// of bounds) and records the first such error in its device's slot, a few bytes of mapped pinned
-// host memory; cuda_stream_synchronize (every copy to the host, item(), qgrad::synchronize)
-// checks the slot after the wait and throws the error as an IndexError naming the op, the value
-// and the position. PyTorch's device-side assert stops the process's CUDA context instead; here
-// the error is an exception and the device stays usable. Include only from .cu files or files
-// compiled in CUDA builds.
+// of bounds) and records the first such error in its device's slot, a few bytes of device
+// memory. cuda_stream_synchronize (every copy to the host, item(), qgrad::synchronize) queues a
+// copy of the slot to pinned host memory before it waits, checks it after, and throws the error
+// as an IndexError naming the op, the value and the position. PyTorch's device-side assert stops
+// the process's CUDA context instead; here the error is an exception and the device stays usable.
+// Include only from .cu files or files compiled in CUDA builds.
 #pragma once
 
 #include <cstdint>
 
 namespace qgrad {
 
-// What a slot records. Plain data: kernels write it through a mapped pointer.
+// What a slot records. Plain data: kernels write it through a device pointer.
 enum class DeferredErrorKind : std::int32_t { None = 0, ClassTargetOutOfRange = 1 };
 enum class DeferredErrorOp : std::int32_t { CrossEntropy = 0, NllLoss = 1 };
 
 struct CudaDeferredError {
   std::int32_t claimed;  // 0 free; the first kernel thread to set it to 1 writes the rest
-  std::int32_t ready;    // 1 once the fields below are written
   DeferredErrorKind kind;
   DeferredErrorOp op;
+  std::int32_t unused;
   std::int64_t position, value, classes, ignore_index;
 };
 
-// The device pointer of device `device_index`'s slot (created on first use, immortal like the
-// streams of core/cuda_stream.h). Throws DeviceError when pinned mapped memory is unavailable.
+// The device pointer of device `device_index`'s slot (created, zeroed, on first use; immortal like
+// the streams of core/cuda_stream.h). Throws DeviceError when the memory cannot be allocated.
 CudaDeferredError* cuda_deferred_error_slot(int device_index);
 
-// Throws the error recorded in the slot of `device_index`, if any, and clears the slot. Call it
-// only after the device's stream has been waited for (cuda_stream_synchronize does).
+// Queues, on the device's stream, the copy of its slot to the host, when a slot exists; returns
+// whether it did. Call right before waiting for the stream.
+bool queue_cuda_deferred_error_read(int device_index, const char* op);
+
+// After that wait: throws the error the copied slot holds, if any, and clears the slot (a memset
+// queued on the stream, so the device is usable again for later work).
 void throw_cuda_deferred_error(int device_index);
 
 }  // namespace qgrad
