@@ -24,7 +24,9 @@ struct PadPlan {
 // the constant mode's border.
 using PadKernel = void(const Tensor& x, const PadPlan& plan, double value, const Tensor& out);
 // grad_in (contiguous, plan.in_shape, zero-filled by the caller) += the gradient `g` (any
-// strides) of every output element, at the input element it was copied from. Non-constant modes.
+// strides) of every output element, at the input element it was copied from, each input
+// element's terms added in ascending output order (so every device gives the same bits).
+// Non-constant modes.
 using PadBackwardKernel = void(const Tensor& g, const PadPlan& plan, const Tensor& grad_in);
 
 void register_pad_cpu_kernels(KernelRegistry& r);

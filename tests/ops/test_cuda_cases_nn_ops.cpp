@@ -109,8 +109,8 @@ void add_nn_cases(qgrad_test::OpCases& c) {
     c["stack"] = k;
   }
   {
-    // Every mode, a negative (cropping) pad included; the backward of the mapping modes adds
-    // with atomics (Close: the comparison of gradients is always Close).
+    // Every mode, a negative (cropping) pad included (the gradients are compared bit for bit in
+    // test_cuda_pad_backward.cpp).
     OpCase k;
     k.fn = [](const std::vector<Tensor>& in) {
       const Tensor& x = in[0];

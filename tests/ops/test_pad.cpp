@@ -1,11 +1,14 @@
 // pad: golden values and gradients vs PyTorch for constant (with negative pads / crops and fill
 // values), reflect, replicate and circular modes, transposed inputs and a 1-D odd shape; float64
-// gradchecks; the threaded forward and scatter-add backward vs per-plane results; integer
-// tensors; empty shapes; errors.
+// gradchecks; the threaded forward and scatter-add backward vs per-plane results; the CUDA
+// backward's gather (host/device index math) vs the CPU; integer tensors; empty shapes; errors.
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <string>
+#include <vector>
 
 #include "core/autograd/gradcheck.h"
 #include "core/device.h"
@@ -13,6 +16,7 @@
 #include "core/npy.h"
 #include "ops/binary/binary.h"
 #include "ops/pad/pad.h"
+#include "ops/pad/pad_elem.h"
 #include "support/fixtures.h"
 
 using namespace qgrad;
@@ -171,4 +175,75 @@ TEST_CASE("pad errors name the op and the problem", "[pad][errors]") {
   REQUIRE_THROWS_WITH(pad(zeros({2}), {1, 1}, "constant", 1e300), Catch::Contains("float32"));
   REQUIRE(pad(zeros({2}), {1, 0}, "constant", -INFINITY).to_vector<double>()[0] == -INFINITY);
   REQUIRE_THROWS_AS(pad(Tensor(), {1, 1}), ValueError);
+}
+
+// The CUDA backward gathers instead of scattering (ops/pad/pad_elem.h): per input element, the
+// outputs copied from it, by next_output, in ascending order. Its index math is host/device, so
+// it is checked here on every machine: against a brute-force inverse of source_index, and the
+// whole gather against the CPU kernel bit for bit.
+TEST_CASE("pad: the gather backward's inverse map and sums match the CPU scatter", "[pad]") {
+  using pad_elem::next_output;
+  using pad_elem::source_index;
+  for (const PadMode mode :
+       {PadMode::Constant, PadMode::Reflect, PadMode::Replicate, PadMode::Circular}) {
+    for (std::int64_t n = 1; n <= 6; ++n) {
+      for (std::int64_t l = -n; l <= n + 2; ++l) {
+        for (std::int64_t r = -n; r <= n + 2; ++r) {
+          const std::int64_t out = n + l + r;
+          if (out < 0) continue;
+          // What pad.cpp admits (see its checks).
+          if (mode == PadMode::Reflect && (l >= n || r >= n)) continue;
+          if (mode == PadMode::Circular &&
+              (l > n || r > n ||
+               n + std::min<std::int64_t>(l, 0) + std::min<std::int64_t>(r, 0) <= 0))
+            continue;
+          for (std::int64_t s = 0; s < n; ++s) {
+            std::vector<std::int64_t> want, got;
+            for (std::int64_t o = 0; o < out; ++o)
+              if (source_index(mode, n, l, r, o) == s) want.push_back(o);
+            for (std::int64_t o = next_output(mode, n, l, r, out, s, -1); o >= 0;
+                 o = next_output(mode, n, l, r, out, s, o)) {
+              got.push_back(o);
+              if (got.size() > static_cast<std::size_t>(out)) break;  // no endless loop
+            }
+            INFO("mode " << static_cast<int>(mode) << " n " << n << " pads " << l << ", " << r
+                         << " s " << s);
+            REQUIRE(got == want);
+          }
+        }
+      }
+    }
+  }
+
+  Generator gen(11);
+  struct Case {
+    std::string mode;
+    std::vector<std::int64_t> pads;
+  };
+  for (const Case& c : {Case{"reflect", {3, 2, 1, 4}}, Case{"replicate", {4, 3, 2, 5}},
+                        Case{"circular", {5, 2, 3, 1}}, Case{"replicate", {-2, 6, 3, -1}},
+                        Case{"reflect", {2, -3, 0, 1}}}) {
+    INFO(c.mode);
+    const Tensor x = randn({2, 3, 5, 6}, gen).set_requires_grad(true);
+    const Tensor y = pad(x, c.pads, c.mode);
+    // A transposed (strided) output gradient, as the CUDA kernel may get.
+    const Tensor g = randn({y.shape()[3], y.shape()[2]}, gen).t().expand(y.shape());
+    y.backward(g);
+    PadPlan plan;
+    plan.mode = c.mode == "reflect"     ? PadMode::Reflect
+                : c.mode == "replicate" ? PadMode::Replicate
+                                        : PadMode::Circular;
+    plan.in_shape = x.shape();
+    plan.out_shape = y.shape();
+    plan.left = {0, 0, c.pads[2], c.pads[0]};
+    plan.right = {0, 0, c.pads[3], c.pads[1]};
+    const pad_elem::PadGeometry geo =
+        pad_elem::make_geometry("pad backward", plan, x.strides(), g.strides());
+    const std::vector<float> cpu = x.grad().to_vector<float>();
+    const float* pg = g.data_ptr<float>();
+    for (std::int64_t i = 0; i < x.numel(); ++i) {
+      const float v = geo.gather(pg, i);
+      REQUIRE(std::memcmp(&v, &cpu[static_cast<std::size_t>(i)], sizeof v) == 0);
+    }
+  }
 }
