@@ -1,8 +1,12 @@
-// The per-device deferred error slots of core/cuda_deferred_error.h: one CudaDeferredError each
-// in device memory (so kernels claim it with an ordinary device-scope atomicCAS; atomics on
-// mapped host memory are not reliable across PCIe) and its pinned host mirror, filled by a copy
-// queued on the device's stream before each checked wait. Created on first use under
-// std::call_once and never freed (immortal, as the streams).
+// The per-device deferred error slots of core/cuda_deferred_error.h. Each is a CudaDeferredError
+// in device memory, which kernels claim with an ordinary device-scope atomicCAS (atomics on
+// mapped host memory are not dependable across PCIe), with a staging copy beside it and a pinned
+// host mirror. A checked wait queues, on the device's stream, a one-thread kernel that moves the
+// slot into the staging copy and clears it (one step in stream order, so no report queued by
+// another thread can fall between a read and a clear), then the copy of the staging area to the
+// mirror, waits, and reads the mirror; a mutex per slot keeps concurrent waits off the staging
+// area and the mirror. Created on first use under std::call_once and never freed (immortal, as
+// the streams).
 #include <atomic>
 #include <mutex>
 #include <string>
@@ -19,9 +23,10 @@ namespace {
 
 struct Slot {
   std::once_flag created;
-  CudaDeferredError* device = nullptr;
-  CudaDeferredError* host = nullptr;  // pinned mirror
-  std::atomic<bool> ready{false};     // set once both exist: waits before that skip the read
+  CudaDeferredError* device = nullptr;  // [0]: the slot kernels write; [1]: the staging copy
+  CudaDeferredError* host = nullptr;    // pinned mirror of the staging copy
+  std::mutex wait;                      // one checked wait at a time uses staging and mirror
+  std::atomic<bool> ready{false};       // set once all of the above exist
 };
 
 std::vector<Slot>& slots() {
@@ -33,6 +38,12 @@ const char* op_name(DeferredErrorOp op) {
   return op == DeferredErrorOp::NllLoss ? "nll_loss" : "cross_entropy";
 }
 
+// Moves the slot's record into the staging copy and clears the slot.
+__global__ void take_deferred_error(CudaDeferredError* slot) {
+  slot[1] = slot[0];
+  slot[0] = CudaDeferredError{};
+}
+
 }  // namespace
 
 CudaDeferredError* cuda_deferred_error_slot(int device_index) {
@@ -41,11 +52,11 @@ CudaDeferredError* cuda_deferred_error_slot(int device_index) {
   std::call_once(slot.created, [&] {
     CudaDeviceGuard guard(device_index);
     void* device = nullptr;
-    QGRAD_CUDA_CHECK(cudaMalloc(&device, sizeof(CudaDeferredError)), "cuda_deferred_error_slot",
+    QGRAD_CUDA_CHECK(cudaMalloc(&device, 2 * sizeof(CudaDeferredError)), "cuda_deferred_error_slot",
                      "device cuda:", device_index);
     // Zeroed on the stream the kernels run on, so it is ordered before them.
     QGRAD_CUDA_CHECK(
-        cudaMemsetAsync(device, 0, sizeof(CudaDeferredError), cuda_stream(device_index)),
+        cudaMemsetAsync(device, 0, 2 * sizeof(CudaDeferredError), cuda_stream(device_index)),
         "cuda_deferred_error_slot", "device cuda:", device_index);
     void* host = nullptr;
     QGRAD_CUDA_CHECK(cudaMallocHost(&host, sizeof(CudaDeferredError)), "cuda_deferred_error_slot",
@@ -58,25 +69,27 @@ CudaDeferredError* cuda_deferred_error_slot(int device_index) {
   return slot.device;
 }
 
-bool queue_cuda_deferred_error_read(int device_index, const char* op) {
+void cuda_synchronize_reporting_deferred_errors(int device_index, const char* op) {
+  check_cuda_device_index(op, device_index);
   Slot& slot = slots()[static_cast<std::size_t>(device_index)];
-  if (!slot.ready.load(std::memory_order_acquire)) return false;  // no kernel can have reported
-  QGRAD_CUDA_CHECK(cudaMemcpyAsync(slot.host, slot.device, sizeof(CudaDeferredError),
-                                   cudaMemcpyDeviceToHost, cuda_stream(device_index)),
-                   op, "reading the deferred error slot of cuda:", device_index);
-  return true;
-}
-
-void throw_cuda_deferred_error(int device_index) {
-  Slot& slot = slots()[static_cast<std::size_t>(device_index)];
-  if (!slot.ready.load(std::memory_order_acquire) || slot.host->claimed == 0) return;
-  const CudaDeferredError e = *slot.host;
-  *slot.host = CudaDeferredError{};
+  if (!slot.ready.load(std::memory_order_acquire)) {  // no kernel can have reported
+    cuda_stream_synchronize_unchecked(device_index, op);
+    return;
+  }
+  CudaDeferredError e{};
   {
-    CudaDeviceGuard guard(device_index);
-    QGRAD_CUDA_CHECK(
-        cudaMemsetAsync(slot.device, 0, sizeof(CudaDeferredError), cuda_stream(device_index)),
-        "cuda_deferred_error_slot", "clearing cuda:", device_index);
+    const std::lock_guard<std::mutex> lock(slot.wait);
+    cudaStream_t stream = cuda_stream(device_index);
+    {
+      CudaDeviceGuard guard(device_index);  // a kernel launches on the current device
+      take_deferred_error<<<1, 1, 0, stream>>>(slot.device);
+      QGRAD_CUDA_CHECK(cudaGetLastError(), op, "taking the deferred errors of cuda:", device_index);
+    }
+    QGRAD_CUDA_CHECK(cudaMemcpyAsync(slot.host, slot.device + 1, sizeof(CudaDeferredError),
+                                     cudaMemcpyDeviceToHost, stream),
+                     op, "reading the deferred errors of cuda:", device_index);
+    cuda_stream_synchronize_unchecked(device_index, op);
+    e = *slot.host;
   }
   QGRAD_CHECK(e.kind != DeferredErrorKind::ClassTargetOutOfRange, IndexError, op_name(e.op),
               " on cuda:", device_index, ": target value ", e.value, " (at flat position ",

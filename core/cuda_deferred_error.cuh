@@ -5,9 +5,10 @@
 
 namespace qgrad::cuda {
 
-// Records a class target out of range, unless an earlier error holds the slot (the first wins:
-// the message names one bad value, as the CPU's check does). The host reads the slot only after
-// the kernel has finished, so plain stores suffice after the claim.
+// Records a class target out of range, unless an earlier error holds the slot: the first to
+// claim it wins, so with several bad targets the message names one of them, not necessarily the
+// first position (which the CPU's check names). The host reads the slot only after the kernel
+// has finished, so plain stores suffice after the claim.
 __device__ inline void report_class_target(CudaDeferredError* slot, DeferredErrorOp op,
                                            std::int64_t position, std::int64_t value,
                                            std::int64_t classes, std::int64_t ignore_index) {

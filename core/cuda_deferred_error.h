@@ -2,11 +2,12 @@
 // synchronisation of their own. A kernel that meets a bad value (a class target out of range,
 // say) cannot throw, and checking on the host first would make the host wait for the GPU in
 // every training step. So the kernel guards the access (it writes NaN, never reads or writes out
-// of bounds) and records the first such error in its device's slot, a few bytes of device
-// memory. cuda_stream_synchronize (every copy to the host, item(), qgrad::synchronize) queues a
-// copy of the slot to pinned host memory before it waits, checks it after, and throws the error
-// as an IndexError naming the op, the value and the position. PyTorch's device-side assert stops
-// the process's CUDA context instead; here the error is an exception and the device stays usable.
+// of bounds) and records the error in its device's slot, a few bytes of device memory.
+// cuda_stream_synchronize (every copy to the host, item(), qgrad::synchronize) takes the slot's
+// contents out in stream order (a one-thread kernel moves them to a staging copy and clears the
+// slot; the staging copy goes to pinned host memory), waits, and throws the error as an
+// IndexError naming the op, the value and the position. PyTorch's device-side assert stops the
+// process's CUDA context instead; here the error is an exception and the device stays usable.
 // Include only from .cu files or files compiled in CUDA builds.
 #pragma once
 
@@ -30,12 +31,9 @@ struct CudaDeferredError {
 // the streams of core/cuda_stream.h). Throws DeviceError when the memory cannot be allocated.
 CudaDeferredError* cuda_deferred_error_slot(int device_index);
 
-// Queues, on the device's stream, the copy of its slot to the host, when a slot exists; returns
-// whether it did. Call right before waiting for the stream.
-bool queue_cuda_deferred_error_read(int device_index, const char* op);
-
-// After that wait: throws the error the copied slot holds, if any, and clears the slot (a memset
-// queued on the stream, so the device is usable again for later work).
-void throw_cuda_deferred_error(int device_index);
+// Waits for the device's stream, then throws the error its kernels recorded since the last such
+// wait, if any (the slot is cleared: the device is usable again). The checked wait behind
+// cuda_stream_synchronize; without a slot yet, just the wait.
+void cuda_synchronize_reporting_deferred_errors(int device_index, const char* op);
 
 }  // namespace qgrad

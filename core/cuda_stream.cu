@@ -70,11 +70,8 @@ void cuda_stream_synchronize_unchecked(int device_index, const char* op) {
 }
 
 void cuda_stream_synchronize(int device_index, const char* op) {
-  // The slot's copy is queued before the wait, so the wait also brings what the kernels found in
-  // their inputs meanwhile.
-  const bool read = queue_cuda_deferred_error_read(device_index, op);
-  cuda_stream_synchronize_unchecked(device_index, op);
-  if (read) throw_cuda_deferred_error(device_index);
+  // The wait also reports what the kernels found in their inputs meanwhile.
+  cuda_synchronize_reporting_deferred_errors(device_index, op);
 }
 
 CudaDeviceGuard::CudaDeviceGuard(int device_index) {

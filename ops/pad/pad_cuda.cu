@@ -35,7 +35,7 @@ struct PadBackward {
   PadGeometry g;  // src: grad_in's strides (contiguous), dst: g's
   const T* grad;
   T* grad_in;
-  __device__ void operator()(std::int64_t i) const { grad_in[i] = g.gather(grad, i); }
+  __device__ void operator()(std::int64_t i) const { grad_in[i] += g.gather(grad, i); }
 };
 
 void pad_cuda(const Tensor& x, const PadPlan& plan, double value, const Tensor& out) {

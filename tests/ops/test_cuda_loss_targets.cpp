@@ -59,7 +59,7 @@ TEST_CASE("cuda loss targets: the CPU and GPU give the same losses and gradients
   for (const char* red : {"mean", "sum", "none"}) {
     INFO("reduction " << red);
     auto run = [&](Device d) {
-      Tensor x = x0.to(d).set_requires_grad(true);
+      Tensor x = x0.detach().to(d).set_requires_grad(true);
       Tensor loss = cross_entropy(
           x, t0.to(d), CrossEntropyOptions().weight(w.to(d)).reduction(red).label_smoothing(0.1));
       sum(loss).backward();
