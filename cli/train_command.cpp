@@ -459,7 +459,7 @@ TrainOutcome run_training(const TrainConfig& config_in, std::ostream& out,
       optimizer->zero_grad();
       loss.backward();
       if (config.grad_clip > 0)
-        nn::utils::clip_grad_norm_(optimizer->parameters(), config.grad_clip);
+        nn::utils::clip_grad_norm_tensor_(optimizer->parameters(), config.grad_clip);
       optimizer->step();
       if (scheduler) scheduler->step();
       ++step;

@@ -13,7 +13,7 @@ void register_nn_kernels(KernelRegistry& r) {
 #endif
   r.add_op("sgd_step", {"sgd_update"});
   r.add_op("adam_step", {"adam_update"});
-  r.add_op("clip_grad_norm_", {"grad_norm", "grad_scale"});
+  r.add_op("clip_grad_norm_", {"grad_norm", "clip_coef", "grad_scale"});
 }
 
 }  // namespace qgrad

@@ -1,12 +1,14 @@
-// clip_grad_norm_: per-gradient norms (the "grad_norm" kernel, accumulated in double in index
-// order: deterministic), combined and applied ("grad_scale") with torch's rounding to the
-// gradient dtype.
+// clip_grad_norm_: per-gradient norms (the "grad_norm" kernel, accumulated in double in a fixed
+// order: deterministic) into one float64 tensor on the first gradient's device, the total norm
+// and coefficient from them there ("clip_coef"), and the scaling by that stored coefficient
+// ("grad_scale"), with torch's rounding to the gradient dtype. All of it is queued on the device;
+// only the double-returning form and error_if_nonfinite read a number back.
 #include "nn/utils/clip_grad.h"
 
-#include <algorithm>
 #include <cmath>
 
 #include "core/autograd/grad_mode.h"
+#include "core/factory.h"
 #include "nn/utils/clip_grad_kernels.h"
 #include "ops/device_check.h"
 
@@ -14,15 +16,9 @@ namespace qgrad::nn::utils {
 
 namespace {
 
-// Rounds v to dtype `dt` (float32 or float64).
-double round_to(DType dt, double v) {
-  return dt == kFloat32 ? static_cast<double>(static_cast<float>(v)) : v;
-}
+constexpr const char* kOp = "clip_grad_norm_";
 
-}  // namespace
-
-double clip_grad_norm_(const std::vector<Tensor>& parameters, double max_norm, double norm_type,
-                       bool error_if_nonfinite) {
+std::vector<Tensor> gradients_of(const std::vector<Tensor>& parameters, double norm_type) {
   QGRAD_CHECK(norm_type > 0, ValueError,
               "clip_grad_norm_: norm_type must be positive or infinity, got ", norm_type);
   std::vector<Tensor> grads;
@@ -30,46 +26,69 @@ double clip_grad_norm_(const std::vector<Tensor>& parameters, double max_norm, d
     QGRAD_CHECK(p.defined(), ValueError, "clip_grad_norm_: a parameter is undefined");
     Tensor g = p.grad();
     if (!g.defined()) continue;
-    require_floating("clip_grad_norm_", "grad", g);
+    require_floating(kOp, "grad", g);
     grads.push_back(g);
   }
-  if (grads.empty()) return 0.0;
-  const DType dt = grads[0].dtype();
+  return grads;
+}
+
+// float64 [2] on the first gradient's device: the total norm (rounded to the first gradient's
+// dtype) and the clip coefficient.
+Tensor total_and_coef(const std::vector<Tensor>& grads, double max_norm, double norm_type) {
   static const KernelTable<GradNormKernel>& norm_table = kernel_table<GradNormKernel>("grad_norm");
-  const bool inf = std::isinf(norm_type);
-  double acc = 0;
-  for (const auto& g : grads) {
-    const double n = norm_table("clip_grad_norm_", g)(g.contiguous(), norm_type);
-    const double rn = round_to(dt, n);  // each norm is a tensor of the gradient dtype
-    if (inf)
-      acc = (std::isnan(rn) || rn > acc) ? rn : acc;
-    else
-      acc += norm_type == 2.0 ? rn * rn : std::pow(rn, norm_type);
+  static const KernelTable<ClipCoefKernel>& coef_table = kernel_table<ClipCoefKernel>("clip_coef");
+  const Device device = grads[0].device();
+  const TensorOptions f64 = TensorOptions().dtype(kFloat64).device(device);
+  Tensor norms = empty({static_cast<std::int64_t>(grads.size())}, f64);
+  for (std::size_t i = 0; i < grads.size(); ++i) {
+    const Tensor g = grads[i].contiguous();
+    const auto slot = static_cast<std::int64_t>(i);
+    if (g.device() == device) {
+      norm_table(kOp, g)(g, norm_type, norms, slot);
+    } else {  // computed where the gradient is, then brought over
+      Tensor own = empty({1}, TensorOptions().dtype(kFloat64).device(g.device()));
+      norm_table(kOp, g)(g, norm_type, own, 0);
+      norms.narrow(0, slot, 1).copy_(own);
+    }
   }
-  double total = inf ? acc : (norm_type == 2.0 ? std::sqrt(acc) : std::pow(acc, 1.0 / norm_type));
-  total = round_to(dt, total);
-  QGRAD_CHECK(!error_if_nonfinite || std::isfinite(total), ValueError,
-              "clip_grad_norm_: the total norm of order ", norm_type,
-              " for gradients from `parameters` is non-finite, so it cannot be clipped");
-  double coef;
-  if (dt == kFloat32) {
-    const float denom = static_cast<float>(total) + static_cast<float>(1e-6);
-    coef = std::min(static_cast<float>(max_norm) / denom, 1.0f);
-  } else {
-    coef = std::min(max_norm / (total + 1e-6), 1.0);
+  Tensor out = empty({2}, f64);
+  coef_table(kOp, norms)(norms, norm_type, grads[0].dtype(), max_norm, out);
+  return out;
+}
+
+}  // namespace
+
+Tensor clip_grad_norm_tensor_(const std::vector<Tensor>& parameters, double max_norm,
+                              double norm_type, bool error_if_nonfinite) {
+  const std::vector<Tensor> grads = gradients_of(parameters, norm_type);
+  if (grads.empty()) return scalar_tensor(0.0);
+  const Tensor out = total_and_coef(grads, max_norm, norm_type);
+  const Tensor total = out.select(0, 0);
+  if (error_if_nonfinite) {
+    const double t = total.item<double>();
+    QGRAD_CHECK(std::isfinite(t), ValueError, "clip_grad_norm_: the total norm of order ",
+                norm_type,
+                " for gradients from `parameters` is non-finite, so it cannot be clipped");
   }
   NoGradGuard no_grad;
   static const KernelTable<GradScaleKernel>& scale_table =
       kernel_table<GradScaleKernel>("grad_scale");
-  for (auto& g : grads) {
-    Tensor c = g.contiguous();
-    scale_table("clip_grad_norm_", c)(c, coef);
+  Tensor coef = out.narrow(0, 1, 1);
+  for (Tensor g : grads) {  // a handle: copy_ and bump_version act on the gradient itself
+    const Tensor c = g.contiguous();
+    const Tensor coef_here = c.device() == coef.device() ? coef : coef.to(c.device());
+    scale_table(kOp, c)(c, coef_here);
     if (!c.is_same(g))
       g.copy_(c);
     else
       g.bump_version();
   }
-  return total;
+  return total.to(grads[0].dtype());
+}
+
+double clip_grad_norm_(const std::vector<Tensor>& parameters, double max_norm, double norm_type,
+                       bool error_if_nonfinite) {
+  return clip_grad_norm_tensor_(parameters, max_norm, norm_type, error_if_nonfinite).item<double>();
 }
 
 double clip_grad_norm_(const Tensor& parameter, double max_norm, double norm_type,

@@ -1,6 +1,8 @@
 // Gradient clipping by total norm, as torch.nn.utils.clip_grad_norm_ (torch 1.13 semantics):
 // the norm of all gradients taken together, every gradient scaled in place by
-// min(1, max_norm / (total_norm + 1e-6)), and the total norm returned.
+// min(1, max_norm / (total_norm + 1e-6)), and the total norm returned: as a double (libtorch's
+// C++ form, which waits for the device to read it) or as a 0-d tensor on the gradients' device
+// (Python's form, which does not, so a GPU training step can clip without the host waiting).
 #pragma once
 
 #include <limits>
@@ -18,5 +20,12 @@ double clip_grad_norm_(const std::vector<Tensor>& parameters, double max_norm,
                        double norm_type = 2.0, bool error_if_nonfinite = false);
 double clip_grad_norm_(const Tensor& parameter, double max_norm, double norm_type = 2.0,
                        bool error_if_nonfinite = false);
+
+// The same clipping, the total norm returned as a 0-d tensor of the first gradient's dtype on its
+// device (a float32 0 on the CPU when no parameter has a gradient, as torch's tensor(0.)). Only
+// error_if_nonfinite reads the norm on the host, as torch's check does. Gradients on several
+// devices are allowed; their norms travel to the first gradient's device.
+Tensor clip_grad_norm_tensor_(const std::vector<Tensor>& parameters, double max_norm,
+                              double norm_type = 2.0, bool error_if_nonfinite = false);
 
 }  // namespace qgrad::nn::utils

@@ -1,5 +1,6 @@
 // CPU kernels of clip_grad_norm_: the norm of one gradient in double on one thread (index order,
-// so deterministic), and the in-place scaling (clip_grad_elem.h's functor on cpu::map).
+// so deterministic), the total norm and clip coefficient (clip_grad_elem.h's ClipTotal), and the
+// in-place scaling (clip_grad_elem.h's functor on cpu::map).
 #include "core/cpu_map.h"
 #include "nn/utils/clip_grad_elem.h"
 
@@ -17,17 +18,27 @@ double grad_norm_typed(const Tensor& g, double p) {
   return f.finish(acc);
 }
 
-double grad_norm_cpu(const Tensor& g, double p) {
-  return QGRAD_DISPATCH_FLOAT(g.dtype(), "clip_grad_norm_",
-                              [&] { return grad_norm_typed<scalar_t>(g, p); });
+void grad_norm_cpu(const Tensor& g, double p, const Tensor& norms, std::int64_t slot) {
+  norms.data_ptr<double>()[slot] = QGRAD_DISPATCH_FLOAT(
+      g.dtype(), "clip_grad_norm_", [&] { return grad_norm_typed<scalar_t>(g, p); });
+}
+
+void clip_coef_cpu(const Tensor& norms, double p, DType dtype, double max_norm, const Tensor& out) {
+  const clip_grad_elem::ClipTotal total{clip_grad_elem::NormFold::of(p), dtype == kFloat32,
+                                        max_norm};
+  total(norms.data_ptr<double>(), norms.numel(), out.data_ptr<double>());
+}
+
+void grad_scale_cpu(const Tensor& g, const Tensor& coef) {
+  clip_grad_elem::scale<cpu::Map>(g, coef.data_ptr<double>()[0]);
 }
 
 }  // namespace
 
 void register_clip_grad_cpu_kernels(KernelRegistry& r) {
   r.table<GradNormKernel>("grad_norm").define(DeviceType::CPU, &grad_norm_cpu, kFloatingDTypes);
-  r.table<GradScaleKernel>("grad_scale")
-      .define(DeviceType::CPU, &clip_grad_elem::scale<cpu::Map>, kFloatingDTypes);
+  r.table<ClipCoefKernel>("clip_coef").define(DeviceType::CPU, &clip_coef_cpu, kFloatingDTypes);
+  r.table<GradScaleKernel>("grad_scale").define(DeviceType::CPU, &grad_scale_cpu, kFloatingDTypes);
 }
 
 }  // namespace qgrad::nn::utils

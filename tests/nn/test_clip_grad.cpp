@@ -1,5 +1,6 @@
 // clip_grad_norm_ against torch 1.13: total norm for p = 2, 1, inf, 3, clipping and
-// non-clipping cases, gradients scaled in place; edge cases and errors.
+// non-clipping cases, gradients scaled in place; edge cases and errors; the tensor-returning
+// form against the double one.
 #include <catch2/catch.hpp>
 
 #include <cmath>
@@ -8,6 +9,7 @@
 #include "core/factory.h"
 #include "nn/utils/clip_grad.h"
 #include "nn_test_helpers.h"
+#include "ops/binary/binary.h"
 
 using namespace qgrad;
 using qgrad_test::load_nn;
@@ -56,4 +58,51 @@ TEST_CASE("clip_grad_norm_: edge cases") {
                     ValueError);
   REQUIRE(std::isnan(nn::utils::clip_grad_norm_(d, 1.0)));
   REQUIRE_THROWS_WITH(nn::utils::clip_grad_norm_(d, 1.0, 0.0), Catch::Contains("norm_type"));
+}
+
+TEST_CASE("clip_grad_norm_tensor_: the same clipping, the norm as a tensor of the grads' dtype") {
+  for (double p : {2.0, 1.0, 3.0, std::numeric_limits<double>::infinity()}) {
+    for (DType dt : {kFloat32, kFloat64}) {
+      INFO("p " << p << " dtype " << dtype_name(dt));
+      const TensorOptions o = TensorOptions().dtype(dt);
+      auto make = [&] {
+        Tensor a = zeros({3, 4}, o).set_requires_grad();
+        a.set_grad(arange(12, o).reshape({3, 4}) - 5.5);
+        Tensor b = zeros({5}, o).set_requires_grad();
+        b.set_grad(full({5}, 0.25, o));
+        return std::vector<Tensor>{a, b};
+      };
+      std::vector<Tensor> x = make(), y = make();
+      const double total = nn::utils::clip_grad_norm_(x, 2.0, p);
+      const Tensor t = nn::utils::clip_grad_norm_tensor_(y, 2.0, p);
+      REQUIRE(t.dim() == 0);
+      REQUIRE(t.dtype() == dt);
+      REQUIRE(t.device() == kCPU);
+      REQUIRE(t.item<double>() == total);  // the double form reads this same tensor
+      REQUIRE(total > 2.0);                // so both clipped
+      for (int j = 0; j < 2; ++j)
+        REQUIRE(x[j].grad().to_vector<double>() == y[j].grad().to_vector<double>());
+    }
+  }
+  // The coefficient and total are those of the old host formula, in float32.
+  Tensor q = zeros({2}).set_requires_grad();
+  q.set_grad(from_vector<float>({3, 4}));
+  const Tensor t = nn::utils::clip_grad_norm_tensor_({q}, 1.0);
+  REQUIRE(t.item<float>() == 5.0f);
+  const float coef = 1.0f / (5.0f + static_cast<float>(1e-6));
+  REQUIRE(q.grad().to_vector<float>() == std::vector<float>{3 * coef, 4 * coef});
+  // No gradients: torch's tensor(0.).
+  Tensor none = ones({3}).set_requires_grad();
+  const Tensor z = nn::utils::clip_grad_norm_tensor_({none}, 1.0);
+  REQUIRE((z.dim() == 0 && z.dtype() == kFloat32 && z.item<float>() == 0.0f));
+  // A NaN total leaves NaN gradients (the coefficient is NaN, as torch.clamp keeps it) unless
+  // error_if_nonfinite, which throws before any gradient is touched.
+  Tensor d = zeros({2}, TensorOptions().dtype(kFloat64)).set_requires_grad();
+  d.set_grad(from_vector<double>({std::nan(""), 1}));
+  REQUIRE_THROWS_WITH(nn::utils::clip_grad_norm_tensor_({d}, 1.0, 2.0, true),
+                      Catch::Contains("non-finite"));
+  REQUIRE(std::isnan(d.grad().to_vector<double>()[0]));
+  REQUIRE(d.grad().to_vector<double>()[1] == 1.0);
+  REQUIRE(std::isnan(nn::utils::clip_grad_norm_tensor_({d}, 1.0).item<double>()));
+  REQUIRE(std::isnan(d.grad().to_vector<double>()[1]));
 }

@@ -41,7 +41,8 @@ void add_optim_cases(qgrad_test::OpCases& c) {
     c["adam_step"] = k;
   }
   // Clipping by the norms of order 2, 1, 3 and infinity, the norm itself returned too (it is
-  // summed in another order on the GPU, so close, not bitwise).
+  // summed in another order on the GPU, so close, not bitwise), in both the double and the
+  // tensor form.
   {
     OpCase k;
     k.fn = [](const std::vector<Tensor>& in) {
@@ -55,6 +56,12 @@ void add_optim_cases(qgrad_test::OpCases& c) {
         out.push_back(a.grad().reshape({-1}).to(kCPU));
         out.push_back(b.grad().reshape({-1}).to(kCPU));
         out.push_back(full({1}, norm));
+        // The tensor form, whose norm and coefficient never leave the device.
+        a.set_grad(in[0].detach() * 3.0);
+        b.set_grad(in[1].detach().clone());
+        const Tensor t = nn::utils::clip_grad_norm_tensor_({a, b}, 0.5, p);
+        out.push_back(a.grad().reshape({-1}).to(kCPU));
+        out.push_back(t.reshape({1}).to(kCPU));
       }
       // Gathered on the CPU: the case must not depend on concat's own CUDA kernel.
       return concat(out, 0).to(in[0].device());
