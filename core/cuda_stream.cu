@@ -1,7 +1,9 @@
 // The per-device streams of core/cuda_stream.h: the visible device count (queried once), one
-// cudaStreamNonBlocking stream per device created on first use under std::call_once, and the
-// device guard. The per-device slots live in an immortal array sized by the device count, so a
-// stream is never destroyed (no cudaStreamDestroy after the runtime has shut down).
+// cudaStreamNonBlocking stream per device created on first use under std::call_once, the count
+// of host waits per device, and the device guard. The per-device slots live in an immortal array
+// sized by the device count, so a stream is never destroyed (no cudaStreamDestroy after the runtime
+// has shut down).
+#include <atomic>
 #include <mutex>
 #include <string>
 #include <vector>
@@ -18,6 +20,7 @@ namespace {
 struct StreamSlot {
   std::once_flag created;
   cudaStream_t stream = nullptr;
+  std::atomic<std::int64_t> waits{0};  // host waits for the stream (cuda_host_waits)
 };
 
 // One slot per visible device; immortal (see the header comment). vector(n) constructs the slots
@@ -65,13 +68,22 @@ cudaStream_t cuda_stream(int device_index) {
 }
 
 void cuda_stream_synchronize_unchecked(int device_index, const char* op) {
-  QGRAD_CUDA_CHECK(cudaStreamSynchronize(cuda_stream(device_index)), op,
-                   "device cuda:", device_index);
+  cudaStream_t stream = cuda_stream(device_index);  // checks the index
+  // The checked wait ends here too, so this counts every wait once.
+  stream_slots()[static_cast<std::size_t>(device_index)].waits.fetch_add(1,
+                                                                         std::memory_order_relaxed);
+  QGRAD_CUDA_CHECK(cudaStreamSynchronize(stream), op, "device cuda:", device_index);
 }
 
 void cuda_stream_synchronize(int device_index, const char* op) {
   // The wait also reports what the kernels found in their inputs meanwhile.
   cuda_synchronize_reporting_deferred_errors(device_index, op);
+}
+
+std::int64_t cuda_host_waits(int device_index) {
+  check_cuda_device_index("cuda_host_waits", device_index);
+  return stream_slots()[static_cast<std::size_t>(device_index)].waits.load(
+      std::memory_order_relaxed);
 }
 
 CudaDeviceGuard::CudaDeviceGuard(int device_index) {

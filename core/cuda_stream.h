@@ -14,6 +14,8 @@
 
 #include <cuda_runtime_api.h>
 
+#include <cstdint>
+
 namespace qgrad {
 
 // The number of visible CUDA devices, queried once per process and cached (0 without a driver or
@@ -36,6 +38,11 @@ void cuda_stream_synchronize(int device_index, const char* op);
 // The same wait without the deferred-error check, for the allocator, which must not fail an
 // allocation over an unrelated op's bad input (the next checked wait reports it).
 void cuda_stream_synchronize_unchecked(int device_index, const char* op);
+
+// How many times the host has waited for the device's stream (either wait above: every copy to
+// the host, item(), qgrad::synchronize) since the process started. A statistic, like the
+// allocator's: what a test of a training step's hot path counts (it must not change).
+std::int64_t cuda_host_waits(int device_index);
 
 // Makes `device_index` the calling thread's current device for the guard's lifetime and restores
 // the previous one afterwards (kernels must be launched, and memory allocated, on the stream's

@@ -64,4 +64,12 @@ void synchronize(Device device) {
 #endif
 }
 
+std::int64_t host_waits(Device device) {
+  check_device_available("host_waits", device);
+#ifdef QGRAD_WITH_CUDA
+  if (device.is_cuda()) return cuda_host_waits(device.index);
+#endif
+  return 0;
+}
+
 }  // namespace qgrad

@@ -1,6 +1,7 @@
 // Device: where a tensor's bytes live (CPU, or a CUDA device by index). Part of every Tensor.
 #pragma once
 
+#include <cstdint>
 #include <ostream>
 #include <string>
 
@@ -40,5 +41,9 @@ void check_device_available(const char* op, Device device);
 // timing, or before the host reads memory written by the device outside qgrad. A no-op for the
 // CPU, whose kernels finish before they return.
 void synchronize(Device device);
+// How many times the host has waited for `device` since the process started (every copy to the
+// host, item(), synchronize): what a test counts to show a hot path makes the host wait nowhere.
+// Always 0 for the CPU, which has nothing to wait for.
+std::int64_t host_waits(Device device);
 
 }  // namespace qgrad

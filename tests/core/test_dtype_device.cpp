@@ -294,5 +294,14 @@ TEST_CASE("CUDA tensors in a CPU-only build throw DeviceError naming the op", "[
   CHECK_THROWS_AS(check_device_available("myop", kCUDA), DeviceError);
   CHECK_NOTHROW(check_device_available("myop", kCPU));
   CHECK(ones({2}).to(kCPU).device() == kCPU);
+  CHECK_THROWS_WITH(host_waits(kCUDA), Catch::StartsWith("host_waits:"));
 }
 #endif
+
+TEST_CASE("host_waits: the CPU never waits", "[core][device]") {
+  CHECK(host_waits(kCPU) == 0);
+  (void)(ones({3}) * 2.0).to_vector<float>();
+  synchronize(kCPU);
+  CHECK(host_waits(kCPU) == 0);
+  CHECK_THROWS_AS(host_waits(Device::parse("cuda:7")), DeviceError);
+}
