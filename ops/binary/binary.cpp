@@ -157,8 +157,10 @@ Tensor pow(const Tensor& a, const Tensor& b) {
   record("PowBackward", {a, b}, {&out}, [=](const TensorList& g) {
     Tensor av = sa.get(), bv = sb.get();
     Tensor ga;
-    if (bv.numel() == 1 && bv.dim() == 0) {
-      // Scalar exponent e (the common x^2 case): e x^(e-1), exactly 0 for e == 0.
+    if (bv.dim() == 0 && bv.device().is_cpu()) {
+      // Scalar exponent e (the common x^2 case): e x^(e-1), exactly 0 for e == 0. Read on the
+      // CPU only: on a GPU the read would make the host wait in every backward, and the general
+      // form below gives the same bits for a 0-d exponent (tested on the CPU with a [1] one).
       const double e = bv.item<double>();
       ga = e == 0 ? zeros_like(g[0]) : mul(g[0], mul(pow(av, e - 1.0), e));
     } else {

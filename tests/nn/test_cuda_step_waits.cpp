@@ -67,3 +67,13 @@ TEST_CASE("cuda training step: the step, clipping and the optimisers make the ho
     }
   }
 }
+
+TEST_CASE("cuda backward: pow with a scalar exponent and mse_loss make the host wait nowhere") {
+  Generator gen(4);
+  const Tensor x0 = rand({64, 33}, gen).to(kCUDA), t = rand({64, 33}, gen).to(kCUDA);
+  const Tensor x = x0.detach().set_requires_grad(true);
+  mse_loss(pow(x, 2.0) + pow(x, 0.5), t).backward();  // warm-up
+  const std::int64_t before = host_waits(kCUDA);
+  mse_loss(pow(x, 2.0) + pow(x, 0.5), t).backward();
+  CHECK(host_waits(kCUDA) == before);
+}

@@ -5,6 +5,7 @@
 
 #include <cmath>
 #include <cstdint>
+#include <cstring>
 #include <limits>
 
 #include "core/autograd/gradcheck.h"
@@ -275,4 +276,33 @@ TEST_CASE("binary ops reject bad arguments with errors naming the op", "[binary]
   REQUIRE_THROWS_AS(div(a, Tensor()), ValueError);
   REQUIRE_THROWS_WITH(div(a, Tensor()), Catch::Contains("div") && Catch::Contains("other"));
   REQUIRE_THROWS_AS(sub(Tensor(), a), ValueError);
+}
+
+// On a GPU a 0-d exponent takes pow's general backward (reading it on the host would make every
+// backward wait for the GPU); the CPU reads it and takes the scalar form. The two must agree bit
+// for bit: here the general form runs on the CPU through a [1]-shaped exponent.
+TEST_CASE("pow backward: a 0-d exponent's scalar form gives the general form's bits") {
+  Generator gen(21);
+  const Tensor a0 = rand({6, 37}, gen) * 3.0;
+  a0.narrow(1, 0, 2).fill_(0.0);  // zero bases: inf and 0-exponent edge cases
+  const Tensor g0 = randn({6, 37}, gen);
+  for (double e : {2.0, 3.0, -1.0, 0.5, 2.5, 0.1, 0.0, -0.7, 1.0, 7.0}) {
+    for (DType dt : {kFloat32, kFloat64}) {
+      INFO("exponent " << e << ", " << dtype_name(dt));
+      auto grad = [&](const Tensor& b) {
+        const Tensor a = a0.to(dt).detach().set_requires_grad(true);
+        pow(a, b).backward(g0.to(dt));
+        return a.grad().to(kFloat64).to_vector<double>();
+      };
+      const Tensor scalar = full({}, e, TensorOptions().dtype(dt));
+      const std::vector<double> s = grad(scalar), general = grad(scalar.reshape({1}));
+      REQUIRE(s.size() == general.size());
+      std::size_t bad = 0;
+      for (std::size_t i = 0; i < s.size(); ++i)
+        if (std::memcmp(&s[i], &general[i], sizeof(double)) != 0 &&
+            !(std::isnan(s[i]) && std::isnan(general[i])))
+          ++bad;
+      CHECK(bad == 0);
+    }
+  }
 }
