@@ -48,7 +48,7 @@ Tensor total_and_coef(const std::vector<Tensor>& grads, double max_norm, double 
     } else {  // computed where the gradient is, then brought over
       Tensor own = empty({1}, TensorOptions().dtype(kFloat64).device(g.device()));
       norm_table(kOp, g)(g, norm_type, own, 0);
-      norms.narrow(0, slot, 1).copy_(own);
+      norms.narrow(0, slot, 1).copy_(own.to(device));  // copy_ stays on one device
     }
   }
   Tensor out = empty({2}, f64);
