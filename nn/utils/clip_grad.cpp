@@ -73,11 +73,17 @@ Tensor clip_grad_norm_tensor_(const std::vector<Tensor>& parameters, double max_
   NoGradGuard no_grad;
   static const KernelTable<GradScaleKernel>& scale_table =
       kernel_table<GradScaleKernel>("grad_scale");
-  Tensor coef = out.narrow(0, 1, 1);
+  const Tensor coef = out.narrow(0, 1, 1);
+  std::vector<Tensor> coef_on;  // the coefficient copied to each other device, once
+  auto coef_for = [&](Device d) {
+    if (d == coef.device()) return coef;
+    for (const Tensor& t : coef_on)
+      if (t.device() == d) return t;
+    return coef_on.emplace_back(coef.to(d));
+  };
   for (Tensor g : grads) {  // a handle: copy_ and bump_version act on the gradient itself
     const Tensor c = g.contiguous();
-    const Tensor coef_here = c.device() == coef.device() ? coef : coef.to(c.device());
-    scale_table(kOp, c)(c, coef_here);
+    scale_table(kOp, c)(c, coef_for(c.device()));
     if (!c.is_same(g))
       g.copy_(c);
     else

@@ -3,7 +3,8 @@
 // SGD and Adam steps only queue work, so the host runs ahead and keeps the GPU busy. Counted with
 // qgrad::host_waits (every wait for the device's stream), after warm-up steps that let cuDNN pick
 // its algorithms and the allocator fill its cache. Any item(), to_vector() or copy to the host
-// in the step shows up as a wait.
+// in the step shows up as a wait; a cudaMalloc (which host_waits does not count) as a change in
+// the allocator's reserved bytes.
 #include <catch2/catch.hpp>
 
 #include <cmath>
@@ -11,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "core/allocator.h"
 #include "core/device.h"
 #include "core/factory.h"
 #include "nn/models/zoo.h"
@@ -59,8 +61,11 @@ TEST_CASE("cuda training step: the step, clipping and the optimisers make the ho
       step(batches[0]);  // warm-up: cuDNN's algorithm choice, the allocator's cache
       step(batches[1]);
       const std::int64_t before = host_waits(kCUDA);
+      const std::size_t reserved = allocator_stats(kCUDA).reserved_bytes;
       for (int i = 2; i < 5; ++i) step(batches[i]);
       CHECK(host_waits(kCUDA) == before);
+      // Every block came from the allocator's cache: no cudaMalloc (not counted as a wait) either.
+      CHECK(allocator_stats(kCUDA).reserved_bytes == reserved);
       const double sum = total.item<double>();  // one read at the end: a wait, and counted
       CHECK(host_waits(kCUDA) == before + 1);
       CHECK(std::isfinite(sum));
