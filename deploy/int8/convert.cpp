@@ -141,8 +141,10 @@ IntWeight int_weight(const std::shared_ptr<nn::UnaryModule>& quantizer, const Te
   return r;
 }
 
-std::vector<double> bias_of(const Tensor& b, std::int64_t n) {
+std::vector<double> bias_of(const Tensor& b, std::int64_t n, const std::string& where) {
   if (!b.defined()) return std::vector<double>(static_cast<std::size_t>(n), 0.0);
+  QGRAD_CHECK(b.dim() == 1 && b.numel() == n, ShapeError, kOp, ": ", where, ": expected a bias of ",
+              n, " elements (one per output channel), got shape ", shape_str(b.shape()));
   return b.detach().contiguous().to_vector<double>();
 }
 
@@ -152,10 +154,8 @@ std::vector<double> bias_of(const Tensor& b, std::int64_t n) {
 template <typename Layer>
 std::vector<double> real_bias(const Layer& l, std::int64_t n, float input_scale,
                               const std::vector<double>& weight_scale, const std::string& where) {
-  std::vector<double> b = bias_of(l.bias(), n);
-  if (!l.int32_bias() || !l.bias().defined()) return b;
-  const std::optional<std::vector<float>> scale =
-      int32_bias_scale(l.input_quantizer().get(), l.weight_quantizer().get(), n, kOp, where);
+  std::vector<double> b = bias_of(l.bias(), n, where);
+  const std::optional<std::vector<float>> scale = layer_bias_grid(l, kOp, where);
   if (!scale) return b;
   const std::vector<std::int32_t> q = int32_bias_values(l.bias(), *scale);
   for (std::int64_t c = 0; c < n; ++c)

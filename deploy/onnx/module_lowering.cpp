@@ -141,16 +141,14 @@ std::string ModuleLowering::weight_value(const std::shared_ptr<nn::UnaryModule>&
   return dq.output(0);
 }
 
-std::string ModuleLowering::bias_value(const Tensor& bias, bool int32,
-                                       const std::shared_ptr<nn::UnaryModule>& input_quantizer,
-                                       const std::shared_ptr<nn::UnaryModule>& weight_quantizer,
-                                       const std::string& where, const std::string& base) {
+template <typename Layer>
+std::string ModuleLowering::bias_value(const Layer& layer, const std::string& where,
+                                       const std::string& base) {
+  const Tensor& bias = layer.bias();
   if (!bias.defined()) return "";
   const std::int64_t n = bias.numel();
   const std::optional<std::vector<float>> scale =
-      int32 && qdq_
-          ? quant::int32_bias_scale(input_quantizer.get(), weight_quantizer.get(), n, kOp, where)
-          : std::nullopt;
+      qdq_ ? quant::layer_bias_grid(layer, kOp, where) : std::nullopt;
   if (!scale) return g_.add_float(base, floats(bias), dims_of(bias));
   const std::string q =
       g_.add_int32(base + "_quantized", quant::int32_bias_values(bias, *scale), {n});
@@ -305,8 +303,7 @@ std::string ModuleLowering::lower(const nn::Module& m, const std::string& path,
         quantize_activation(q->input_quantizer(), where + " input quantizer", base + "_input", x);
     const std::string w = weight_value(q->weight_quantizer(), q->weight(),
                                        where + " weight quantizer", base + "_weight");
-    const std::string b = bias_value(q->bias(), q->int32_bias(), q->input_quantizer(),
-                                     q->weight_quantizer(), where, base + "_bias");
+    const std::string b = bias_value(*q, where, base + "_bias");
     return conv_node(m, path, xq, w, b);
   }
   if (const auto* q = dynamic_cast<const quant::QuantConvBn2d*>(&m)) {
@@ -332,9 +329,7 @@ std::string ModuleLowering::lower(const nn::Module& m, const std::string& path,
     const std::string w = weight_value(q->weight_quantizer(), q->weight(),
                                        where + " weight quantizer", base + "_weight");
     std::vector<std::string> in{xq, w};
-    if (q->bias().defined())
-      in.push_back(bias_value(q->bias(), q->int32_bias(), q->input_quantizer(),
-                              q->weight_quantizer(), where, base + "_bias"));
+    if (q->bias().defined()) in.push_back(bias_value(*q, where, base + "_bias"));
     std::string out;
     OnnxGraph::set_attr(g_.add_node("Gemm", in, base, &out), "transB", std::int64_t{1});
     return out;

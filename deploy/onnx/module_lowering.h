@@ -65,10 +65,9 @@ class ModuleLowering {
   // The bias of a quantized layer ("" when it has none): a float initializer, or with the
   // layer's int32 bias on (int32_bias.h) an int32 initializer + DequantizeLinear at scale
   // s_in * s_w, so runtimes add the integers training added.
-  std::string bias_value(const Tensor& bias, bool int32,
-                         const std::shared_ptr<nn::UnaryModule>& input_quantizer,
-                         const std::shared_ptr<nn::UnaryModule>& weight_quantizer,
-                         const std::string& where, const std::string& base);
+  // Layer: QuantConv2d or QuantLinear (defined and used in module_lowering.cpp only).
+  template <typename Layer>
+  std::string bias_value(const Layer& layer, const std::string& where, const std::string& base);
   std::string conv_node(const nn::Module& conv_like, const std::string& path, const std::string& x,
                         const std::string& w, const std::string& b);
 

@@ -74,15 +74,6 @@ Tensor fake_quantize_int32_bias(const Tensor& bias, const std::vector<float>& sc
   return ao::fake_quantize_per_channel_affine(bias, s, zp, 0, kInt32Min, kInt32Max);
 }
 
-Tensor layer_bias(const Tensor& bias, bool on, const nn::UnaryModule* input_quantizer,
-                  const nn::UnaryModule* weight_quantizer, std::int64_t out_channels,
-                  const std::string& op) {
-  if (!on || !bias.defined()) return bias;
-  const std::optional<std::vector<float>> scale =
-      int32_bias_scale(input_quantizer, weight_quantizer, out_channels, op, "int32 bias");
-  return scale ? fake_quantize_int32_bias(bias, *scale) : bias;
-}
-
 std::vector<std::int32_t> int32_bias_values(const Tensor& bias, const std::vector<float>& scale) {
   check_bias(bias, scale, "int32_bias_values");
   const std::vector<float> b = bias.detach().contiguous().to_vector<float>();

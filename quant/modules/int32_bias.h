@@ -38,11 +38,25 @@ std::optional<std::vector<float>> int32_bias_scale(const nn::UnaryModule* input_
 // where q was not clamped.
 Tensor fake_quantize_int32_bias(const Tensor& bias, const std::vector<float>& scale);
 
-// What a QuantConv2d / QuantLinear adds: `bias` itself, or with `on` (the layer's int32 bias)
-// and a grid from int32_bias_scale (op names the layer type in errors), its fake quantization.
-Tensor layer_bias(const Tensor& bias, bool on, const nn::UnaryModule* input_quantizer,
-                  const nn::UnaryModule* weight_quantizer, std::int64_t out_channels,
-                  const std::string& op);
+// The grid of a QuantConv2d / QuantLinear `layer`'s bias: int32_bias_scale over its quantizers,
+// or nullopt when the layer has no bias or its int32 bias is off. The one gate that the layer's
+// forward, the ONNX exporter and the int8 converter share, so all three add the same bias.
+template <typename Layer>
+std::optional<std::vector<float>> layer_bias_grid(const Layer& layer, const std::string& op,
+                                                  const std::string& where) {
+  const Tensor& bias = layer.bias();
+  if (!layer.int32_bias() || !bias.defined()) return std::nullopt;
+  return int32_bias_scale(layer.input_quantizer().get(), layer.weight_quantizer().get(),
+                          bias.numel(), op, where);
+}
+
+// What a QuantConv2d / QuantLinear adds: its bias, fake quantized onto layer_bias_grid's grid
+// when there is one (op names the layer type in errors).
+template <typename Layer>
+Tensor layer_bias(const Layer& layer, const std::string& op) {
+  const std::optional<std::vector<float>> grid = layer_bias_grid(layer, op, "int32 bias");
+  return grid ? fake_quantize_int32_bias(layer.bias(), *grid) : layer.bias();
+}
 
 // The integers q of fake_quantize_int32_bias (the values an exporter writes).
 std::vector<std::int32_t> int32_bias_values(const Tensor& bias, const std::vector<float>& scale);

@@ -55,11 +55,8 @@ Tensor QuantConv2d::forward(const Tensor& input) {
   const Tensor xq = input_quantizer_ ? input_quantizer_->forward(x) : x;
   const Tensor wq = weight_quantizer_ ? weight_quantizer_->forward(weight_) : weight_;
   // The bias after the quantizers ran: an int32 bias uses this step's scales.
-  const Tensor y =
-      conv2d(xq, wq,
-             layer_bias(bias_, int32_bias_, input_quantizer_.get(), weight_quantizer_.get(),
-                        options_.out_channels_, "QuantConv2d"),
-             options_.stride_, options_.padding_, options_.dilation_, options_.groups_);
+  const Tensor y = conv2d(xq, wq, layer_bias(*this, "QuantConv2d"), options_.stride_,
+                          options_.padding_, options_.dilation_, options_.groups_);
   return batched ? y : y.squeeze(0);
 }
 

@@ -51,9 +51,7 @@ Tensor QuantLinear::forward(const Tensor& x) {
   const Tensor xq = input_quantizer_ ? input_quantizer_->forward(x) : x;
   const Tensor wq = weight_quantizer_ ? weight_quantizer_->forward(weight_) : weight_;
   // The bias after the quantizers ran: an int32 bias uses this step's scales.
-  return linear(xq, wq,
-                layer_bias(bias_, int32_bias_, input_quantizer_.get(), weight_quantizer_.get(),
-                           options_.out_features_, "QuantLinear"));
+  return linear(xq, wq, layer_bias(*this, "QuantLinear"));
 }
 
 std::string QuantLinear::extra_repr() const {
