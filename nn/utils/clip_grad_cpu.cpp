@@ -29,8 +29,14 @@ void clip_coef_cpu(const Tensor& norms, double p, DType dtype, double max_norm, 
   total(norms.data_ptr<double>(), norms.numel(), out.data_ptr<double>());
 }
 
+// The coefficient is read once here, not per element as the GPU's ScaleByStored does: a
+// float64 gradient could alias it, which would keep the loop from hoisting the load.
 void grad_scale_cpu(const Tensor& g, const Tensor& coef) {
-  clip_grad_elem::scale<cpu::Map>(g, coef.data_ptr<double>()[0]);
+  const double c = coef.data_ptr<double>()[0];
+  QGRAD_DISPATCH_FLOAT(g.dtype(), "clip_grad_norm_", [&] {
+    cpu::Map::run<scalar_t, scalar_t>(
+        "clip_grad_norm_", clip_grad_elem::Scale<scalar_t>{static_cast<scalar_t>(c)}, g, g);
+  });
 }
 
 }  // namespace

@@ -87,13 +87,4 @@ struct ScaleByStored {
   QGRAD_HD T operator()(T v) const { return Scale<T>{static_cast<T>(*coef)}(v); }
 };
 
-// g *= coef in place, on the device whose element-wise driver is `Map`.
-template <typename Map>
-void scale(const Tensor& g, double coef) {
-  QGRAD_DISPATCH_FLOAT(g.dtype(), "clip_grad_norm_", [&] {
-    Map::template run<scalar_t, scalar_t>("clip_grad_norm_",
-                                          Scale<scalar_t>{static_cast<scalar_t>(coef)}, g, g);
-  });
-}
-
 }  // namespace qgrad::nn::utils::clip_grad_elem
