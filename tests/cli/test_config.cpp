@@ -14,6 +14,7 @@
 #include "cli_test_helpers.h"
 #include "core/error.h"
 #include "quant/modules/quant_recipe.h"
+#include "support/test_paths.h"
 
 using namespace qgrad;
 using namespace qgrad::cli;
@@ -309,7 +310,7 @@ TEST_CASE("config: files that are missing or not JSON", "[cli]") {
 TEST_CASE("config: the configs shipped in configs/ parse", "[cli]") {
   std::vector<std::string> files;
   for (const auto& dir :
-       {std::string(QGRAD_SOURCE_DIR) + "/configs", std::string(QGRAD_SOURCE_DIR) + "/configs/qat"})
+       {qgrad_test::source_dir() + "/configs", qgrad_test::source_dir() + "/configs/qat"})
     for (const auto& e : std::filesystem::directory_iterator(dir))
       if (e.path().extension() == ".json") files.push_back(e.path().string());
   CHECK(files.size() >= 7);
@@ -323,9 +324,8 @@ TEST_CASE("config: the configs shipped in configs/ parse", "[cli]") {
   CHECK(families == std::set<std::string>{"nvidia", "torch_ao", "lsq", "horizon", "aimet"});
   // The main job: torch_ao QAT of lenet5bn with the float config's training recipe.
   const TrainConfig qat =
-      load_train_config(std::string(QGRAD_SOURCE_DIR) + "/configs/lenet5bn_qat.json");
-  const TrainConfig flt =
-      load_train_config(std::string(QGRAD_SOURCE_DIR) + "/configs/lenet5bn.json");
+      load_train_config(qgrad_test::source_dir() + "/configs/lenet5bn_qat.json");
+  const TrainConfig flt = load_train_config(qgrad_test::source_dir() + "/configs/lenet5bn.json");
   CHECK(qat.quant["family"] == "torch_ao");
   json a = to_json(qat), b = to_json(flt);
   a.erase("quant");

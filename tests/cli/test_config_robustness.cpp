@@ -22,6 +22,7 @@
 #include "nn/data/dataset.h"
 #include "nn/models/zoo.h"
 #include "nn/optim/sgd.h"
+#include "support/test_paths.h"
 
 using namespace qgrad;
 using namespace qgrad::cli;
@@ -33,7 +34,7 @@ using qgrad_cli_test::write_text;
 namespace {
 
 int run_binary(const std::string& args, const std::string& log) {
-  const std::string bin = std::string(QGRAD_BINARY_DIR) + "/cli/qgrad";
+  const std::string bin = qgrad_test::binary_dir() + "/cli/qgrad";
   const int rc = std::system((bin + " " + args + " > " + log + " 2>&1").c_str());
   REQUIRE(WIFEXITED(rc));
   return WEXITSTATUS(rc);

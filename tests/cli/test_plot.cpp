@@ -21,6 +21,7 @@
 #include "cli/subprocess.h"
 #include "cli/usage_error.h"
 #include "cli_test_helpers.h"
+#include "support/test_paths.h"
 
 using namespace qgrad::cli;
 using nlohmann::json;
@@ -31,7 +32,7 @@ namespace fs = std::filesystem;
 
 namespace {
 
-const std::string kFixtures = std::string(QGRAD_FIXTURE_DIR) + "/plot";
+const std::string kFixtures = qgrad_test::fixture_dir() + "/plot";
 
 // A run folder as qgrad train leaves it: config.json and three epochs of metrics.jsonl.
 void write_run(const std::string& dir, const std::string& model, bool qat, double acc_offset) {
@@ -306,7 +307,7 @@ TEST_CASE("plot: run folders and result files become PNG pictures (qgrad binary)
   TempDir tmp;
   write_run(tmp.file("float_run"), "lenet5bn", false, 0);
   write_run(tmp.file("lsq_run"), "lenet5bn", true, -0.01);
-  const std::string bin = std::string(QGRAD_BINARY_DIR) + "/cli/qgrad";
+  const std::string bin = qgrad_test::binary_dir() + "/cli/qgrad";
   const std::string log = tmp.file("plot.log");
   const int rc =
       std::system((bin + " plot " + tmp.file("float_run") + " " + tmp.file("lsq_run") + " " +

@@ -24,6 +24,7 @@
 #include "core/version.h"
 #include "nn/models/zoo.h"
 #include "nn/serialize/checkpoint.h"
+#include "support/test_paths.h"
 
 using namespace qgrad;
 using namespace qgrad::cli;
@@ -229,7 +230,7 @@ TEST_CASE("train: usage and config errors through the command line", "[cli]") {
 TEST_CASE("train: the qgrad binary trains and evaluates", "[cli]") {
   TempDir tmp;
   qgrad_cli_test::write_synthetic_mnist(tmp.file("data"));
-  const std::string bin = std::string(QGRAD_BINARY_DIR) + "/cli/qgrad";
+  const std::string bin = qgrad_test::binary_dir() + "/cli/qgrad";
   REQUIRE(std::filesystem::exists(bin));
   qgrad_cli_test::write_text(tmp.file("c.json"),
                              json{{"epochs", 1},

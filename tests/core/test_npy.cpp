@@ -12,6 +12,7 @@
 #include <sstream>
 #include <thread>
 
+#include "support/test_paths.h"
 #include "tensor_testing.h"
 
 using namespace qgrad;
@@ -20,7 +21,7 @@ namespace fs = std::filesystem;
 namespace {
 
 std::string fixture(const std::string& name) {
-  return std::string(QGRAD_FIXTURE_DIR) + "/core/" + name;
+  return qgrad_test::fixture_dir() + "/core/" + name;
 }
 
 std::string read_bytes(const std::string& path) {
@@ -39,7 +40,7 @@ void write_bytes(const std::string& path, const std::string& bytes) {
 struct TempDir {
   fs::path path;
   TempDir() {
-    path = fs::path(QGRAD_BINARY_DIR) / ("core_npy_tmp_" + std::to_string(::getpid()));
+    path = fs::path(qgrad_test::binary_dir()) / ("core_npy_tmp_" + std::to_string(::getpid()));
     fs::remove_all(path);
     fs::create_directories(path);
   }

@@ -10,6 +10,7 @@
 #include "nn/data/idx.h"
 #include "support/fixtures.h"
 #include "support/scratch_files.h"
+#include "support/test_paths.h"
 
 using namespace qgrad;
 using namespace qgrad::data;
@@ -177,7 +178,7 @@ TEST_CASE("idx: read_idx reports a directory as one") {
 }
 
 TEST_CASE("idx: the fuzz seeds (tests/fuzz/corpus/gen_seeds.py) are valid files") {
-  const std::string dir = std::string(QGRAD_SOURCE_DIR) + "/tests/fuzz/corpus/";
+  const std::string dir = qgrad_test::source_dir() + "/tests/fuzz/corpus/";
   for (const char* name : {"images_ubyte.idx", "labels_ubyte.idx", "sbyte.idx", "short.idx",
                            "int.idx", "float.idx", "double.idx", "empty.idx"}) {
     INFO(name);

@@ -36,6 +36,7 @@
 #include "quant/modules/quant_recipe.h"
 #include "quant/modules/quantize_model.h"
 #include "quant/modules/tensor_quantizer.h"
+#include "support/test_paths.h"
 
 using namespace qgrad;
 using nlohmann::json;
@@ -78,7 +79,7 @@ std::set<std::string> tensor_names(const onnx::ModelProto& m) {
 }
 
 json written(const nn::Module& model, aimet::EncodingFileVersion v) {
-  const std::string path = std::string(QGRAD_BINARY_DIR) + "/test_encodings.encodings";
+  const std::string path = qgrad_test::binary_dir() + "/test_encodings.encodings";
   std::remove(path.c_str());
   deploy::export_encodings(model, path, v);
   std::ifstream in(path);
@@ -349,7 +350,7 @@ TEST_CASE("AIMET encodings: an unwritable path or a failing export leaves no fil
   CHECK_THROWS_WITH(deploy::export_encodings(*model, "/nonexistent-dir/m.encodings"),
                     Catch::Contains("/nonexistent-dir/m.encodings"));
   const std::filesystem::path dir =
-      std::filesystem::path(QGRAD_BINARY_DIR) / "test_encodings_failing";
+      std::filesystem::path(qgrad_test::binary_dir()) / "test_encodings_failing";
   std::filesystem::remove_all(dir);
   std::filesystem::create_directories(dir);
   auto fp8 = calibrated("lenet5bn", R"({"family": "nvidia", "input": {"num_bits": [4, 3]}})");

@@ -41,6 +41,7 @@
 #include "quant/modules/quantize_model.h"
 #include "quant/modules/tensor_quantizer.h"
 #include "quant/torch_ao/fake_quantize.h"
+#include "support/test_paths.h"
 
 using namespace qgrad;
 using qgrad_test::qat_model;
@@ -374,7 +375,7 @@ TEST_CASE("ONNX export: export_onnx writes a checked file atomically; bad paths 
           "[onnx]") {
   auto model = nn::make_model("lenet5bn", 1);
   model->eval();
-  const std::string path = std::string(QGRAD_BINARY_DIR) + "/test_onnx_export_lenet5bn.onnx";
+  const std::string path = qgrad_test::binary_dir() + "/test_onnx_export_lenet5bn.onnx";
   std::remove(path.c_str());
   deploy::export_onnx(*model, path);
   onnx::checker::check_model(path);  // throws on a bad file
@@ -389,7 +390,7 @@ TEST_CASE("ONNX export: export_onnx writes a checked file atomically; bad paths 
   // A failing export writes nothing: no target, no temporary file.
   nn::Sequential bad;
   bad.push_back(std::make_shared<nn::BatchNorm1d>(nn::BatchNormOptions(4)));
-  const std::string bad_path = std::string(QGRAD_BINARY_DIR) + "/test_onnx_export_bad.onnx";
+  const std::string bad_path = qgrad_test::binary_dir() + "/test_onnx_export_bad.onnx";
   CHECK_THROWS(deploy::export_onnx(bad, bad_path));
   CHECK(!std::ifstream(bad_path).good());
 }

@@ -17,6 +17,7 @@
 #include "deploy/onnx/onnx_export.h"
 #include "deploy/test_models.h"
 #include "support/scratch_files.h"
+#include "support/test_paths.h"
 
 using namespace qgrad;
 
@@ -48,9 +49,10 @@ std::pair<std::vector<float>, std::vector<float>> both(nn::UnaryModule& model, c
   model.eval();
   deploy::export_onnx(model, dir.file("m.onnx"));
   write_f32(dir.file("x.f32"), x.to_vector<float>());
-  const std::string cmd = "node '" QGRAD_SOURCE_DIR "/tests/deploy/ort/run_onnx.js' '" + ort_dir() +
-                          "' '" + dir.file("m.onnx") + "' '" + dir.file("x.f32") + "' " +
-                          std::to_string(x.shape()[0]) + ",1,28,28 '" + dir.file("y.f32") + "'";
+  const std::string cmd = "node '" + qgrad_test::source_dir() + "/tests/deploy/ort/run_onnx.js' '" +
+                          ort_dir() + "' '" + dir.file("m.onnx") + "' '" + dir.file("x.f32") +
+                          "' " + std::to_string(x.shape()[0]) + ",1,28,28 '" + dir.file("y.f32") +
+                          "'";
   INFO(cmd);
   REQUIRE(std::system(cmd.c_str()) == 0);
   NoGradGuard no_grad;

@@ -14,6 +14,7 @@
 #include "core/factory.h"
 #include "nn/serialize/safetensors.h"
 #include "nn_test_helpers.h"
+#include "support/test_paths.h"
 
 using namespace qgrad;
 using namespace qgrad::serialize;
@@ -259,7 +260,7 @@ TEST_CASE("safetensors: qgrad file for the Python checker") {
   t.insert("extra.u8", from_vector<std::uint8_t>({1, 2, 3, 255}, {2, 2}));
   t.insert("extra.i32", from_vector<std::int32_t>({-2147483647 - 1, 2147483647}));
   t.insert("extra.i16", from_vector<std::int16_t>({-32768, -1, 32767}));
-  const std::string path = std::string(QGRAD_BINARY_DIR) + "/nn_python_check.safetensors";
+  const std::string path = qgrad_test::binary_dir() + "/nn_python_check.safetensors";
   save_safetensors(path, t, {{"epoch", "3"}, {"note", "written by qgrad"}});
   auto back = load_safetensors(path);
   REQUIRE(back.tensors.size() == 8);
@@ -424,7 +425,7 @@ TEST_CASE("safetensors: no single-bit flip anywhere in a qgrad file changes what
 TEST_CASE("safetensors: the fuzz seeds (tests/fuzz/corpus/gen_seeds.py) are valid files") {
   // The seeds are written by Python (zlib.crc32), so this also checks the checksum format
   // against a second implementation.
-  const std::string dir = std::string(QGRAD_SOURCE_DIR) + "/tests/fuzz/corpus/";
+  const std::string dir = qgrad_test::source_dir() + "/tests/fuzz/corpus/";
   auto two = load_safetensors(dir + "safetensors/seed_two.safetensors");
   REQUIRE(two.tensors.keys() == std::vector<std::string>{"a", "b"});
   REQUIRE(two.metadata.empty());

@@ -27,6 +27,7 @@
 #include "quant/modules/fused_fake_quantize.h"
 #include "quant/modules/quant_conv_bn2d.h"
 #include "quant/modules/quant_recipe.h"
+#include "support/test_paths.h"
 #include "test_modules_helpers.h"
 
 using namespace qgrad;
@@ -38,7 +39,7 @@ using json = nlohmann::json;
 namespace {
 
 Tensor fixture(const std::string& name) {
-  return load_npy(std::string(QGRAD_FIXTURE_DIR) + "/conv_bn_qat/" + name + ".npy");
+  return load_npy(qgrad_test::fixture_dir() + "/conv_bn_qat/" + name + ".npy");
 }
 
 // |got - want| <= rel * (max|want| + |want|): for sums of many products, whose rounding error

@@ -16,11 +16,12 @@
 #include "nn/serialize/checkpoint.h"
 #include "quant/modules/lazy_buffer.h"
 #include "support/scratch_files.h"
+#include "support/test_paths.h"
 
 namespace qgrad_qm_test {
 
 inline qgrad::Tensor load_fixture(const std::string& name) {
-  return qgrad::load_npy(std::string(QGRAD_FIXTURE_DIR) + "/quant_modules/" + name + ".npy");
+  return qgrad::load_npy(qgrad_test::fixture_dir() + "/quant_modules/" + name + ".npy");
 }
 
 inline std::uint64_t bits_of(double v, bool f32) {

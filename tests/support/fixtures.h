@@ -1,5 +1,5 @@
 // Shared test helpers for golden fixtures and tensor comparison: paths and loading of the .npy
-// files that tests/fixtures/gen_*.py write under QGRAD_FIXTURE_DIR, tolerance comparison of
+// files that tests/fixtures/gen_*.py write under tests/fixtures, tolerance comparison of
 // tensors (with explicit rules for infinities, NaN and scale-relative absolute tolerance, since
 // the op families need different ones), exact and bitwise float comparison.
 #pragma once
@@ -18,20 +18,21 @@
 #include "core/json_parse.h"
 #include "core/npy.h"
 #include "core/tensor.h"
+#include "support/test_paths.h"
 
 namespace qgrad_test {
 
-// QGRAD_FIXTURE_DIR/<dir>/<file>.
+// tests/fixtures/<dir>/<file>.
 inline std::string fixture_path(const std::string& dir, const std::string& file) {
-  return std::string(QGRAD_FIXTURE_DIR) + "/" + dir + "/" + file;
+  return qgrad_test::fixture_dir() + "/" + dir + "/" + file;
 }
 
-// QGRAD_FIXTURE_DIR/<dir>/<name>.npy, loaded.
+// tests/fixtures/<dir>/<name>.npy, loaded.
 inline qgrad::Tensor load_fixture(const std::string& dir, const std::string& name) {
   return qgrad::load_npy(fixture_path(dir, name + ".npy"));
 }
 
-// QGRAD_FIXTURE_DIR/<dir>/<file>, parsed as JSON (the cases.json the generators write).
+// tests/fixtures/<dir>/<file>, parsed as JSON (the cases.json the generators write).
 inline nlohmann::json read_fixture_json(const std::string& dir, const std::string& file) {
   std::ifstream in(fixture_path(dir, file));
   REQUIRE(in.good());
@@ -40,7 +41,7 @@ inline nlohmann::json read_fixture_json(const std::string& dir, const std::strin
   return qgrad::parse_json(ss.str(), file);
 }
 
-// Whether QGRAD_FIXTURE_DIR/<dir>/<name>.npy exists (optional fixtures).
+// Whether tests/fixtures/<dir>/<name>.npy exists (optional fixtures).
 inline bool has_fixture(const std::string& dir, const std::string& name) {
   return std::ifstream(fixture_path(dir, name + ".npy")).good();
 }
