@@ -67,6 +67,10 @@ template <typename T>
 void pad_forward_typed(const Tensor& x, const PadPlan& p, T value, const Tensor& out) {
   const T* px = static_cast<const T*>(x.raw_data());
   T* po = out.data_ptr<T>();
+  if (x.numel() == 0) {  // every output element is border; no row of x exists (px may be null)
+    std::fill(po, po + out.numel(), value);
+    return;
+  }
   const Shape& xs = x.strides();
   const std::size_t nd = p.out_shape.size();
   const std::int64_t W = p.out_shape[nd - 1], sx = xs[nd - 1];
