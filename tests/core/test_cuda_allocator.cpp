@@ -116,8 +116,8 @@ TEST_CASE("CUDA allocator: a device index that is not visible is a DeviceError n
 
 TEST_CASE("CUDA allocator: a reused block only sees work queued after its last use",
           "[cuda][allocator][copy]") {
-  const std::int64_t n = std::int64_t{1} << 22;  // 16 MiB of float32: the fills take a while
-  const auto filled = [n](float v) { return std::vector<float>(static_cast<std::size_t>(n), v); };
+  constexpr std::int64_t n = std::int64_t{1} << 22;  // 16 MiB of float32: the fills take a while
+  const auto filled = [](float v) { return std::vector<float>(static_cast<std::size_t>(n), v); };
   // Freed while its fill may still be queued; the block is reused at once for another fill,
   // which the single stream orders after the first: the second value wins.
   void* block = nullptr;

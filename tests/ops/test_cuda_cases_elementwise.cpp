@@ -124,7 +124,7 @@ void add_elementwise_cases(qgrad_test::OpCases& c) {
            {"logical_or", [](const Tensor&a, const Tensor&b) { return logical_or(a, b); }},
            {"logical_not", [](const Tensor&a, const Tensor&) { return logical_not(a); }}}) {
     OpCase k;
-    k.fn = [f](const std::vector<Tensor>& in) { return f(gt(in[0], 0.0), lt(in[1], 0.2)); };
+    k.fn = [fn = f](const std::vector<Tensor>& in) { return fn(gt(in[0], 0.0), lt(in[1], 0.2)); };
     k.shapes = bcast;
     k.differentiable = false;
     c[name] = k;
