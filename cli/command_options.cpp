@@ -72,4 +72,21 @@ void check_output_folder(const std::string& command, const std::string& option,
     throw UsageError(command + ": " + option + " '" + path + "' is a file, not a folder");
 }
 
+void check_output_file(const std::string& command, const std::string& option,
+                       const std::string& path,
+                       const std::vector<std::pair<std::string, std::string>>& inputs) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  const fs::file_status st = fs::status(path, ec);  // follows a symbolic link to its target
+  if (!fs::exists(st)) return;
+  const std::string shown = command + ": " + option + " '" + path + "'";
+  if (!fs::is_regular_file(st))
+    throw UsageError(shown + " is " +
+                     (fs::is_directory(st) ? std::string("a folder") : "a device, FIFO or socket") +
+                     ", not a regular file; give a new path or a file to replace");
+  for (const auto& [what, input] : inputs)
+    if (!input.empty() && fs::equivalent(path, input, ec))
+      throw UsageError(shown + " is " + what + " itself; give another path");
+}
+
 }  // namespace qgrad::cli

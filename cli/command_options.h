@@ -32,4 +32,13 @@ std::int64_t parse_int_option(const std::string& command, const std::string& opt
 void check_output_folder(const std::string& command, const std::string& option,
                          const std::string& path);
 
+// An output file option, checked before any work: the path must be new or a regular file (never
+// a folder, device, FIFO or socket: writing replaces the file by renaming a finished temporary
+// over it, which would turn /dev/null into a regular file), and never one of the command's
+// inputs (pairs of what the input is, "the checkpoint", and its path). UsageError
+// "<command>: <option> '<path>' ..." naming which.
+void check_output_file(const std::string& command, const std::string& option,
+                       const std::string& path,
+                       const std::vector<std::pair<std::string, std::string>>& inputs = {});
+
 }  // namespace qgrad::cli

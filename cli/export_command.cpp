@@ -190,6 +190,10 @@ int export_command(const std::vector<std::string>& args, std::ostream& out) {
     for (std::size_t j = i + 1; j < paths.size(); ++j)
       if (!paths[i].empty() && paths[i] == paths[j])
         throw UsageError("export: two outputs have the same path '" + paths[i] + "'");
+  const std::vector<std::string> names{"--onnx", "--encodings", "--quantizers"};
+  for (std::size_t i = 0; i < paths.size(); ++i)
+    if (!paths[i].empty())
+      check_output_file("export", names[i], paths[i], {{"the checkpoint", o.checkpoint}});
   run_export(o, out);
   return 0;
 }

@@ -52,6 +52,7 @@ void check_writable(const fs::path& target, const PtqOptions& o) {
     throw UsageError(shown + " is the float checkpoint itself; give another file or folder");
   if (fs::is_directory(target, ec))
     throw IOError(shown + ": '" + target.string() + "' is a folder, not a file");
+  check_output_file("ptq", "--out", target.string());  // a device or FIFO
   fs::path dir = target.parent_path();
   while (!dir.empty() && !fs::exists(dir, ec)) dir = dir.parent_path();
   if (dir.empty()) dir = ".";

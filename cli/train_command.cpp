@@ -3,6 +3,7 @@
 
 #include <omp.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
@@ -12,7 +13,9 @@
 #include <ostream>
 #include <set>
 #include <sstream>
+#include <vector>
 
+#include "cli/command_options.h"
 #include "cli/config_difference.h"
 #include "cli/config_reader.h"
 #include "cli/evaluate.h"
@@ -155,6 +158,39 @@ void check_resume_compatible(const nlohmann::json& saved, const nlohmann::json& 
   }
 }
 
+// output.dir, checked before any work: a folder (or a new path), and not holding an earlier
+// run's checkpoints or metrics unless this run resumes a checkpoint of that folder. A second run
+// into the same folder overwrote the first one's files and left its epoch_<N> checkpoints beside
+// the new ones. A folder where a run only wrote config.json (stopped before its first
+// checkpoint) holds nothing to lose.
+void check_run_folder(const TrainConfig& config) {
+  if (config.output.dir.empty()) return;
+  check_output_folder("train", "output.dir", config.output.dir);
+  const fs::path dir(config.output.dir);
+  std::vector<std::string> held;
+  std::error_code ec;
+  for (fs::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec)) {
+    const std::string name = it->path().filename().string();
+    const bool checkpoint =
+        name.size() > 12 && name.compare(name.size() - 12, 12, ".safetensors") == 0 &&
+        (name == "last.safetensors" || name == "best.safetensors" || name.rfind("epoch_", 0) == 0);
+    if (checkpoint || name == "metrics.jsonl") held.push_back(name);
+  }
+  if (held.empty()) return;
+  if (!config.resume.empty()) {
+    fs::path from = fs::path(config.resume).parent_path();
+    if (from.empty()) from = ".";
+    if (fs::equivalent(from, dir, ec)) return;  // continuing the run that is there
+  }
+  std::sort(held.begin(), held.end());
+  std::string names;
+  for (std::size_t i = 0; i < held.size() && i < 4; ++i) names += (i ? ", " : "") + held[i];
+  if (held.size() > 4) names += ", ...";
+  throw UsageError("train: output.dir '" + config.output.dir + "' holds an earlier run (" + names +
+                   "); continue it with \"resume\": \"" + (dir / "last.safetensors").string() +
+                   "\", or give another output.dir (or remove that folder)");
+}
+
 // Warns (once per file) about the temporaries that a killed checkpoint or metrics write left in
 // the output folder, and removes them: those of this run's files (fixed names, and
 // epoch_<N>.safetensors for any N).
@@ -268,6 +304,7 @@ TrainOutcome run_training(const TrainConfig& config_in, std::ostream& out,
       config.output.dir = parent.empty() ? "." : parent.string();
     }
   }
+  check_run_folder(config);
   auto train_set = std::make_shared<data::MNIST>(config.data.dir, data::Split::Train);
   auto test_set = std::make_shared<data::MNIST>(config.data.dir, data::Split::Test);
   const Shape image = train_set->images().shape();  // [N, H, W]

@@ -7,11 +7,14 @@
 #ifdef QGRAD_WITH_ONNX
 #include <onnx/onnx_pb.h>
 
+#include <sys/stat.h>
+
 #include <catch2/catch.hpp>
 #include <filesystem>
 #include <fstream>
 #include <set>
 #include <sstream>
+#include <string>
 
 #include "cli/eval_command.h"
 #include "cli/export_command.h"
@@ -101,6 +104,34 @@ TEST_CASE("export --encodings: float checkpoints and unwritable paths", "[cli]")
                                    out),
                     Catch::Contains("layer '0' (QuantConv2d) input quantizer"));
   CHECK(std::filesystem::is_empty(tmp.file("out")));
+}
+
+TEST_CASE("export: an output that is the checkpoint, a FIFO or a device is refused first",
+          "[cli]") {
+  TempDir tmp;
+  const std::string ckpt = tmp.file("model.safetensors");
+  const std::string text = "never read: the output paths are checked first";
+  qgrad_cli_test::write_text(ckpt, text);
+  REQUIRE(::mkfifo(tmp.file("fifo").c_str(), 0600) == 0);
+  std::filesystem::create_symlink(ckpt, tmp.file("link.onnx"));
+  std::ostringstream out;
+  // It overwrote the checkpoint with ONNX, and replaced a FIFO or /dev/null with a regular file.
+  CHECK_THROWS_AS(export_command({"--checkpoint", ckpt, "--onnx", ckpt}, out), UsageError);
+  CHECK_THROWS_WITH(export_command({"--checkpoint", ckpt, "--onnx", ckpt}, out),
+                    Catch::Contains("export: --onnx '" + ckpt + "' is the checkpoint itself"));
+  CHECK_THROWS_WITH(export_command({"--checkpoint", ckpt, "--onnx", tmp.file("link.onnx")}, out),
+                    Catch::Contains("is the checkpoint itself"));
+  CHECK_THROWS_WITH(export_command({"--checkpoint", ckpt, "--quantizers", tmp.file("fifo")}, out),
+                    Catch::Contains("is a device, FIFO or socket, not a regular file"));
+  CHECK_THROWS_WITH(export_command({"--checkpoint", ckpt, "--encodings", "/dev/null"}, out),
+                    Catch::Contains("export: --encodings '/dev/null' is a device, FIFO or socket"));
+  CHECK_THROWS_WITH(export_command({"--checkpoint", ckpt, "--onnx", tmp.path()}, out),
+                    Catch::Contains("is a folder, not a regular file"));
+  CHECK(std::filesystem::is_fifo(tmp.file("fifo")));
+  CHECK(std::filesystem::is_character_file("/dev/null"));
+  std::ifstream in(ckpt);
+  std::string back((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  CHECK(back == text);
 }
 
 #endif  // QGRAD_WITH_ONNX

@@ -5,6 +5,8 @@
 // reproduces the PTQ accuracy through `qgrad eval` and exports to ONNX, `qgrad train` fine-tunes
 // it with "pretrained" and the same recipe (no calibration, quantizer state kept) and refuses
 // another recipe, and bad arguments exit with a clear message and leave no file behind.
+#include <sys/stat.h>
+
 #include <catch2/catch.hpp>
 
 #include <cmath>
@@ -339,6 +341,7 @@ TEST_CASE("ptq: bad arguments exit with a clear message and write nothing", "[cl
                               serialize::load_checkpoint(float_ckpt).model);
   qgrad_cli_test::write_text(tmp.file("a_file"), "x");
   qgrad_cli_test::write_text(tmp.file("bad.json"), "{\"family\": ");
+  REQUIRE(::mkfifo(tmp.file("fifo.safetensors").c_str(), 0600) == 0);
 
   const std::string out_dir = tmp.file("out");
   const std::vector<std::tuple<std::vector<std::string>, int, std::string>> cases{
@@ -384,6 +387,10 @@ TEST_CASE("ptq: bad arguments exit with a clear message and write nothing", "[cl
        "ptq: --out '" + tmp.file("a_file/sub/x.safetensors") + "' cannot be written: '" +
            tmp.file("a_file") + "' is not a folder"},
       {{"--checkpoint", float_ckpt, "--out", float_ckpt}, 2, "is the float checkpoint itself"},
+      // Calibrated, then renamed its result over the FIFO.
+      {{"--checkpoint", float_ckpt, "--out", tmp.file("fifo.safetensors")},
+       2,
+       "ptq: --out '" + tmp.file("fifo.safetensors") + "' is a device, FIFO or socket"},
       {{"--checkpoint", float_ckpt, "--wat"}, 2, "ptq: unknown argument '--wat'"},
   };
   for (const auto& [args, status, message] : cases) {

@@ -21,6 +21,7 @@
 #include "cli_test_helpers.h"
 #include "core/device.h"
 #include "core/error.h"
+#include "core/file_io.h"
 #include "core/version.h"
 #include "nn/models/zoo.h"
 #include "nn/serialize/checkpoint.h"
@@ -93,6 +94,38 @@ TEST_CASE("train: a short run writes metrics and config and checkpoints and eval
   CHECK(e.accuracy == m.test_acc);
   CHECK(e.loss == Approx(m.test_loss).epsilon(1e-5));
   CHECK_THAT(eval_out.str(), Catch::Contains("test accuracy"));
+}
+
+TEST_CASE("train: output.dir is a folder, and an earlier run there is never overwritten", "[cli]") {
+  TempDir tmp;
+  qgrad_cli_test::write_synthetic_mnist(tmp.file("data"));
+  std::ostringstream out;
+  // A file: a usage error (exit 2) before any work; it was a filesystem error (exit 1).
+  qgrad_cli_test::write_text(tmp.file("a_file"), "x");
+  CHECK_THROWS_AS(run_training(tiny_config(tmp.file("data"), tmp.file("a_file"), 1), out),
+                  UsageError);
+  CHECK_THROWS_WITH(
+      run_training(tiny_config(tmp.file("data"), tmp.file("a_file"), 1), out),
+      Catch::Contains("train: output.dir '" + tmp.file("a_file") + "' is a file, not a folder"));
+
+  // A second run into the folder of a finished one: refused, the first run's files untouched.
+  run_training(tiny_config(tmp.file("data"), tmp.file("run"), 1), out);
+  const std::string before = read_file(tmp.file("run/last.safetensors"), "test");
+  CHECK_THROWS_AS(run_training(tiny_config(tmp.file("data"), tmp.file("run"), 1), out), UsageError);
+  CHECK_THROWS_WITH(run_training(tiny_config(tmp.file("data"), tmp.file("run"), 1), out),
+                    Catch::Contains("output.dir '" + tmp.file("run") + "' holds an earlier run") &&
+                        Catch::Contains("last.safetensors") &&
+                        Catch::Contains("continue it with \"resume\""));
+  CHECK(read_file(tmp.file("run/last.safetensors"), "test") == before);
+  // Resuming that run into its own folder is what continues it; resuming another run into it
+  // would overwrite it.
+  TrainConfig more = tiny_config(tmp.file("data"), tmp.file("run"), 1);
+  more.resume = tmp.file("run/last.safetensors");
+  CHECK_FALSE(run_training(more, out).interrupted);
+  run_training(tiny_config(tmp.file("data"), tmp.file("other"), 1), out);
+  TrainConfig cross = tiny_config(tmp.file("data"), tmp.file("run"), 1);
+  cross.resume = tmp.file("other/last.safetensors");
+  CHECK_THROWS_WITH(run_training(cross, out), Catch::Contains("holds an earlier run"));
 }
 
 TEST_CASE("train: resuming gives bit-identical results to an uninterrupted run", "[cli]") {

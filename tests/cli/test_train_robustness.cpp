@@ -147,9 +147,11 @@ TEST_CASE("train robustness: a diverging run stops naming the epoch and step, an
   j["batch_size"] = 32;
   j["output"]["dir"] = tmp.file("stop_test");
   REQUIRE_THROWS_AS(run_training(parse_train_config(j), out), TrainingDiverged);
+  j["output"]["dir"] = tmp.file("stop_test2");  // the first run's metrics stay in stop_test
   REQUIRE_THROWS_WITH(run_training(parse_train_config(j), out),
                       Catch::Contains("the test loss is nan after epoch 1"));
   CHECK_FALSE(fs::exists(tmp.file("stop_test/best.safetensors")));
+  CHECK_FALSE(fs::exists(tmp.file("stop_test2/best.safetensors")));
   j["batch_size"] = 32;
 
   // "continue": the run goes on, writes nan metrics as null, and never marks a nan model best.
