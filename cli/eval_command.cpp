@@ -86,7 +86,11 @@ Int8Comparison run_eval_int8(const EvalOptions& options, std::ostream& out) {
                 100 * r.agree / n, static_cast<long long>(r.agree), static_cast<long long>(r.count),
                 r.max_logit_diff, r.max_logit_diff / std::max(r.max_abs_logit / 127, 1e-30),
                 r.max_abs_logit / 127);
-  os << buf << "  implementations (oneDNN's, or qgrad's direct convolution):\n";
+  os << buf;
+  if (r.nonfinite_fake_quant > 0 || r.nonfinite_int8 > 0)
+    os << "  NaN or infinite logits: " << r.nonfinite_fake_quant << " of fake-quant, "
+       << r.nonfinite_int8 << " of int8 (the agreement above means nothing for a diverged model)\n";
+  os << "  implementations (oneDNN's, or qgrad's direct convolution):\n";
   for (const quant::Int8LayerInfo& info : int8.implementations())
     os << "    " << info.layer << ": " << info.impl << "\n";
   out << os.str() << std::flush;

@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <limits>
 
 #include "cli/evaluate.h"
 #include "core/autograd/grad_mode.h"
@@ -49,10 +50,16 @@ Int8Comparison compare_int8(nn::UnaryModule& model, quant::Int8Model& int8,
     const std::vector<float> fv = fq.contiguous().to_vector<float>();
     const std::vector<float> qv = q.to_vector<float>();
     for (std::size_t i = 0; i < fv.size(); ++i) {
-      r.max_abs_logit = std::max(r.max_abs_logit, double(std::abs(fv[i])));
-      r.max_logit_diff = std::max(r.max_logit_diff, double(std::abs(fv[i] - qv[i])));
+      const bool ff = std::isfinite(fv[i]), fq8 = std::isfinite(qv[i]);
+      r.nonfinite_fake_quant += !ff;
+      r.nonfinite_int8 += !fq8;
+      if (ff) r.max_abs_logit = std::max(r.max_abs_logit, double(std::abs(fv[i])));
+      if (ff && fq8) r.max_logit_diff = std::max(r.max_logit_diff, double(std::abs(fv[i] - qv[i])));
     }
   }
+  // std::max drops NaN: with a non-finite logit the difference is not a number, never 0.
+  if (r.nonfinite_fake_quant > 0 || r.nonfinite_int8 > 0)
+    r.max_logit_diff = std::numeric_limits<double>::quiet_NaN();
   return r;
 }
 

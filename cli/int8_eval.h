@@ -17,9 +17,10 @@ namespace qgrad::cli {
 struct Int8Comparison {
   std::int64_t count = 0;
   std::int64_t fake_quant_correct = 0, int8_correct = 0;
-  std::int64_t agree = 0;        // rows whose argmax is the same in both
-  double max_logit_diff = 0;     // max |int8 - fake quant| over every logit
-  double max_abs_logit = 0;      // max |fake quant| logit
+  std::int64_t agree = 0;  // rows whose argmax is the same in both
+  std::int64_t nonfinite_fake_quant = 0, nonfinite_int8 = 0;  // NaN or infinite logits
+  double max_logit_diff = 0;  // max |int8 - fake quant| over every logit; NaN if one is not finite
+  double max_abs_logit = 0;   // max |fake quant| logit
   double fake_quant_time_s = 0;  // forward time only
   double int8_time_s = 0;
 };

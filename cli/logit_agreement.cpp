@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdlib>
+#include <limits>
 
 #include "core/error.h"
 
@@ -38,15 +39,23 @@ LogitAgreement compare_logits(const std::vector<float>& a, const std::vector<flo
   for (std::size_t i = 0; i < targets.size(); ++i)
     r.agree +=
         argmax_row(a.data() + i * classes, classes) == argmax_row(b.data() + i * classes, classes);
-  for (std::size_t i = 0; i < a.size(); ++i)
-    r.max_logit_diff = std::max(r.max_logit_diff, std::fabs(double(a[i]) - double(b[i])));
+  for (std::size_t i = 0; i < a.size(); ++i) {
+    const bool fa = std::isfinite(a[i]), fb = std::isfinite(b[i]);
+    r.nonfinite_a += !fa;
+    r.nonfinite_b += !fb;
+    if (fa && fb)
+      r.max_logit_diff = std::max(r.max_logit_diff, std::fabs(double(a[i]) - double(b[i])));
+  }
+  // std::max drops NaN: the difference of a path with non-finite logits is not a number.
+  if (r.nonfinite_a > 0 || r.nonfinite_b > 0)
+    r.max_logit_diff = std::numeric_limits<double>::quiet_NaN();
   return r;
 }
 
 bool deploy_targets_met(const LogitAgreement& r) {
   // agree / count >= 999 / 1000 and |correct_a - correct_b| / count <= 1 / 1000.
-  return r.count > 0 && r.agree * 1000 >= r.count * 999 &&
-         std::llabs(r.correct_a - r.correct_b) * 1000 <= r.count;
+  return r.count > 0 && r.nonfinite_a == 0 && r.nonfinite_b == 0 &&
+         r.agree * 1000 >= r.count * 999 && std::llabs(r.correct_a - r.correct_b) * 1000 <= r.count;
 }
 
 }  // namespace qgrad::cli

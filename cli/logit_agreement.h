@@ -3,7 +3,9 @@
 // agreement (rows whose argmax, the first largest logit as torch.argmax takes it, is the same)
 // and the largest absolute logit difference. deploy_targets_met() is issue 12's bar for a pair:
 // top-1 agreement of at least 99.9% and accuracies within 0.1 percentage point, both decided in
-// integer arithmetic on the counts (no rounding at the boundary).
+// integer arithmetic on the counts (no rounding at the boundary), and no NaN or infinite logit in
+// either path: a diverged model's NaN logits all "agree" (argmax takes the first), so they are
+// counted and fail the pair, and the largest difference is then NaN rather than a reassuring 0.
 #pragma once
 
 #include <cstdint>
@@ -20,14 +22,16 @@ struct LogitAgreement {
   std::int64_t count = 0;
   std::int64_t correct_a = 0, correct_b = 0;
   std::int64_t agree = 0;
-  double max_logit_diff = 0;
+  std::int64_t nonfinite_a = 0, nonfinite_b = 0;  // NaN or infinite logits in each path
+  double max_logit_diff = 0;                      // NaN when either path has a non-finite logit
 };
 
 // a and b hold targets.size() rows of `classes` logits each.
 LogitAgreement compare_logits(const std::vector<float>& a, const std::vector<float>& b,
                               std::int64_t classes, const std::vector<std::int64_t>& targets);
 
-// agree / count >= 99.9% and |correct_a - correct_b| / count <= 0.1 percentage point.
+// agree / count >= 99.9%, |correct_a - correct_b| / count <= 0.1 percentage point, and every
+// logit of both paths finite.
 bool deploy_targets_met(const LogitAgreement& r);
 
 }  // namespace qgrad::cli

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cfloat>
 #include <cmath>
+#include <limits>
 
 #include "core/autograd/grad_mode.h"
 #include "core/error.h"
@@ -42,6 +43,25 @@ void check_scales(const QdqParams& p, const std::string& op, const std::string& 
                 p.scale.size() > 1 ? " of channel " + std::to_string(i) : std::string(), " is ", s,
                 " (zero, negative, NaN, infinite or denormal scales cannot be exported)");
   }
+}
+
+// v as an int32, or a ValueError naming `what`: converting NaN, an infinity or a value beyond
+// int32 to an integer is undefined behaviour, and a diverged run's NaN weights reach here.
+std::int32_t checked_int32(double v, const std::string& op, const std::string& where,
+                           const std::string& what) {
+  QGRAD_CHECK(std::isfinite(v) && v >= std::numeric_limits<std::int32_t>::min() &&
+                  v <= std::numeric_limits<std::int32_t>::max(),
+              ValueError, op, ": ", where, ": ", what, " is ", v,
+              ", which has no int32 (NaN or infinite weights or quantizer state cannot be "
+              "converted)");
+  return static_cast<std::int32_t>(v);
+}
+
+// The integers of a quantized weight, element by element (the values are whole numbers).
+std::int32_t weight_int32(double v, std::size_t i, const std::string& op,
+                          const std::string& where) {
+  if (std::isfinite(v) && std::fabs(v) <= 2147483647.0) return static_cast<std::int32_t>(v);
+  return checked_int32(v, op, where, "weight element " + std::to_string(i) + " quantized");
 }
 
 void check_8bit(const QdqParams& p, const std::string& op, const std::string& where) {
@@ -178,7 +198,7 @@ QdqParams aimet_params(const AimetQuantizeDequantize& q, const std::string& op,
   p.scale = e.scale.contiguous().to_vector<float>();
   for (double o : e.offset.contiguous().to_vector<double>()) {
     QGRAD_CHECK(o == std::nearbyint(o), ValueError, what, ": offset ", o, " is not an integer");
-    p.zero_point.push_back(static_cast<std::int32_t>(-o));
+    p.zero_point.push_back(checked_int32(-o, op, where, "the AIMET offset's negation"));
   }
   p.quant_min = q.qmin();
   p.quant_max = q.qmax();
@@ -279,8 +299,11 @@ QdqParams lsq_qdq_params(const nn::UnaryModule& quantizer, const std::string& op
   const bool symmetric = ao::is_symmetric(lfq->config().observer.options.qscheme_);
   for (double z : lfq->zero_point().to_vector<double>()) {
     const double r = symmetric ? 0.0 : std::nearbyint(static_cast<float>(z));
-    p.zero_point.push_back(static_cast<std::int32_t>(std::min<double>(
-        std::max<double>(r, static_cast<double>(p.quant_min)), static_cast<double>(p.quant_max))));
+    QGRAD_CHECK(!std::isnan(r), ValueError, op, ": ", where, ": the zero point is NaN");
+    p.zero_point.push_back(
+        checked_int32(std::min<double>(std::max<double>(r, static_cast<double>(p.quant_min)),
+                                       static_cast<double>(p.quant_max)),
+                      op, where, "the zero point"));
   }
   QGRAD_CHECK(p.axis || p.scale.size() == 1, ValueError, op, ": ", where,
               ": a per-tensor quantizer with ", p.scale.size(), " scales");
@@ -308,7 +331,7 @@ std::vector<std::int32_t> quantize_weight(const nn::UnaryModule& quantizer, cons
         nvidia::tensor_quant(w, tq->amax(), d.num_bits().bits(), d.is_unsigned(), d.narrow_range())
             .first;
     const std::vector<float> v = ints.to_vector<float>();
-    for (std::size_t i = 0; i < v.size(); ++i) q[i] = static_cast<std::int32_t>(v[i]);
+    for (std::size_t i = 0; i < v.size(); ++i) q[i] = weight_int32(v[i], i, op, where);
     return q;
   }
   if (const auto* aq = dynamic_cast<const AimetQuantizeDequantize*>(&quantizer)) {
@@ -318,7 +341,7 @@ std::vector<std::int32_t> quantize_weight(const nn::UnaryModule& quantizer, cons
     const std::vector<float> v = aimet::quantize(w, e.scale, e.offset, p.quant_min, p.quant_max)
                                      .contiguous()
                                      .to_vector<float>();
-    for (std::size_t i = 0; i < v.size(); ++i) q[i] = static_cast<std::int32_t>(v[i]);
+    for (std::size_t i = 0; i < v.size(); ++i) q[i] = weight_int32(v[i], i, op, where);
     return q;
   }
   if (const auto* dq = dynamic_cast<const DoReFaWeightQuantizer*>(&quantizer)) {
@@ -328,7 +351,7 @@ std::vector<std::int32_t> quantize_weight(const nn::UnaryModule& quantizer, cons
         learnable::dorefa_quantize_weight(w, dq->num_bits()).contiguous().to_vector<float>();
     const double n = static_cast<double>(p.quant_max);
     for (std::size_t i = 0; i < v.size(); ++i)
-      q[i] = static_cast<std::int32_t>(std::nearbyint(static_cast<double>(v[i]) * n));
+      q[i] = weight_int32(std::nearbyint(static_cast<double>(v[i]) * n), i, op, where);
     return q;
   }
   // torch.ao, LSQ and Horizon: the fake-quantized weight from the family's own kernel is
@@ -356,7 +379,7 @@ std::vector<std::int32_t> quantize_weight(const nn::UnaryModule& quantizer, cons
     const std::size_t c =
         p.axis ? (i / static_cast<std::size_t>(inner)) % static_cast<std::size_t>(channels) : 0;
     const double k = std::nearbyint(static_cast<double>(v[i]) / p.scale[c]) + p.zero_point[c];
-    q[i] = static_cast<std::int32_t>(k);
+    q[i] = weight_int32(k, i, op, where);
   }
   return q;
 }

@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <limits>
 #include <set>
+#include <utility>
 #include <vector>
 
 #include "core/autograd/grad_mode.h"
@@ -129,6 +130,22 @@ DType dtype_from_name(const std::string& name, const std::string& what) {
   throw ValueError(what + ": unknown dtype '" + name + "'");
 }
 
+// The values an integer dtype holds.
+std::pair<std::int64_t, std::int64_t> integer_range(DType d) {
+  switch (d) {
+    case DType::Int8:
+      return {-128, 127};
+    case DType::UInt8:
+      return {0, 255};
+    case DType::Int16:
+      return {-32768, 32767};
+    case DType::Int32:
+      return {std::numeric_limits<std::int32_t>::min(), std::numeric_limits<std::int32_t>::max()};
+    default:
+      return {std::numeric_limits<std::int64_t>::min(), std::numeric_limits<std::int64_t>::max()};
+  }
+}
+
 Tensor tensor_from_json(const nlohmann::json& j, const std::string& what) {
   QGRAD_CHECK(j.is_object() && j.contains("dtype") && j.contains("shape") && j.contains("values") &&
                   j["dtype"].is_string() && j["shape"].is_array() && j["values"].is_array(),
@@ -152,9 +169,17 @@ Tensor tensor_from_json(const nlohmann::json& j, const std::string& what) {
     for (const nlohmann::json& x : values) v.push_back(read_number(x, what));
     return from_vector<double>(v, shape).to(dtype);
   }
+  // Each integer must fit the dtype: .to(dtype) wraps (a fake_quant_enabled of 256 became 0 in
+  // uint8, a zero point of 2^32 became 0 in int32), and JSON's unsigned 2^63.. would wrap in int64.
+  const auto [lo, hi] = integer_range(dtype);
   std::vector<std::int64_t> v;
   for (const nlohmann::json& x : values) {
     QGRAD_CHECK(x.is_number_integer(), ValueError, what, ": expected integers, got ", x.dump());
+    const bool fits = x.is_number_unsigned()
+                          ? x.get<std::uint64_t>() <= static_cast<std::uint64_t>(hi)
+                          : x.get<std::int64_t>() >= lo && x.get<std::int64_t>() <= hi;
+    QGRAD_CHECK(fits, ValueError, what, ": ", x.dump(), " does not fit ", dtype_name(dtype), " [",
+                lo, ", ", hi, "]");
     v.push_back(x.get<std::int64_t>());
   }
   return from_vector<std::int64_t>(v, shape).to(dtype);
@@ -214,6 +239,9 @@ std::size_t apply_quantizer_state(nn::Module& model, const nlohmann::json& file,
     QGRAD_CHECK(q["module"] == module->name(), ValueError, where, ": the file has a ",
                 q["module"].dump(), ", the model a ", module->name());
     const Described d = *describe(*module);
+    QGRAD_CHECK(q.contains("family") && q["family"] == d.family, ValueError, where,
+                ": the file's family is ", q.value("family", nlohmann::json()).dump(),
+                ", the model's \"", d.family, "\"");
     QGRAD_CHECK(q["settings"] == d.settings, ValueError, where, ": settings differ: the file has ",
                 q["settings"].dump(), ", the model ", d.settings.dump());
     TensorDict dict;

@@ -10,6 +10,7 @@
 #include <algorithm>
 #include <catch2/catch.hpp>
 #include <cmath>
+#include <limits>
 #include <string>
 
 #include "core/autograd/grad_mode.h"
@@ -240,4 +241,24 @@ TEST_CASE("int8 convert: what int8 cannot express is an error naming the layer",
 
   nn::Sequential float_model;
   CHECK_THROWS_WITH(quant::convert(float_model), Catch::Contains("no quantized layers"));
+}
+
+TEST_CASE("int8 convert: a NaN weight is an error naming the layer, not undefined behaviour",
+          "[int8]") {
+  // A diverged run's NaN weights quantize to NaN, which has no integer (converting it is
+  // undefined behaviour); pytorch_quantization's kernel gives the integers itself, torch.ao's
+  // are recovered from its fake-quantized weight: both paths are checked.
+  for (const char* recipe : {R"({"family": "torch_ao"})", R"({"family": "nvidia"})"}) {
+    INFO(recipe);
+    auto model = qat_model("lenet5bn", recipe);
+    for (auto& item : model->named_parameters()) {
+      if (item.key != "0.weight") continue;
+      NoGradGuard no_grad;
+      item.value.data_ptr<float>()[3] = std::numeric_limits<float>::quiet_NaN();
+    }
+    CHECK_THROWS_AS(quant::convert(*model), ValueError);
+    CHECK_THROWS_WITH(quant::convert(*model), Catch::Contains("int8 convert: layer '0'") &&
+                                                  Catch::Contains("weight element 3") &&
+                                                  Catch::Contains("no int32"));
+  }
 }

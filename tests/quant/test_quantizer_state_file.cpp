@@ -138,6 +138,27 @@ TEST_CASE("quantizer state file: wrong models, settings and entries are errors n
       file["quantizers"]["0._input_quantizer"]["state"]["scale"];
   CHECK_THROWS_WITH(quant::apply_quantizer_state(*b, unknown_key, "q"),
                     Catch::Contains("quantizer '0._input_quantizer'") && Catch::Contains("bogus"));
+  // Integers are range-checked before they are stored: they wrapped into the tensor's dtype.
+  json flag = file;
+  // (torch.ao's FakeQuantize keeps its switches in uint8; the fused one in int64.)
+  flag["quantizers"]["0._input_quantizer"]["state"]["fake_quant_enabled"] = {
+      {"dtype", "uint8"}, {"shape", {1}}, {"values", {256}}};
+  CHECK_THROWS_WITH(quant::apply_quantizer_state(*b, flag, "q"),
+                    Catch::Contains("state 'fake_quant_enabled': 256 does not fit uint8 [0, 255]"));
+  json zp = file;
+  zp["quantizers"]["0._input_quantizer"]["state"]["zero_point"]["values"] = {std::int64_t{1} << 32};
+  CHECK_THROWS_WITH(quant::apply_quantizer_state(*b, zp, "q"),
+                    Catch::Contains("state 'zero_point': 4294967296 does not fit int32"));
+  json huge = file;
+  huge["quantizers"]["0._input_quantizer"]["state"]["zero_point"]["values"] = {std::uint64_t{1}
+                                                                               << 63};
+  CHECK_THROWS_WITH(quant::apply_quantizer_state(*b, huge, "q"), Catch::Contains("does not fit"));
+  // The family is checked too.
+  json family = file;
+  family["quantizers"]["0._input_quantizer"]["family"] = "nvidia";
+  CHECK_THROWS_WITH(quant::apply_quantizer_state(*b, family, "q"),
+                    Catch::Contains("quantizer '0._input_quantizer': the file's family is "
+                                    "\"nvidia\", the model's \"torch_ao\""));
   CHECK_THROWS_WITH(quant::apply_quantizer_state(*b, json{{"format", "other"}}, "q"),
                     Catch::Contains("not a qgrad quantizer state file"));
   CHECK_THROWS_WITH(quant::load_quantizer_state(*b, "/nonexistent-dir/q.json"),
