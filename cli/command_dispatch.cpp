@@ -6,6 +6,7 @@
 #include "cli/autoquant_command.h"
 #include "cli/eval_command.h"
 #include "cli/export_command.h"
+#include "cli/interrupted.h"
 #include "cli/plot_command.h"
 #include "cli/ptq_command.h"
 #include "cli/recipes_command.h"
@@ -116,6 +117,10 @@ int run_command_line(const std::vector<std::string>& args, std::ostream& out, st
     err << "qgrad" << (command.empty() || command[0] == '-' ? "" : " " + command)
         << ": error: " << e.what() << "\n";
     return 2;
+  } catch (const Interrupted& e) {
+    err << "qgrad" << (command.empty() || command[0] == '-' ? "" : " " + command) << ": "
+        << e.what() << "\n";
+    return kInterruptedStatus;
   } catch (const std::exception& e) {
     err << "qgrad" << (command.empty() || command[0] == '-' ? "" : " " + command)
         << ": error: " << e.what() << "\n";

@@ -13,6 +13,7 @@
 #include <sstream>
 
 #include "cli/command_options.h"
+#include "cli/interrupted.h"
 #include "cli/plot_command.h"
 #include "cli/ptq_command.h"
 #include "cli/reproduce_cells.h"
@@ -33,7 +34,11 @@ constexpr const char* kCellFile = "cell.json";
 
 // The settings a finished cell was run with; a later run with other settings must not reuse it.
 json cell_settings(const ReproduceOptions& o, const ReproduceCell& cell) {
-  json s = {{"batch_size", o.batch_size}};
+  // The data too, as an absolute path: a cell trained on other images is not this table's.
+  const std::string data = o.data_dir.empty() ? DataConfig().dir : o.data_dir;
+  std::error_code ec;
+  const fs::path canonical = fs::weakly_canonical(fs::absolute(data), ec);
+  json s = {{"batch_size", o.batch_size}, {"data_dir", ec ? data : canonical.string()}};
   if (cell.method == "float") s["epochs"] = o.epochs;
   if (cell.method == "qat") s["epochs"] = o.qat_epochs;
   if (cell.method == "ptq") s["calibration_batches"] = o.calibration_batches;
@@ -114,8 +119,10 @@ double run_cell(const ReproduceOptions& o, const ReproduceCell& cell, const std:
     c["quant"] = cell.quant;
     c["pretrained"] = (float_dir / "last.safetensors").string();
   }
-  const TrainOutcome r = run_training(parse_train_config(c), log);
-  if (r.interrupted) throw UsageError("reproduce: interrupted in " + dir.string());
+  const TrainOutcome r = run_training(parse_train_config(c), log, o.stop_training);
+  if (r.interrupted)
+    throw Interrupted("reproduce: interrupted in " + dir.string() +
+                      " (start the same command again to resume)");
   return r.epochs.back().test_acc;
 }
 
@@ -204,10 +211,13 @@ std::vector<std::string> split_list(const std::string& option, const std::string
 }  // namespace
 
 ResultsFile run_reproduce(const ReproduceOptions& o, std::ostream& out) {
-  for (const std::string& m : o.models) {
+  for (auto m = o.models.begin(); m != o.models.end(); ++m) {
     const std::vector<std::string> known = model_names();
-    if (std::find(known.begin(), known.end(), m) == known.end())
-      throw UsageError("reproduce: --models: unknown model '" + m + "'");
+    if (std::find(known.begin(), known.end(), *m) == known.end())
+      throw UsageError("reproduce: --models: unknown model '" + *m + "'");
+    // A model named twice would train twice into one folder and fill two columns of the table.
+    if (std::find(o.models.begin(), m, *m) != m)
+      throw UsageError("reproduce: --models names '" + *m + "' twice");
   }
   std::vector<ReproduceCell> cells = select_cells(o.cells);
   // Every other cell starts from the FP32 model, so FP32 is always run.

@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "cli/results_file.h"
+#include "cli/train_command.h"
 
 namespace qgrad::cli {
 
@@ -32,12 +33,15 @@ struct ReproduceOptions {
   std::int64_t batch_size = 128;
   std::int64_t calibration_batches = 8;  // PTQ
   bool plots = true;
+  // Passed to each training cell's run_training: true stops it as Ctrl-C does (tests).
+  StopRequest stop_training = nullptr;
 };
 
 // Runs (or resumes) every cell, writes the result files and returns what results.json holds.
 ResultsFile run_reproduce(const ReproduceOptions& options, std::ostream& out);
 
-// The command line; returns the exit status. Usage errors throw UsageError.
+// The command line; returns the exit status. Usage errors throw UsageError; Ctrl-C during a
+// training cell throws Interrupted (exit status 130) once the cell has saved its checkpoint.
 int reproduce_command(const std::vector<std::string>& args, std::ostream& out);
 std::string reproduce_usage();
 

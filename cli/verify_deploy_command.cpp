@@ -12,6 +12,8 @@
 
 #include "cli/command_options.h"
 #include "cli/eval_setup.h"
+#include "cli/interrupt_guard.h"
+#include "cli/interrupted.h"
 #include "cli/train_config.h"
 #include "cli/training_factory.h"
 #include "cli/usage_error.h"
@@ -160,6 +162,12 @@ void print_report(const VerifyDeployOptions& options, const EvalSetup& s,
         100 * (a.correct_b - a.correct_a) / n, a.max_logit_diff,
         a.max_logit_diff / std::max(r.logit_step, 1e-30),
         pair.targets_met ? "" : "  TARGET MISSED");
+    if (a.nonfinite_a > 0 || a.nonfinite_b > 0)
+      os << fmt(
+          "    NaN or infinite logits: %lld of %s, %lld of %s (a diverged model never "
+          "meets the target)\n",
+          static_cast<long long>(a.nonfinite_a), r.paths[pair.a].name.c_str(),
+          static_cast<long long>(a.nonfinite_b), r.paths[pair.b].name.c_str());
   }
   os << fmt("  a step is max|fake-quant logit| / 127 = %.4g (the logits have no quantizer)\n",
             r.logit_step);
@@ -202,12 +210,28 @@ VerifyDeployResult run_verify_deploy(const VerifyDeployOptions& options, std::os
   r.paths[2].name = "ONNX Runtime (QDQ)";
   std::vector<float> images;
   std::vector<std::int64_t> image_shape, targets;
+  // Ctrl-C: ONNX Runtime's node, in the same terminal, ends with it; this run stops after the
+  // path in progress and leaves through the scratch folders' destructors, so no temporary file
+  // (the exported model, the images given to node) stays behind, and exits 130.
+  const InterruptGuard guard;
+  const auto stop_if_interrupted = [&guard](const std::string& where) {
+    if (guard.interrupted())
+      throw Interrupted("verify-deploy: interrupted " + where +
+                        "; its temporary files are removed");
+  };
   run_qgrad_paths(s, r.paths[0], r.paths[1], images, image_shape, targets);
+  stop_if_interrupted("after the fake-quant and int8 paths");
   r.count = static_cast<std::int64_t>(targets.size());
   QGRAD_CHECK(r.count > 0, ValueError, "verify-deploy: the test set in ", s.config.data.dir,
               " is empty");
   r.classes = static_cast<std::int64_t>(r.paths[0].logits.size()) / r.count;
-  run_ort_path(s, options.ort_dir, options.ort_optimize, images, image_shape, r.paths[2]);
+  try {
+    run_ort_path(s, options.ort_dir, options.ort_optimize, images, image_shape, r.paths[2]);
+  } catch (const Error&) {
+    stop_if_interrupted("in the ONNX Runtime path");  // node died of the same Ctrl-C
+    throw;
+  }
+  stop_if_interrupted("after the ONNX Runtime path");
   for (const float v : r.paths[0].logits)
     r.logit_step = std::max(r.logit_step, double(std::fabs(v)));
   r.logit_step /= 127;
@@ -262,7 +286,8 @@ std::string verify_deploy_usage() {
          "\n"
          "exit status: 0 every pair that ran meets the target, 3 a pair misses it, 1 error (a\n"
          "missing or damaged checkpoint or dataset, a model int8 cannot express, ONNX Runtime\n"
-         "failing on the export), 2 bad usage\n";
+         "failing on the export), 2 bad usage, 130 interrupted (Ctrl-C; temporary files are\n"
+         "removed)\n";
 }
 
 int verify_deploy_command(const std::vector<std::string>& args, std::ostream& out) {

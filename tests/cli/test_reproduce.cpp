@@ -10,6 +10,7 @@
 #include <sstream>
 
 #include "cli/command_dispatch.h"
+#include "cli/interrupted.h"
 #include "cli/reproduce_cells.h"
 #include "cli/reproduce_command.h"
 #include "cli/results_file.h"
@@ -111,6 +112,35 @@ TEST_CASE("reproduce: every cell runs, the result files check, a second start re
   std::ostringstream out4;
   REQUIRE_THROWS_WITH(run_reproduce(other, out4), Catch::Contains("was run with other settings") &&
                                                       Catch::Contains("give another --out"));
+  // Nor one trained on other data (it was published as the same table's cell).
+  qgrad_cli_test::write_synthetic_mnist(tmp.file("data2"), 128, 100);
+  ReproduceOptions moved = tiny(tmp, {0});
+  moved.data_dir = tmp.file("data2");
+  std::ostringstream out5;
+  REQUIRE_THROWS_WITH(run_reproduce(moved, out5),
+                      Catch::Contains("was run with other settings") && Catch::Contains("data2"));
+}
+
+TEST_CASE("reproduce: Ctrl-C in a training cell is Interrupted (exit 130), then it resumes",
+          "[cli][reproduce]") {
+  TempDir tmp;
+  qgrad_cli_test::write_synthetic_mnist(tmp.file("data"), 128, 100);
+  ReproduceOptions o = tiny(tmp, {0});
+  o.cells = "fp32";
+  // As a Ctrl-C after the second batch: the cell saves its checkpoint and stops. It was a
+  // UsageError (exit 2), while Ctrl-C in a PTQ cell ends the process (130).
+  o.stop_training = [](std::int64_t step) { return step >= 2; };
+  std::ostringstream out1;
+  CHECK_THROWS_AS(run_reproduce(o, out1), Interrupted);
+  CHECK_THROWS_WITH(run_reproduce(o, out1), Catch::Contains("reproduce: interrupted in ") &&
+                                                Catch::Contains("start the same command again"));
+  CHECK(kInterruptedStatus == 130);
+  o.stop_training = nullptr;
+  std::ostringstream out2;
+  const ResultsFile done = run_reproduce(o, out2);
+  INFO(out2.str());
+  REQUIRE(done.cells.size() == 1);
+  CHECK(done.cells[0].accuracy.size() == 1);
 }
 
 TEST_CASE("reproduce: bad arguments exit 2 before anything runs", "[cli][reproduce]") {
@@ -120,6 +150,7 @@ TEST_CASE("reproduce: bad arguments exit 2 before anything runs", "[cli][reprodu
       {{"--seeds", "1,0"}, "--seeds must be strictly increasing, got '1,0'"},
       {{"--seeds", "0,,1"}, "--seeds must be a comma-separated list"},
       {{"--models", "alexnet"}, "--models: unknown model 'alexnet'"},
+      {{"--models", "lenet5bn,vggfm,lenet5bn"}, "--models names 'lenet5bn' twice"},
       {{"--epochs", "0"}, "--epochs must be an integer in [1, 100000], got '0'"},
       {{"--quick=yes"}, "--quick takes no value"},
       {{"--frobnicate", "1"}, "unknown argument '--frobnicate'"},

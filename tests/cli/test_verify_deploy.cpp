@@ -6,10 +6,15 @@
 // and a float checkpoint exit 2 naming the argument, a missing checkpoint exits 1.
 #include <catch2/catch.hpp>
 
+#include <cmath>
+#include <csignal>
 #include <cstdlib>
+#include <filesystem>
+#include <limits>
 #include <sstream>
 
 #include "cli/command_dispatch.h"
+#include "cli/interrupted.h"
 #include "cli/train_command.h"
 #include "cli/train_config.h"
 #include "cli/usage_error.h"
@@ -100,6 +105,56 @@ TEST_CASE("verify-deploy: without ONNX Runtime that path is skipped and the othe
             out2, err2) == 0);
 }
 
+#ifdef QGRAD_WITH_ONNX
+namespace {
+volatile std::sig_atomic_t g_test_sigint = 0;
+void note_sigint(int) {
+  g_test_sigint = 1;
+}
+}  // namespace
+
+TEST_CASE("verify-deploy: Ctrl-C during ONNX Runtime exits 130 and leaves no temporary file",
+          "[cli]") {
+  TempDir tmp;
+  qgrad_cli_test::write_synthetic_mnist(tmp.file("data"), 128, 40);
+  const std::string ckpt = train_tiny(tmp, "ao", json{{"family", "torch_ao"}});
+  // A node that acts as Ctrl-C in the terminal: the signal reaches qgrad, and node ends with 130.
+  std::filesystem::create_directories(tmp.file("bin"));
+  std::filesystem::create_directories(tmp.file("ort/node_modules/onnxruntime-node"));
+  std::filesystem::create_directories(tmp.file("scratch"));
+  qgrad_cli_test::write_text(tmp.file("ort/node_modules/onnxruntime-node/package.json"), "{}");
+  qgrad_cli_test::write_text(tmp.file("bin/node"),
+                             "#!/bin/sh\n"
+                             "if [ \"$1\" = --version ]; then echo v18.0.0; exit 0; fi\n"
+                             "kill -INT $PPID\n"
+                             "exit 130\n");
+  std::filesystem::permissions(tmp.file("bin/node"), std::filesystem::perms::owner_all);
+  const std::string old_path = std::getenv("PATH") ? std::getenv("PATH") : "";
+  const char* old_tmpdir = std::getenv("TMPDIR");
+  const std::string saved_tmpdir = old_tmpdir ? old_tmpdir : "";
+  setenv("PATH", (tmp.file("bin") + ":" + old_path).c_str(), 1);
+  setenv("TMPDIR", tmp.file("scratch").c_str(), 1);
+  // Before the fix no guard caught it: the test's own handler notes it instead of dying.
+  struct sigaction note {
+  }, old{};
+  note.sa_handler = note_sigint;
+  sigaction(SIGINT, &note, &old);
+  VerifyDeployOptions o;
+  o.checkpoint = ckpt;
+  o.threads = 2;
+  o.ort_dir = tmp.file("ort");
+  std::ostringstream out;
+  CHECK_THROWS_AS(run_verify_deploy(o, out), Interrupted);
+  sigaction(SIGINT, &old, nullptr);
+  setenv("PATH", old_path.c_str(), 1);
+  if (old_tmpdir)
+    setenv("TMPDIR", saved_tmpdir.c_str(), 1);
+  else
+    unsetenv("TMPDIR");
+  CHECK(std::filesystem::is_empty(tmp.file("scratch")));
+}
+#endif  // QGRAD_WITH_ONNX
+
 TEST_CASE("verify-deploy: the targets are 99.9% top-1 agreement and 0.1 point of accuracy",
           "[cli]") {
   LogitAgreement a;
@@ -129,6 +184,33 @@ TEST_CASE("verify-deploy: the targets are 99.9% top-1 agreement and 0.1 point of
   CHECK(c.correct_b == 1);  // row 2: argmax 1, target 0
   CHECK(c.agree == 1);
   CHECK(c.max_logit_diff == Approx(2.5));
+  CHECK(c.nonfinite_a == 0);
+  CHECK(c.nonfinite_b == 0);
+}
+
+TEST_CASE("verify-deploy: NaN or infinite logits fail the pair, whatever the argmax says",
+          "[cli]") {
+  // A diverged model: every logit NaN in both paths. Every argmax is the first class, so the
+  // rows "agree" and the accuracies match; std::max would have reported a difference of 0.
+  const float nan = std::numeric_limits<float>::quiet_NaN();
+  const std::vector<float> x(6, nan);
+  const LogitAgreement both = compare_logits(x, x, 3, {0, 0});
+  CHECK(both.agree == 2);
+  CHECK(both.nonfinite_a == 6);
+  CHECK(both.nonfinite_b == 6);
+  CHECK(std::isnan(both.max_logit_diff));
+  CHECK_FALSE(deploy_targets_met(both));
+
+  // One infinite logit in one path is enough, and the difference is then not a number.
+  const std::vector<float> y{1, 2, 0, 5, 4, 1};
+  std::vector<float> z = y;
+  z[4] = std::numeric_limits<float>::infinity();
+  const LogitAgreement one = compare_logits(y, z, 3, {1, 0});
+  CHECK(one.nonfinite_a == 0);
+  CHECK(one.nonfinite_b == 1);
+  CHECK(std::isnan(one.max_logit_diff));
+  CHECK_FALSE(deploy_targets_met(one));
+  CHECK(deploy_targets_met(compare_logits(y, y, 3, {1, 0})));
 }
 
 TEST_CASE("verify-deploy: bad arguments exit 2 naming them, a missing checkpoint exits 1",
