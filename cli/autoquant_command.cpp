@@ -88,6 +88,11 @@ AutoquantResult run_autoquant(const AutoquantOptions& o, std::ostream& out) {
       r.layers.push_back({q.names[i], w->numel(), {}});
     }
   }
+  // With no layer to allocate, the average width is 0 / 0 (it printed "-nan bits on average").
+  if (r.layers.empty())
+    throw UsageError(
+        "autoquant: the recipe quantizes the weights of no layer (every layer is excluded or "
+        "kept float by its rules): there is nothing to allocate bits to");
   out << "qgrad autoquant: " << config.model << ", budget " << budget.str() << ", widths";
   for (int b : o.bits) out << " " << b;
   out << ", " << r.layers.size() << " layers x " << o.bits.size() << " widths measured on "

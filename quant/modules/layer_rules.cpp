@@ -37,6 +37,13 @@ void check_pattern(const json& p, const std::string& where) {
     fail("\"" + where + "\" must be a non-empty module name pattern, got a JSON " +
          std::string(p.type_name()));
   const std::string s = p.get<std::string>();
+  // fnmatch reads a C string: "conv\0x" would match what "conv" matches. No module name holds a
+  // NUL, so such a pattern is a mistake; the message shows it as \u0000.
+  if (s.find('\0') != std::string::npos) {
+    std::string shown;
+    for (char c : where) shown += c == '\0' ? std::string("\\u0000") : std::string(1, c);
+    fail("\"" + shown + "\" contains a NUL character, which no module name has");
+  }
   if (s[0] == '@' && !is_position(s))
     fail("\"" + where + "\" is \"" + s + "\"; the only '@' selectors are \"@first\" and \"@last\"");
 }

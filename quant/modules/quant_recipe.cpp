@@ -147,6 +147,13 @@ Factories parse_nvidia(const json& j, const std::string& role, const std::string
   }
   Factories out;
   if (role == "input") {
+    // Inputs are [N, ...]: an amax per position along axis 0 would quantize each test image with
+    // the range of the calibration image at the same batch position.
+    for (std::int64_t a : d.axis().axes)
+      if (a == 0)
+        fail("\"" + path +
+             ".axis\" is 0, the batch axis of an input: inputs are quantized per "
+             "tensor or along a feature axis (1 for NCHW channels), never per image");
     out.input = [d, num_bins] {
       return std::make_shared<TensorQuantizer>(d, TensorQuantizerOptions().num_bins(num_bins));
     };
@@ -236,6 +243,10 @@ Factories parse_torch_ao(const json& j, const std::string& role, const std::stri
   const bool fused = obs == "fused_moving_average_minmax";
   Factories out;
   if (role == "input") {
+    if (per_channel && oc.ch_axis == 0)
+      fail(f.where("qscheme") + " \"" + qscheme + "\" with " + f.where("ch_axis") +
+           " 0 quantizes an input along its batch axis, per image; inputs are quantized per "
+           "tensor or along a feature axis (\"ch_axis\": 1 for NCHW channels)");
     if (fused)
       out.input = [c] { return std::make_shared<FusedMovingAvgObsFakeQuantize>(c); };
     else

@@ -159,7 +159,12 @@ TEST_CASE("autoquant: a per-layer recipe within the budget", "[cli][autoquant]")
             "--bits lists 8 twice"},
            {{"--checkpoint", o.source.checkpoint, "--budget", "size_bytes<=9", "--recipe",
              "torch_ao_default", "--out", tmp.file("no")},
-            "whose weights have no bit-width key"}}) {
+            "whose weights have no bit-width key"},
+           // Every layer excluded: nothing to allocate (it printed "-nan bits on average").
+           {{"--checkpoint", o.source.checkpoint, "--budget", "avg_weight_bits<=5", "--recipe",
+             R"({"family": "nvidia", "exclude": ["0", "4", "9", "11", "13"]})", "--out",
+             tmp.file("no")},
+            "autoquant: the recipe quantizes the weights of no layer"}}) {
     std::vector<std::string> full{"autoquant"};
     full.insert(full.end(), args.begin(), args.end());
     std::ostringstream o2, e2;

@@ -210,6 +210,12 @@ TEST_CASE("quant.layer_rules: errors", "[quant][layer_rules]") {
   REQUIRE_THROWS_WITH(parse(json::array({{{"match", json::array()}, {"weight", nullptr}}})),
                       Catch::Contains("\"layers[0].match\" must not be an empty list"));
   REQUIRE_THROWS_WITH(parse(json("fc")), Catch::Contains("\"layers\" must be an object"));
+  // A NUL would end fnmatch's C string: "0\0x" matched layer 0 silently.
+  const std::string nul_key = std::string("0\0x", 3);
+  REQUIRE_THROWS_WITH(parse(json{{nul_key, {{"weight", nullptr}}}}),
+                      Catch::Contains("\"layers key 0\\u0000x\" contains a NUL character"));
+  REQUIRE_THROWS_WITH(parse(json::array({{{"match", nul_key}, {"weight", nullptr}}})),
+                      Catch::Contains("\"layers[0].match\" contains a NUL character"));
   // A value the family rejects is reported at parse time with the rule's path.
   REQUIRE_THROWS_WITH(parse(json{{"fc", {{"weight", {{"num_bits", 1}}}}}}),
                       Catch::Contains("\"layers[fc].weight.num_bits\" must lie in [2, 16], got 1"));

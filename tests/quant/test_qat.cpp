@@ -451,6 +451,12 @@ TEST_CASE("quant.qat: recipe JSON defaults, round trip and errors naming the key
       R"({"family": "torch_ao", "input": {"quant_min": -300, "quant_max": 300, "dtype": "qint8"}})",
       "\"input\"");
   throws_naming(R"({"family": "lsq", "input": {"per_channel": true}})", "\"input.per_channel\"");
+  // An input's axis 0 is the batch: each image would get its own calibrated range.
+  throws_naming(R"({"family": "nvidia", "input": {"axis": 0}})", "\"input.axis\" is 0, the batch");
+  throws_naming(R"({"family": "nvidia", "input": {"axis": [0, 1]}})", "\"input.axis\"");
+  throws_naming(R"({"family": "torch_ao", "input": {"observer": "minmax",
+                   "qscheme": "per_channel_affine"}})",
+                "\"input.ch_axis\" 0 quantizes an input along its batch axis");
   throws_naming(R"({"family": "lsq", "weight": {"num_bits": 1}})", "\"weight.num_bits\"");
   throws_naming(R"({"family": "lsq", "weight": {"init": "kaiming"}})", "\"weight.init\"");
   throws_naming(R"({"family": "horizon", "weight": {"round_mode": "up"}})",
