@@ -212,8 +212,10 @@ void save_quantizer_state(const nn::Module& model, const std::string& path) {
 
 std::size_t apply_quantizer_state(nn::Module& model, const nlohmann::json& file,
                                   const std::string& what) {
-  QGRAD_CHECK(file.is_object() && file.value("format", "") == kQuantizerStateFormat, ValueError,
-              what, ": not a qgrad quantizer state file (\"format\" must be \"",
+  // Compared as JSON: value("format", "") threw nlohmann's type_error for a non-string format.
+  QGRAD_CHECK(file.is_object() && file.contains("format") &&
+                  file["format"] == nlohmann::json(kQuantizerStateFormat),
+              ValueError, what, ": not a qgrad quantizer state file (\"format\" must be \"",
               kQuantizerStateFormat, "\")");
   QGRAD_CHECK(file.contains("version") && file["version"] == kQuantizerStateVersion, ValueError,
               what, ": unsupported version ", file.value("version", nlohmann::json()).dump(),

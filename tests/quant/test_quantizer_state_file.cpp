@@ -161,6 +161,9 @@ TEST_CASE("quantizer state file: wrong models, settings and entries are errors n
                                     "\"nvidia\", the model's \"torch_ao\""));
   CHECK_THROWS_WITH(quant::apply_quantizer_state(*b, json{{"format", "other"}}, "q"),
                     Catch::Contains("not a qgrad quantizer state file"));
+  // A format that is no string (found by fuzz_quantizer_state: nlohmann's type_error escaped).
+  CHECK_THROWS_WITH(quant::apply_quantizer_state(*b, json{{"format", 1}}, "q"),
+                    Catch::Contains("not a qgrad quantizer state file"));
   CHECK_THROWS_WITH(quant::load_quantizer_state(*b, "/nonexistent-dir/q.json"),
                     Catch::Contains("/nonexistent-dir/q.json"));
   auto float_model = nn::make_model("lenet5bn", 1);
