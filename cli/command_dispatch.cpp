@@ -56,6 +56,15 @@ std::string main_usage() {
          train_config_help();
 }
 
+namespace {
+
+// How a message names the program: "qgrad train", or "qgrad" for no command or an option.
+std::string program(const std::string& command) {
+  return command.empty() || command[0] == '-' ? "qgrad" : "qgrad " + command;
+}
+
+}  // namespace
+
 int run_command_line(const std::vector<std::string>& args, std::ostream& out, std::ostream& err) {
   std::string command = args.empty() ? "" : args[0];
   try {
@@ -114,16 +123,13 @@ int run_command_line(const std::vector<std::string>& args, std::ostream& out, st
         "' (commands: train, eval, export, verify-deploy, ptq, sensitivity, autoquant, recipes, "
         "show, plot, reproduce, help, version)");
   } catch (const UsageError& e) {
-    err << "qgrad" << (command.empty() || command[0] == '-' ? "" : " " + command)
-        << ": error: " << e.what() << "\n";
+    err << program(command) << ": error: " << e.what() << "\n";
     return 2;
   } catch (const Interrupted& e) {
-    err << "qgrad" << (command.empty() || command[0] == '-' ? "" : " " + command) << ": "
-        << e.what() << "\n";
+    err << program(command) << ": " << e.what() << "\n";
     return kInterruptedStatus;
   } catch (const std::exception& e) {
-    err << "qgrad" << (command.empty() || command[0] == '-' ? "" : " " + command)
-        << ": error: " << e.what() << "\n";
+    err << program(command) << ": error: " << e.what() << "\n";
     return 1;
   }
 }

@@ -4,10 +4,11 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
-#include <limits>
 
 #include "cli/evaluate.h"
+#include "cli/logit_agreement.h"
 #include "core/autograd/grad_mode.h"
+#include "core/error.h"
 #include "ops/reduce/reduce.h"
 #include "quant/modules/frozen_quantizer_statistics.h"
 
@@ -27,6 +28,7 @@ Int8Comparison compare_int8(nn::UnaryModule& model, quant::Int8Model& int8,
   model.eval();
   quant::FrozenQuantizerStatistics frozen(model);
   Int8Comparison r;
+  LogitDifference diff;  // int8 against fake quant, over every batch
   bool warm = false;
   while (std::optional<data::Batch> b = loader.next()) {
     if (!warm) {  // builds both models' oneDNN primitives outside the timed region
@@ -49,17 +51,15 @@ Int8Comparison compare_int8(nn::UnaryModule& model, quant::Int8Model& int8,
     for (std::size_t i = 0; i < a.size(); ++i) r.agree += a[i] == c[i];
     const std::vector<float> fv = fq.contiguous().to_vector<float>();
     const std::vector<float> qv = q.to_vector<float>();
-    for (std::size_t i = 0; i < fv.size(); ++i) {
-      const bool ff = std::isfinite(fv[i]), fq8 = std::isfinite(qv[i]);
-      r.nonfinite_fake_quant += !ff;
-      r.nonfinite_int8 += !fq8;
-      if (ff) r.max_abs_logit = std::max(r.max_abs_logit, double(std::abs(fv[i])));
-      if (ff && fq8) r.max_logit_diff = std::max(r.max_logit_diff, double(std::abs(fv[i] - qv[i])));
-    }
+    QGRAD_CHECK(fv.size() == qv.size(), ValueError, "eval --int8: ", fv.size(),
+                " fake-quant logits against ", qv.size(), " int8 logits");
+    for (const float v : fv)
+      if (std::isfinite(v)) r.max_abs_logit = std::max(r.max_abs_logit, double(std::abs(v)));
+    diff.add(fv.data(), qv.data(), fv.size());
   }
-  // std::max drops NaN: with a non-finite logit the difference is not a number, never 0.
-  if (r.nonfinite_fake_quant > 0 || r.nonfinite_int8 > 0)
-    r.max_logit_diff = std::numeric_limits<double>::quiet_NaN();
+  r.nonfinite_fake_quant = diff.nonfinite_a;
+  r.nonfinite_int8 = diff.nonfinite_b;
+  r.max_logit_diff = diff.max();
   return r;
 }
 

@@ -28,6 +28,19 @@ std::int64_t count_correct_logits(const std::vector<float>& logits, std::int64_t
   return correct;
 }
 
+void LogitDifference::add(const float* a, const float* b, std::size_t n) {
+  for (std::size_t i = 0; i < n; ++i) {
+    const bool fa = std::isfinite(a[i]), fb = std::isfinite(b[i]);
+    nonfinite_a += !fa;
+    nonfinite_b += !fb;
+    if (fa && fb) finite_max = std::max(finite_max, std::fabs(double(a[i]) - double(b[i])));
+  }
+}
+
+double LogitDifference::max() const {
+  return nonfinite_a > 0 || nonfinite_b > 0 ? std::numeric_limits<double>::quiet_NaN() : finite_max;
+}
+
 LogitAgreement compare_logits(const std::vector<float>& a, const std::vector<float>& b,
                               std::int64_t classes, const std::vector<std::int64_t>& targets) {
   QGRAD_CHECK(a.size() == b.size(), ValueError, "compare_logits: ", a.size(), " against ", b.size(),
@@ -39,16 +52,11 @@ LogitAgreement compare_logits(const std::vector<float>& a, const std::vector<flo
   for (std::size_t i = 0; i < targets.size(); ++i)
     r.agree +=
         argmax_row(a.data() + i * classes, classes) == argmax_row(b.data() + i * classes, classes);
-  for (std::size_t i = 0; i < a.size(); ++i) {
-    const bool fa = std::isfinite(a[i]), fb = std::isfinite(b[i]);
-    r.nonfinite_a += !fa;
-    r.nonfinite_b += !fb;
-    if (fa && fb)
-      r.max_logit_diff = std::max(r.max_logit_diff, std::fabs(double(a[i]) - double(b[i])));
-  }
-  // std::max drops NaN: the difference of a path with non-finite logits is not a number.
-  if (r.nonfinite_a > 0 || r.nonfinite_b > 0)
-    r.max_logit_diff = std::numeric_limits<double>::quiet_NaN();
+  LogitDifference d;
+  d.add(a.data(), b.data(), a.size());
+  r.nonfinite_a = d.nonfinite_a;
+  r.nonfinite_b = d.nonfinite_b;
+  r.max_logit_diff = d.max();
   return r;
 }
 

@@ -8,6 +8,7 @@
 // counted and fail the pair, and the largest difference is then NaN rather than a reassuring 0.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <vector>
 
@@ -17,6 +18,17 @@ std::int64_t argmax_row(const float* row, std::int64_t classes);
 
 std::int64_t count_correct_logits(const std::vector<float>& logits, std::int64_t classes,
                                   const std::vector<std::int64_t>& targets);
+
+// The largest |a - b| over pairs of logits, added to batch by batch, and the NaN or infinite
+// logits of each side: std::max drops NaN, so with any non-finite logit the largest difference
+// is NaN rather than a reassuring 0.
+struct LogitDifference {
+  std::int64_t nonfinite_a = 0, nonfinite_b = 0;
+  double finite_max = 0;  // over the pairs where both are finite
+
+  void add(const float* a, const float* b, std::size_t n);
+  double max() const;
+};
 
 struct LogitAgreement {
   std::int64_t count = 0;

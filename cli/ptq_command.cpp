@@ -48,11 +48,11 @@ fs::path output_path(const PtqOptions& o) {
 void check_writable(const fs::path& target, const PtqOptions& o) {
   std::error_code ec;
   const std::string shown = "ptq: --out '" + (o.out.empty() ? target.string() : o.out) + "'";
-  if (fs::exists(target, ec) && fs::equivalent(target, o.source.checkpoint, ec))
-    throw UsageError(shown + " is the float checkpoint itself; give another file or folder");
   if (fs::is_directory(target, ec))
     throw IOError(shown + ": '" + target.string() + "' is a folder, not a file");
-  check_output_file("ptq", "--out", target.string());  // a device or FIFO
+  // A device, FIFO or socket, or the float checkpoint itself: UsageErrors.
+  check_output_file("ptq", "--out", target.string(),
+                    {{"the float checkpoint", o.source.checkpoint}});
   fs::path dir = target.parent_path();
   while (!dir.empty() && !fs::exists(dir, ec)) dir = dir.parent_path();
   if (dir.empty()) dir = ".";

@@ -211,8 +211,8 @@ std::vector<std::string> split_list(const std::string& option, const std::string
 }  // namespace
 
 ResultsFile run_reproduce(const ReproduceOptions& o, std::ostream& out) {
+  const std::vector<std::string> known = model_names();
   for (auto m = o.models.begin(); m != o.models.end(); ++m) {
-    const std::vector<std::string> known = model_names();
     if (std::find(known.begin(), known.end(), *m) == known.end())
       throw UsageError("reproduce: --models: unknown model '" + *m + "'");
     // A model named twice would train twice into one folder and fill two columns of the table.

@@ -171,9 +171,9 @@ void check_run_folder(const TrainConfig& config) {
   std::error_code ec;
   for (fs::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec)) {
     const std::string name = it->path().filename().string();
-    const bool checkpoint =
-        name.size() > 12 && name.compare(name.size() - 12, 12, ".safetensors") == 0 &&
-        (name == "last.safetensors" || name == "best.safetensors" || name.rfind("epoch_", 0) == 0);
+    const std::string stem = it->path().stem().string();
+    const bool checkpoint = it->path().extension() == ".safetensors" &&
+                            (stem == "last" || stem == "best" || stem.rfind("epoch_", 0) == 0);
     if (checkpoint || name == "metrics.jsonl") held.push_back(name);
   }
   if (held.empty()) return;

@@ -49,12 +49,14 @@ command -v git >/dev/null || cannot "git is not installed (the check copies a cl
 
 mounted=()
 keep_root=${QGRAD_FRESH_KEEP:-0}
+# unmount_all: what mount_all mounted, last first.
+unmount_all() {
+  local i
+  for ((i = ${#mounted[@]} - 1; i >= 0; i--)); do umount -l "${mounted[i]}" 2>/dev/null || true; done
+  mounted=()
+}
 cleanup() {
-  local m
-  for ((i = ${#mounted[@]} - 1; i >= 0; i--)); do
-    m=${mounted[i]}
-    umount -l "$m" 2>/dev/null || true
-  done
+  unmount_all
   [[ -n "$root" && -d "$root" ]] || return 0
   # Never delete through a mount that is still there (the host's /dev or /proc).
   if findmnt -rn -o TARGET | grep -q "^$root"; then
@@ -93,12 +95,6 @@ mount_all() {
     esac
     mounted+=("$root/$m")
   done
-}
-
-unmount_all() {
-  local i
-  for ((i = ${#mounted[@]} - 1; i >= 0; i--)); do umount -l "${mounted[i]}"; done
-  mounted=()
 }
 
 # A clean environment, as a new user's login has; QGRAD_ORT_REQUIRED (CI) goes along, so the
