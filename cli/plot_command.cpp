@@ -14,11 +14,11 @@
 #include "cli/metrics_log.h"
 #include "cli/results_file.h"
 #include "cli/sensitivity_file.h"
-#include "cli/subprocess.h"
 #include "cli/usage_error.h"
 #include "core/error.h"
 #include "core/file_io.h"
 #include "core/json_parse.h"
+#include "core/subprocess.h"
 
 namespace qgrad::cli {
 

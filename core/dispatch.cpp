@@ -1,8 +1,9 @@
-// The kernel registry: built once, on first use, by the explicit registration functions of the
-// four layers; DTypeSet formatting and the errors for missing kernels.
+// The kernel registry: built once, on first use, by the layers' registrars that the umbrella
+// library installed; DTypeSet formatting and the errors for missing kernels.
 #include "core/dispatch.h"
 
 #include <memory>
+#include <mutex>
 
 namespace qgrad {
 
@@ -83,18 +84,50 @@ std::vector<std::string> KernelRegistry::table_names() const {
   return out;
 }
 
+namespace {
+
+// The registrars installed by the umbrella library, and whether the registry was built from them.
+// Written once while the program loads (install_kernel_registrars), read once when the registry
+// is built: the registry's configuration, not state that changes while it is in use.
+struct Registrars {
+  std::mutex mutex;
+  std::vector<KernelRegistrar> list;
+  bool installed = false;
+  bool used = false;
+};
+
+Registrars& registrars() {
+  static Registrars& r = *new Registrars;  // immortal, like the registry it builds
+  return r;
+}
+
+}  // namespace
+
+void install_kernel_registrars(std::vector<KernelRegistrar> list) {
+  Registrars& r = registrars();
+  std::lock_guard<std::mutex> lock(r.mutex);
+  QGRAD_CHECK(!r.installed && !r.used, Error,
+              "install_kernel_registrars: ", r.used ? "the kernel registry is already built"
+                                                    : "the registrars are installed twice");
+  r.list = std::move(list);
+  r.installed = true;
+}
+
 const KernelRegistry& kernel_registry() {
-  // Built on first use by explicit calls (thread-safe by the static's initialisation), then
-  // read-only: this is the "explicit cache" of the build's kernels, not mutable state.
-  // Immortal, like the CPU block cache: tensors owned by static objects may allocate or copy
-  // during static destruction.
+  // Built on first use (thread-safe by the static's initialisation), then read-only: this is the
+  // "explicit cache" of the build's kernels, not mutable state. Immortal, like the CPU block
+  // cache: tensors owned by static objects may allocate or copy during static destruction.
   static const KernelRegistry& registry = *[] {
-    auto r = std::make_unique<KernelRegistry>();
-    register_core_kernels(*r);
-    register_ops_kernels(*r);
-    register_nn_kernels(*r);
-    register_quant_kernels(*r);
-    return r.release();
+    Registrars& r = registrars();
+    std::lock_guard<std::mutex> lock(r.mutex);
+    QGRAD_CHECK(r.installed, Error,
+                "kernel registry: no kernels registered. qgrad's layers are registered by the "
+                "umbrella library that qgrad::qgrad links (qgrad.cpp); link it rather than the "
+                "layer libraries alone, and use no qgrad tensor before main()");
+    r.used = true;
+    auto registry = std::make_unique<KernelRegistry>();
+    for (KernelRegistrar registrar : r.list) registrar(*registry);
+    return registry.release();
   }();
   return registry;
 }

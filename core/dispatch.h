@@ -1,8 +1,9 @@
 // Per-device kernel dispatch: every op reaches its kernels through a KernelTable (one kernel per
 // device type, with the dtypes it takes), all held by one KernelRegistry. The registry is built
-// once, on first use, by explicit calls into each family's register_<family>_cpu_kernels /
-// register_<family>_cuda_kernels (see core/dispatch.cpp): no static self-registration, which
-// would vanish from a static library. An empty slot is a DeviceError naming the op and the
+// once, on first use, by the registrars of the layers (register_core_kernels, register_ops_kernels,
+// ...), which the umbrella library at the top installs (install_kernel_registrars): each layer
+// calls its families' register_<family>_cpu_kernels / register_<family>_cuda_kernels explicitly,
+// and core names no layer above it. An empty slot is a DeviceError naming the op and the
 // device, never a silent fallback; supports(op, device, dtype) answers without throwing (ggml's
 // supports_op). The registry also lists every user-facing op and the kernels it needs, which is
 // what the cross-device test iterates over.
@@ -155,12 +156,17 @@ const KernelTable<Fn>& kernel_table(const std::string& name) {
 // `dtype` in this build. Unknown op names give false.
 bool supports(std::string_view op, Device device, DType dtype);
 
-// The registration entry points of the four layers, called in this order by kernel_registry()
-// (defined in core/register_kernels.cpp, ops/register_kernels.cpp, nn/register_kernels.cpp and
-// quant/register_kernels.cpp).
+// One layer's registration function: defines its kernel tables' kernels and declares its ops.
+using KernelRegistrar = void (*)(KernelRegistry& registry);
+
+// core/'s own registrar (allocators, copies, transfers). The layers above define theirs
+// (register_ops_kernels in ops/register_kernels.cpp, and so on); core names none of them.
 void register_core_kernels(KernelRegistry& registry);
-void register_ops_kernels(KernelRegistry& registry);
-void register_nn_kernels(KernelRegistry& registry);
-void register_quant_kernels(KernelRegistry& registry);
+
+// Gives the registry the registrars of every layer, core's first, in the order they run. The
+// umbrella library (qgrad.cpp, which every user links through qgrad::qgrad) calls this once while
+// the program loads, so registration flows down from the top of the stack. A second call, or one
+// after the registry was built, is an Error.
+void install_kernel_registrars(std::vector<KernelRegistrar> registrars);
 
 }  // namespace qgrad

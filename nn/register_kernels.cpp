@@ -1,4 +1,6 @@
 // The nn layer's kernels (optimiser updates, gradient clipping) for each device this build has.
+#include "nn/register_kernels.h"
+
 #include "nn/optim/optim_kernels.h"
 #include "nn/utils/clip_grad_kernels.h"
 

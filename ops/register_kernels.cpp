@@ -1,6 +1,8 @@
 // The ops layer's kernels for each device this build has, and the catalogue of user-facing ops
 // with the kernel tables each runs on (what supports() answers for and what the cross-device
 // test iterates over).
+#include "ops/register_kernels.h"
+
 #include "ops/batch_norm/batch_norm_kernels.h"
 #include "ops/binary/binary_kernels.h"
 #include "ops/concat/concat_kernels.h"

@@ -4,7 +4,8 @@
 // their headers, qualified where the bare name is ambiguous (horizon., aimet.); observers and
 // calibrators by their class names, as their errors name them. Composites of other ops are not
 // listed, as in ops/register_kernels.cpp.
-#include "core/dispatch.h"
+#include "quant/register_kernels.h"
+
 #include "quant/aimet/affine_quantize_kernels.h"
 #include "quant/aimet/minmax_encoding_kernels.h"
 #include "quant/horizon/horizon_fake_quantize_kernels.h"

@@ -7,10 +7,10 @@
 #include <filesystem>
 #include <utility>
 
-#include "cli/subprocess.h"
 #include "core/error.h"
 #include "core/file_io.h"
 #include "core/json_parse.h"
+#include "core/subprocess.h"
 #include "deploy/ort/scratch_dir.h"
 
 namespace qgrad::deploy {
@@ -51,7 +51,7 @@ std::string OrtRunner::default_script() {
 }
 
 std::string OrtRunner::unavailable_reason() const {
-  const cli::SubprocessResult node = cli::run_subprocess({"node", "--version"});
+  const SubprocessResult node = run_subprocess({"node", "--version"});
   if (node.status != 0)
     return "node is not installed or does not run (apt-get install nodejs npm): " +
            node.output.substr(0, node.output.find('\n'));
@@ -74,10 +74,10 @@ OrtRunResult OrtRunner::run(const std::string& onnx_path, const std::vector<floa
   const std::string in = scratch.file("input.f32"), out = scratch.file("output.f32");
   write_file_atomic(
       in, std::string(reinterpret_cast<const char*>(input.data()), input.size() * sizeof(float)));
-  const cli::SubprocessResult r =
-      cli::run_subprocess({"node", script_, dir_, onnx_path, in, shape_text(shape),
-                           std::to_string(options.batch_size), std::to_string(options.threads), out,
-                           std::to_string(options.passes), options.optimize ? "all" : "disabled"});
+  const SubprocessResult r =
+      run_subprocess({"node", script_, dir_, onnx_path, in, shape_text(shape),
+                      std::to_string(options.batch_size), std::to_string(options.threads), out,
+                      std::to_string(options.passes), options.optimize ? "all" : "disabled"});
   QGRAD_CHECK(r.status == 0, IOError, "ONNX Runtime (node ", script_, ") failed on ", onnx_path,
               " with exit status ", r.status, ": ", r.output);
   const std::string last_line = r.output.substr(

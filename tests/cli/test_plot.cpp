@@ -18,13 +18,15 @@
 #include "cli/plot_command.h"
 #include "cli/results_file.h"
 #include "cli/sensitivity_file.h"
-#include "cli/subprocess.h"
 #include "cli/usage_error.h"
 #include "cli_test_helpers.h"
+#include "core/subprocess.h"
 #include "support/test_paths.h"
 
 using namespace qgrad::cli;
 using nlohmann::json;
+using qgrad::run_subprocess;
+using qgrad::SubprocessResult;
 using qgrad_cli_test::slurp;
 using qgrad_cli_test::TempDir;
 using qgrad_cli_test::write_text;

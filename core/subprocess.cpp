@@ -1,6 +1,6 @@
 // run_subprocess: posix_spawnp with stdout and stderr on one pipe, read until EOF or the
 // deadline (poll), bounded, then waitpid.
-#include "cli/subprocess.h"
+#include "core/subprocess.h"
 
 #include <fcntl.h>
 #include <poll.h>
@@ -20,7 +20,7 @@
 
 extern char** environ;
 
-namespace qgrad::cli {
+namespace qgrad {
 
 SubprocessResult run_subprocess(const std::vector<std::string>& argv,
                                 const SubprocessLimits& limits) {
@@ -108,4 +108,4 @@ SubprocessResult run_subprocess(const std::vector<std::string>& argv,
   return result;
 }
 
-}  // namespace qgrad::cli
+}  // namespace qgrad

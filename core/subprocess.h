@@ -1,7 +1,7 @@
 // run_subprocess: runs a program with arguments (no shell, so paths with spaces or quotes need no
 // escaping) and returns its exit status and what it wrote to stdout and stderr, as one
-// interleaved text. `qgrad plot` runs its Python drawing script with it, and verify-deploy ONNX
-// Runtime. A program that cannot be started (missing, not executable) is reported as exit status
+// interleaved text. `qgrad plot` runs its Python drawing script with it, and deploy/ort ONNX
+// Runtime (so it sits in core, below both). A program that cannot be started (missing, not executable) is reported as exit status
 // 127 with the reason in the output, the status a shell gives; a program killed by a signal
 // reports 128 + the signal. A misbehaving program can neither exhaust memory nor hang the caller:
 // the output kept is bounded (the first max_output bytes; the rest is read and dropped, with a
@@ -13,7 +13,7 @@
 #include <string>
 #include <vector>
 
-namespace qgrad::cli {
+namespace qgrad {
 
 struct SubprocessResult {
   int status = 0;
@@ -33,4 +33,4 @@ inline constexpr int kSubprocessTimeoutStatus = 124;
 SubprocessResult run_subprocess(const std::vector<std::string>& argv,
                                 const SubprocessLimits& limits = SubprocessLimits());
 
-}  // namespace qgrad::cli
+}  // namespace qgrad

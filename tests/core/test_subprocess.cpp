@@ -8,12 +8,12 @@
 #include <functional>
 #include <string>
 
-#include "cli/subprocess.h"
 #include "core/error.h"
+#include "core/subprocess.h"
 
-using qgrad::cli::run_subprocess;
-using qgrad::cli::SubprocessLimits;
-using qgrad::cli::SubprocessResult;
+using qgrad::run_subprocess;
+using qgrad::SubprocessLimits;
+using qgrad::SubprocessResult;
 
 namespace {
 
@@ -55,7 +55,7 @@ TEST_CASE("run_subprocess: a program past its time limit is killed and reported 
   SubprocessResult r;
   const double s = seconds_of([&] { r = run_subprocess({"sleep", "30"}, limits); });
   CHECK(r.timed_out);
-  CHECK(r.status == qgrad::cli::kSubprocessTimeoutStatus);
+  CHECK(r.status == qgrad::kSubprocessTimeoutStatus);
   CHECK_THAT(r.output, Catch::Contains("'sleep' was killed after 0.3 s"));
   CHECK(s < 10);
   // One that closes its output and goes on running is waited for to the same limit.
