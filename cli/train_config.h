@@ -91,7 +91,7 @@ struct TrainConfig {
   std::int64_t seed = 0;
   std::string device = "cpu";
   std::int64_t threads = 0;  // 0 = every core
-  // Only bitwise-reproducible GPU algorithms (set_deterministic_algorithms); see the README.
+  // Only bitwise-reproducible GPU algorithms (set_deterministic_algorithms); see docs/design.md.
   bool deterministic = false;
   DataConfig data;
   OptimizerConfig optimizer;

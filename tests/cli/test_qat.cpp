@@ -110,7 +110,7 @@ TEST_CASE("qat: every family fine-tunes lenet5bn and eval reproduces the fake-qu
   write_data(tmp);
   // The usual QAT flow: float training first, then each family fine-tunes from those weights
   // (calibrating a randomly initialised model, as nvidia, horizon and aimet recipes do, gives
-  // ranges far from the trained model's: see the README).
+  // ranges far from the trained model's: see docs/benchmarks.md).
   std::ostringstream float_out;
   const TrainOutcome f =
       run_training(tiny_config(tmp.file("data"), tmp.file("float"), 2, nullptr), float_out);

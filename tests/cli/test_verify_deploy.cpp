@@ -47,7 +47,8 @@ TEST_CASE("verify-deploy: a trained torch_ao lenet5bn agrees on fake-quant, int8
   REQUIRE(r.pairs.size() == 3);
   CHECK(r.count == 100);
   CHECK(r.classes == 10);
-  // Measured: 100/100 agreement for every pair, equal accuracies (the README gives the numbers).
+  // Measured: 100/100 agreement for every pair, equal accuracies (docs/benchmarks.md gives the
+  // numbers).
   for (const DeployPair& pair : r.pairs) {
     INFO(r.paths[pair.a].name << " vs " << r.paths[pair.b].name);
     CHECK(pair.agreement.count == 100);

@@ -2,7 +2,7 @@
 // Horizon and AIMET recipes), passes onnx::checker::check_model; the graph's structure (node types
 // in order, initializer shapes), the BN folding and the QDQ scales and zero points are checked
 // against qgrad's own modules; unsupported quantizers, bad scales, unknown layers and unwritable
-// paths are clear errors that leave no file behind. No ONNX runtime runs here (see README).
+// paths are clear errors that leave no file behind. No ONNX runtime runs here (see docs/deploy.md).
 #include <onnx/checker.h>
 #include <onnx/onnx_pb.h>
 
