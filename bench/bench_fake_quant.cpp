@@ -95,13 +95,10 @@ int main(int argc, char** argv) {
 
   // Raw CPU kernels into preallocated outputs.
   const char* op = "bench_fake_quant";
-  auto& per_tensor =
-      kernel_table<ao::FakeQuantizePerTensorKernel>("torch_ao.fake_quantize_per_tensor")(op, x);
-  auto& per_channel =
-      kernel_table<ao::FakeQuantizePerChannelKernel>("torch_ao.fake_quantize_per_channel")(op, x);
-  auto& masked_gradient = kernel_table<ao::MaskedGradientKernel>("torch_ao.masked_gradient")(op, x);
-  auto& learnable_backward = kernel_table<ao::LearnablePerTensorBackwardKernel>(
-      "torch_ao.learnable_per_tensor_backward")(op, x);
+  auto& per_tensor = kernel_table(ao::kFakeQuantizePerTensorKernels)(op, x);
+  auto& per_channel = kernel_table(ao::kFakeQuantizePerChannelKernels)(op, x);
+  auto& masked_gradient = kernel_table(ao::kMaskedGradientKernels)(op, x);
+  auto& learnable_backward = kernel_table(ao::kLearnablePerTensorBackwardKernels)(op, x);
   Tensor y = empty(shape), mask = empty(shape, TensorOptions().dtype(kUInt8)), dx = empty(shape);
   t = median_seconds([&] { y.copy_(x); }, reps);
   report("kernel: copy into preallocated y.copy_(x)", t, b_fwd);

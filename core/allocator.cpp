@@ -163,7 +163,7 @@ DeviceAllocator& cpu_allocator(int) {
 }
 
 DeviceAllocator& allocator_for(const char* op, Device device) {
-  static const KernelTable<AllocatorKernel>& table = kernel_table<AllocatorKernel>("allocator");
+  static const KernelTable<AllocatorKernel>& table = kernel_table(kAllocatorKernels);
   // Without a kernel (a CPU-only build) the device check gives the clearer error.
   if (table.find(device.type) == nullptr) check_device_available(op, device);
   return table.at(op, device)(device.index);
@@ -171,7 +171,7 @@ DeviceAllocator& allocator_for(const char* op, Device device) {
 }  // namespace
 
 void register_allocator_cpu_kernels(KernelRegistry& r) {
-  r.table<AllocatorKernel>("allocator").define(DeviceType::CPU, &cpu_allocator, kAllDTypes);
+  r.table(kAllocatorKernels).define(DeviceType::CPU, &cpu_allocator, kAllDTypes);
 }
 
 DataPtr allocate(std::size_t nbytes, Device device) {

@@ -7,6 +7,7 @@
 #include <memory>
 
 #include "core/device.h"
+#include "core/kernel_table_key.h"
 
 namespace qgrad {
 
@@ -33,6 +34,7 @@ class DeviceAllocator {
 };
 // The "allocator" kernel: the allocator of device `index` of its device type.
 using AllocatorKernel = DeviceAllocator&(int device_index);
+inline constexpr KernelTableKey<AllocatorKernel> kAllocatorKernels{"allocator", ""};
 
 DataPtr allocate(std::size_t nbytes, Device device);
 AllocatorStats allocator_stats(Device device);

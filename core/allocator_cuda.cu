@@ -234,7 +234,7 @@ DeviceAllocator& cuda_allocator(int device_index) {
 }  // namespace
 
 void register_allocator_cuda_kernels(KernelRegistry& r) {
-  r.table<AllocatorKernel>("allocator").define(DeviceType::CUDA, &cuda_allocator, kAllDTypes);
+  r.table(kAllocatorKernels).define(DeviceType::CUDA, &cuda_allocator, kAllDTypes);
 }
 
 }  // namespace qgrad

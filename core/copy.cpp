@@ -121,9 +121,9 @@ void fill_cpu(const Tensor& dst, double value) {
 }  // namespace
 
 void register_copy_cpu_kernels(KernelRegistry& r) {
-  r.table<CopyKernel>("copy").define(DeviceType::CPU, &copy_cpu, kAllDTypes);
-  r.table<FillKernel>("fill").define(DeviceType::CPU, &fill_cpu, kAllDTypes);
-  r.table<TransferKernel>("transfer");  // only other devices move data to and from the CPU
+  r.table(kCopyKernels).define(DeviceType::CPU, &copy_cpu, kAllDTypes);
+  r.table(kFillKernels).define(DeviceType::CPU, &fill_cpu, kAllDTypes);
+  r.table(kTransferKernels);  // only other devices move data to and from the CPU
 }
 
 void copy_into(const Tensor& src, const Tensor& dst) {
@@ -131,18 +131,18 @@ void copy_into(const Tensor& src, const Tensor& dst) {
               " differs from destination shape ", dst.shape());
   check_same_device("copy", src, dst);
   if (dst.numel() == 0) return;
-  static const KernelTable<CopyKernel>& table = kernel_table<CopyKernel>("copy");
+  static const KernelTable<CopyKernel>& table = kernel_table(kCopyKernels);
   table("copy", dst)(src, dst);
 }
 
 void fill_tensor(const Tensor& dst, double value) {
   if (dst.numel() == 0) return;
-  static const KernelTable<FillKernel>& table = kernel_table<FillKernel>("fill");
+  static const KernelTable<FillKernel>& table = kernel_table(kFillKernels);
   table("fill_", dst)(dst, value);
 }
 
 void copy_between_devices(const Tensor& src, const Tensor& dst) {
-  static const KernelTable<TransferKernel>& table = kernel_table<TransferKernel>("transfer");
+  static const KernelTable<TransferKernel>& table = kernel_table(kTransferKernels);
   const Device other = src.device().is_cpu() ? dst.device() : src.device();
   if (table.find(other.type) == nullptr) check_device_available("to", other);
   table.at("to", other)(src, dst);

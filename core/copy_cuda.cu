@@ -91,10 +91,9 @@ void cuda_fill(const Tensor& dst, double value) {
 }  // namespace
 
 void register_copy_cuda_kernels(KernelRegistry& r) {
-  r.table<CopyKernel>("copy").define(DeviceType::CUDA, &cuda_copy_into, kAllDTypes);
-  r.table<FillKernel>("fill").define(DeviceType::CUDA, &cuda_fill, kAllDTypes);
-  r.table<TransferKernel>("transfer")
-      .define(DeviceType::CUDA, &cuda_copy_between_devices, kAllDTypes);
+  r.table(kCopyKernels).define(DeviceType::CUDA, &cuda_copy_into, kAllDTypes);
+  r.table(kFillKernels).define(DeviceType::CUDA, &cuda_fill, kAllDTypes);
+  r.table(kTransferKernels).define(DeviceType::CUDA, &cuda_copy_between_devices, kAllDTypes);
 }
 
 }  // namespace qgrad

@@ -14,15 +14,20 @@ namespace qgrad {
 
 // "copy": dst = src converted to dst's dtype; same shape and device, any strides.
 using CopyKernel = void(const Tensor& src, const Tensor& dst);
+inline constexpr KernelTableKey<CopyKernel> kCopyKernels{"copy", ""};
 // "fill": every element of dst (any strides) = value converted as convert_element does.
 using FillKernel = void(const Tensor& dst, double value);
+inline constexpr KernelTableKey<FillKernel> kFillKernels{"fill", ""};
 // "transfer": contiguous src and dst of one dtype and shape on different devices; registered
 // under the device type that is not the CPU.
 using TransferKernel = void(const Tensor& src, const Tensor& dst);
+inline constexpr KernelTableKey<TransferKernel> kTransferKernels{"transfer", ""};
 // "add": out = a + b for tensors of one shape, dtype and device (out may be a).
 using AddKernel = void(const Tensor& a, const Tensor& b, const Tensor& out);
+inline constexpr KernelTableKey<AddKernel> kAddKernels{"add", ""};
 // "sum": out (contiguous, numel = product of the kept dims) = x summed over the flagged dims.
 using SumKernel = void(const Tensor& x, const std::vector<bool>& reduced, const Tensor& out);
+inline constexpr KernelTableKey<SumKernel> kSumKernels{"sum", ""};
 
 void register_allocator_cpu_kernels(KernelRegistry& r);
 void register_copy_cpu_kernels(KernelRegistry& r);

@@ -42,21 +42,36 @@ void KernelTableBase::throw_no_device(const char* op, Device device) const {
                                    " kernel in this build (device ", device, ")"));
 }
 
-void KernelRegistry::add_op(const std::string& op, std::initializer_list<const char*> tables) {
-  QGRAD_CHECK(!ops_.count(op), Error, "kernel registry: op '", op, "' declared twice");
-  std::vector<std::string> names;
-  for (const char* t : tables) {
-    find_table(t);  // every table an op names must exist (a registration bug otherwise)
-    names.emplace_back(t);
+void KernelRegistry::catalogue(std::string_view table, std::string_view ops) {
+  std::size_t begin = 0;
+  while (begin < ops.size()) {
+    std::size_t end = ops.find(' ', begin);
+    if (end == std::string_view::npos) end = ops.size();
+    if (end > begin) {
+      auto it = ops_.find(ops.substr(begin, end - begin));
+      if (it == ops_.end())
+        it = ops_.emplace(std::string(ops.substr(begin, end - begin)), std::vector<std::string>{})
+                 .first;
+      it->second.emplace_back(table);
+    }
+    begin = end + 1;
   }
-  ops_.emplace(op, std::move(names));
 }
 
-const KernelTableBase& KernelRegistry::find_table(const std::string& name) const {
+const KernelRegistry::Entry& KernelRegistry::entry(std::string_view name) const {
   auto it = tables_.find(name);
   QGRAD_CHECK(it != tables_.end(), Error, "kernel table '", name,
               "' was never registered (its family's register function is missing)");
-  return *it->second;
+  return it->second;
+}
+
+void KernelRegistry::check_key(const Entry& e, const void* key, std::string_view name) {
+  QGRAD_CHECK(e.key == key, Error, "kernel table '", name,
+              "' is registered with another key (another signature, or the table declared twice)");
+}
+
+const KernelTableBase& KernelRegistry::find_table(std::string_view name) const {
+  return *entry(name).table;
 }
 
 bool KernelRegistry::supports(std::string_view op, Device device, DType dtype) const {
@@ -80,7 +95,7 @@ std::vector<std::string> KernelRegistry::tables(std::string_view op) const {
 
 std::vector<std::string> KernelRegistry::table_names() const {
   std::vector<std::string> out;
-  for (const auto& [name, table] : tables_) out.push_back(name);
+  for (const auto& [name, entry] : tables_) out.push_back(name);
   return out;
 }
 
@@ -106,9 +121,9 @@ Registrars& registrars() {
 void install_kernel_registrars(std::vector<KernelRegistrar> list) {
   Registrars& r = registrars();
   std::lock_guard<std::mutex> lock(r.mutex);
-  QGRAD_CHECK(!r.installed && !r.used, Error,
-              "install_kernel_registrars: ", r.used ? "the kernel registry is already built"
-                                                    : "the registrars are installed twice");
+  QGRAD_CHECK(
+      !r.installed && !r.used, Error, "install_kernel_registrars: ",
+      r.used ? "the kernel registry is already built" : "the registrars are installed twice");
   r.list = std::move(list);
   r.installed = true;
 }

@@ -5,8 +5,9 @@
 // calls its families' register_<family>_cpu_kernels / register_<family>_cuda_kernels explicitly,
 // and core names no layer above it. An empty slot is a DeviceError naming the op and the
 // device, never a silent fallback; supports(op, device, dtype) answers without throwing (ggml's
-// supports_op). The registry also lists every user-facing op and the kernels it needs, which is
-// what the cross-device test iterates over.
+// supports_op). Tables are reached through typed keys declared beside their ops
+// (KernelTableKey), and the registry's catalogue of user-facing ops, which the cross-device test
+// iterates over, is collected from those keys as the tables are registered.
 #pragma once
 
 #include <array>
@@ -20,6 +21,7 @@
 
 #include "core/dtype.h"
 #include "core/error.h"
+#include "core/kernel_table_key.h"
 #include "core/tensor.h"
 
 namespace qgrad {
@@ -105,51 +107,60 @@ class KernelTable final : public KernelTableBase {
   std::array<Fn*, kDeviceTypeCount> kernels_{};
 };
 
-// Every kernel table, by name, and every user-facing op with the tables it needs. Built once by
-// register_all_kernels and read-only afterwards.
+// Every kernel table, by name, and every user-facing op with the tables it runs on (from the
+// tables' keys). Built once by the layers' registrars and read-only afterwards.
 class KernelRegistry {
  public:
-  // The table `name`, created on first use (registration only). Throws when `name` exists with
-  // another signature.
+  // The table of `key`, created on first use (registration only), which also adds the table to
+  // the catalogue entry of each op the key names. Throws when another key holds the name.
   template <typename Fn>
-  KernelTable<Fn>& table(const std::string& name) {
-    auto it = tables_.find(name);
-    if (it == tables_.end())
-      it = tables_.emplace(name, std::make_unique<KernelTable<Fn>>(name)).first;
-    auto* t = dynamic_cast<KernelTable<Fn>*>(it->second.get());
-    QGRAD_CHECK(t != nullptr, Error, "kernel table '", name,
-                "' is registered with another signature");
-    return *t;
+  KernelTable<Fn>& table(const KernelTableKey<Fn>& key) {
+    auto it = tables_.find(key.name);
+    if (it == tables_.end()) {
+      it = tables_
+               .emplace(std::string(key.name),
+                        Entry{&key, std::make_unique<KernelTable<Fn>>(std::string(key.name))})
+               .first;
+      catalogue(key.name, key.ops);
+    }
+    check_key(it->second, &key, key.name);
+    // The entry was made from this very key, so its table has this signature.
+    return static_cast<KernelTable<Fn>&>(*it->second.table);
   }
-  // The table `name` for dispatch; throws Error when it was never registered (a build problem).
+  // The table of `key` for dispatch; throws Error when it was never registered (a build problem).
   template <typename Fn>
-  const KernelTable<Fn>& get(const std::string& name) const {
-    auto* t = dynamic_cast<const KernelTable<Fn>*>(&find_table(name));
-    QGRAD_CHECK(t != nullptr, Error, "kernel table '", name, "' has another signature");
-    return *t;
+  const KernelTable<Fn>& get(const KernelTableKey<Fn>& key) const {
+    const Entry& e = entry(key.name);
+    check_key(e, &key, key.name);
+    return static_cast<const KernelTable<Fn>&>(*e.table);
   }
-  // Declares a user-facing op and the kernel tables it runs on (all must support a device and
-  // dtype for the op to).
-  void add_op(const std::string& op, std::initializer_list<const char*> tables);
 
   bool supports(std::string_view op, Device device, DType dtype) const;
   std::vector<std::string> ops() const;
   std::vector<std::string> tables(std::string_view op) const;
   std::vector<std::string> table_names() const;
-  const KernelTableBase& find_table(const std::string& name) const;
+  const KernelTableBase& find_table(std::string_view name) const;
 
  private:
-  std::map<std::string, std::unique_ptr<KernelTableBase>, std::less<>> tables_;
+  struct Entry {
+    const void* key;  // the KernelTableKey the table was made from: its identity and signature
+    std::unique_ptr<KernelTableBase> table;
+  };
+  const Entry& entry(std::string_view name) const;
+  static void check_key(const Entry& e, const void* key, std::string_view name);
+  void catalogue(std::string_view table, std::string_view ops);
+
+  std::map<std::string, Entry, std::less<>> tables_;
   std::map<std::string, std::vector<std::string>, std::less<>> ops_;
 };
 
 // The registry of every kernel in this build, built on first use (thread-safe).
 const KernelRegistry& kernel_registry();
 
-// The table `name` with signature Fn. Fronts keep the reference in a function-local static.
+// The table of `key`. Fronts keep the reference in a function-local static.
 template <typename Fn>
-const KernelTable<Fn>& kernel_table(const std::string& name) {
-  return kernel_registry().get<Fn>(name);
+const KernelTable<Fn>& kernel_table(const KernelTableKey<Fn>& key) {
+  return kernel_registry().get(key);
 }
 
 // Whether `op` (a name from kernel_registry().ops(), e.g. "conv2d") has kernels for `device` and

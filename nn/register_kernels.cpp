@@ -13,9 +13,6 @@ void register_nn_kernels(KernelRegistry& r) {
   optim::register_optim_cuda_kernels(r);
   nn::utils::register_clip_grad_cuda_kernels(r);
 #endif
-  r.add_op("sgd_step", {"sgd_update"});
-  r.add_op("adam_step", {"adam_update"});
-  r.add_op("clip_grad_norm_", {"grad_norm", "clip_coef", "grad_scale"});
 }
 
 }  // namespace qgrad

@@ -15,7 +15,7 @@ Tensor add_grads(const Tensor& a, const Tensor& b_in) {
   const Tensor b = b_in.dtype() == a.dtype() ? b_in : b_in.to(a.dtype());
   Tensor out = empty(a.shape(), TensorOptions().dtype(a.dtype()).device(a.device()));
   if (out.numel() == 0) return out;
-  static const KernelTable<AddKernel>& table = kernel_table<AddKernel>("add");
+  static const KernelTable<AddKernel>& table = kernel_table(kAddKernels);
   table("gradient accumulation", out)(a, b, out);
   return out;
 }
@@ -39,7 +39,7 @@ Tensor sum_to_shape(const Tensor& grad, const Shape& shape) {
   // The kernel writes the kept dims contiguously, which is `shape`'s layout.
   Tensor out = empty(shape, TensorOptions().dtype(grad.dtype()).device(grad.device()));
   if (out.numel() == 0) return out;
-  static const KernelTable<SumKernel>& table = kernel_table<SumKernel>("sum");
+  static const KernelTable<SumKernel>& table = kernel_table(kSumKernels);
   table("sum_to_shape", grad)(grad, reduced, out);
   return out;
 }

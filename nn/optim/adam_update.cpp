@@ -26,7 +26,7 @@ void adam_update(const Tensor& p, const Tensor& g, TensorDict& state, const Adam
   if (cfg.amsgrad) vmax = state_tensor(state, "max_exp_avg_sq", p);
   const std::int64_t step = step_t.item<std::int64_t>() + 1;
   step_t.fill_(static_cast<double>(step));
-  static const KernelTable<AdamUpdateKernel>& table = kernel_table<AdamUpdateKernel>("adam_update");
+  static const KernelTable<AdamUpdateKernel>& table = kernel_table(kAdamUpdateKernels);
   table(cfg.decoupled_weight_decay ? "AdamW::step" : "Adam::step", p)(p, g, m, v, vmax, cfg, step);
   m.bump_version();
   v.bump_version();

@@ -5,9 +5,9 @@
 namespace qgrad::optim {
 
 void register_optim_cpu_kernels(KernelRegistry& r) {
-  r.table<SgdUpdateKernel>("sgd_update")
+  r.table(kSgdUpdateKernels)
       .define(DeviceType::CPU, &optim_elem::sgd_update<cpu::Map>, kFloatingDTypes);
-  r.table<AdamUpdateKernel>("adam_update")
+  r.table(kAdamUpdateKernels)
       .define(DeviceType::CPU, &optim_elem::adam_update<cpu::Map>, kFloatingDTypes);
 }
 

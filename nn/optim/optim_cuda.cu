@@ -6,9 +6,9 @@
 namespace qgrad::optim {
 
 void register_optim_cuda_kernels(KernelRegistry& r) {
-  r.table<SgdUpdateKernel>("sgd_update")
+  r.table(kSgdUpdateKernels)
       .define(DeviceType::CUDA, &optim_elem::sgd_update<cuda::Map>, kFloatingDTypes);
-  r.table<AdamUpdateKernel>("adam_update")
+  r.table(kAdamUpdateKernels)
       .define(DeviceType::CUDA, &optim_elem::adam_update<cuda::Map>, kFloatingDTypes);
 }
 

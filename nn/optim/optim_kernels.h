@@ -34,10 +34,12 @@ struct AdamStepConfig {
 // momentum buffer is new (it becomes the gradient).
 using SgdUpdateKernel = void(const Tensor& p, const Tensor& g, const Tensor& buf,
                              const SgdStepConfig& c, bool first);
+inline constexpr KernelTableKey<SgdUpdateKernel> kSgdUpdateKernels{"sgd_update", "sgd_step"};
 // p, g, exp_avg, exp_avg_sq (and max_exp_avg_sq, undefined without amsgrad) contiguous, one
 // dtype and device; `step` counts from 1.
 using AdamUpdateKernel = void(const Tensor& p, const Tensor& g, const Tensor& m, const Tensor& v,
                               const Tensor& vmax, const AdamStepConfig& c, std::int64_t step);
+inline constexpr KernelTableKey<AdamUpdateKernel> kAdamUpdateKernels{"adam_update", "adam_step"};
 
 void register_optim_cpu_kernels(KernelRegistry& r);
 void register_optim_cuda_kernels(KernelRegistry& r);

@@ -85,8 +85,7 @@ void SGD::step() {
             first = true;
           }
         }
-        static const KernelTable<SgdUpdateKernel>& table =
-            kernel_table<SgdUpdateKernel>("sgd_update");
+        static const KernelTable<SgdUpdateKernel>& table = kernel_table(kSgdUpdateKernels);
         table("SGD::step", p)(p, g, buf, config, first);
         if (buf.defined()) buf.bump_version();
       });

@@ -35,8 +35,8 @@ std::vector<Tensor> gradients_of(const std::vector<Tensor>& parameters, double n
 // float64 [2] on the first gradient's device: the total norm (rounded to the first gradient's
 // dtype) and the clip coefficient.
 Tensor total_and_coef(const std::vector<Tensor>& grads, double max_norm, double norm_type) {
-  static const KernelTable<GradNormKernel>& norm_table = kernel_table<GradNormKernel>("grad_norm");
-  static const KernelTable<ClipCoefKernel>& coef_table = kernel_table<ClipCoefKernel>("clip_coef");
+  static const KernelTable<GradNormKernel>& norm_table = kernel_table(kGradNormKernels);
+  static const KernelTable<ClipCoefKernel>& coef_table = kernel_table(kClipCoefKernels);
   const Device device = grads[0].device();
   const TensorOptions f64 = TensorOptions().dtype(kFloat64).device(device);
   Tensor norms = empty({static_cast<std::int64_t>(grads.size())}, f64);
@@ -71,8 +71,7 @@ Tensor clip_grad_norm_tensor_(const std::vector<Tensor>& parameters, double max_
                 " for gradients from `parameters` is non-finite, so it cannot be clipped");
   }
   NoGradGuard no_grad;
-  static const KernelTable<GradScaleKernel>& scale_table =
-      kernel_table<GradScaleKernel>("grad_scale");
+  static const KernelTable<GradScaleKernel>& scale_table = kernel_table(kGradScaleKernels);
   const Tensor coef = out.narrow(0, 1, 1);
   std::vector<Tensor> coef_on;  // the coefficient copied to each other device, once
   auto coef_for = [&](Device d) {

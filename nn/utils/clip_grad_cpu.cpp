@@ -42,9 +42,9 @@ void grad_scale_cpu(const Tensor& g, const Tensor& coef) {
 }  // namespace
 
 void register_clip_grad_cpu_kernels(KernelRegistry& r) {
-  r.table<GradNormKernel>("grad_norm").define(DeviceType::CPU, &grad_norm_cpu, kFloatingDTypes);
-  r.table<ClipCoefKernel>("clip_coef").define(DeviceType::CPU, &clip_coef_cpu, kFloatingDTypes);
-  r.table<GradScaleKernel>("grad_scale").define(DeviceType::CPU, &grad_scale_cpu, kFloatingDTypes);
+  r.table(kGradNormKernels).define(DeviceType::CPU, &grad_norm_cpu, kFloatingDTypes);
+  r.table(kClipCoefKernels).define(DeviceType::CPU, &clip_coef_cpu, kFloatingDTypes);
+  r.table(kGradScaleKernels).define(DeviceType::CPU, &grad_scale_cpu, kFloatingDTypes);
 }
 
 }  // namespace qgrad::nn::utils

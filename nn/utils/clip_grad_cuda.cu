@@ -107,10 +107,9 @@ void grad_scale_cuda(const Tensor& g, const Tensor& coef) {
 }  // namespace
 
 void register_clip_grad_cuda_kernels(KernelRegistry& r) {
-  r.table<GradNormKernel>("grad_norm").define(DeviceType::CUDA, &grad_norm_cuda, kFloatingDTypes);
-  r.table<ClipCoefKernel>("clip_coef").define(DeviceType::CUDA, &clip_coef_cuda, kFloatingDTypes);
-  r.table<GradScaleKernel>("grad_scale")
-      .define(DeviceType::CUDA, &grad_scale_cuda, kFloatingDTypes);
+  r.table(kGradNormKernels).define(DeviceType::CUDA, &grad_norm_cuda, kFloatingDTypes);
+  r.table(kClipCoefKernels).define(DeviceType::CUDA, &clip_coef_cuda, kFloatingDTypes);
+  r.table(kGradScaleKernels).define(DeviceType::CUDA, &grad_scale_cuda, kFloatingDTypes);
 }
 
 }  // namespace qgrad::nn::utils

@@ -69,12 +69,11 @@ Tensor batch_norm(const Tensor& x, const Tensor& running_mean, const Tensor& run
   if (training) {
     mean = empty({c}, opts);
     var = empty({c}, opts);
-    static const KernelTable<BatchNormTrainKernel>& train =
-        kernel_table<BatchNormTrainKernel>("batch_norm_train");
+    static const KernelTable<BatchNormTrainKernel>& train = kernel_table(kBatchNormTrainKernels);
     train(kOp, x)(xc, w, b, eps, y3, mean, var);
     if (running_mean.defined()) {
       static const KernelTable<BatchNormUpdateRunningKernel>& update =
-          kernel_table<BatchNormUpdateRunningKernel>("batch_norm_update_running");
+          kernel_table(kBatchNormUpdateRunningKernels);
       update(kOp, running_mean)(running_mean, running_var, mean, var, momentum, count);
       running_mean.bump_version();
       running_var.bump_version();
@@ -83,8 +82,7 @@ Tensor batch_norm(const Tensor& x, const Tensor& running_mean, const Tensor& run
     // Copies: a later training step updates the running buffers in place.
     mean = running_mean.detach().clone().contiguous();
     var = running_var.detach().clone().contiguous();
-    static const KernelTable<BatchNormEvalKernel>& eval =
-        kernel_table<BatchNormEvalKernel>("batch_norm_eval");
+    static const KernelTable<BatchNormEvalKernel>& eval = kernel_table(kBatchNormEvalKernels);
     if (y3.numel() > 0) eval(kOp, x)(xc, mean, var, w, b, eps, y3);
   }
   Tensor y = y3.view(x.shape());
@@ -103,7 +101,7 @@ Tensor batch_norm(const Tensor& x, const Tensor& running_mean, const Tensor& run
              Tensor gw = want_w ? empty({xs.size(1)}, opts) : Tensor();
              Tensor gb = want_b ? empty({xs.size(1)}, opts) : Tensor();
              static const KernelTable<BatchNormBackwardKernel>& backward =
-                 kernel_table<BatchNormBackwardKernel>("batch_norm_backward");
+                 kernel_table(kBatchNormBackwardKernels);
              backward("batch_norm backward", gy)(gy, xs, mean, var, sw.get(), eps, training, gx, gw,
                                                  gb);
              return TensorList{want_x ? gx.view(x_shape) : Tensor(), gw, gb};

@@ -232,13 +232,11 @@ void batch_norm_backward_cpu(const Tensor& gy, const Tensor& x, const Tensor& me
 }  // namespace
 
 void register_batch_norm_cpu_kernels(KernelRegistry& r) {
-  r.table<BatchNormTrainKernel>("batch_norm_train")
-      .define(DeviceType::CPU, &batch_norm_train_cpu, kFloatingDTypes);
-  r.table<BatchNormEvalKernel>("batch_norm_eval")
-      .define(DeviceType::CPU, &batch_norm_eval_cpu, kFloatingDTypes);
-  r.table<BatchNormUpdateRunningKernel>("batch_norm_update_running")
+  r.table(kBatchNormTrainKernels).define(DeviceType::CPU, &batch_norm_train_cpu, kFloatingDTypes);
+  r.table(kBatchNormEvalKernels).define(DeviceType::CPU, &batch_norm_eval_cpu, kFloatingDTypes);
+  r.table(kBatchNormUpdateRunningKernels)
       .define(DeviceType::CPU, &batch_norm_update_running_cpu, kFloatingDTypes);
-  r.table<BatchNormBackwardKernel>("batch_norm_backward")
+  r.table(kBatchNormBackwardKernels)
       .define(DeviceType::CPU, &batch_norm_backward_cpu, kFloatingDTypes);
 }
 

@@ -353,13 +353,11 @@ void batch_norm_backward_cuda(const Tensor& gy, const Tensor& x, const Tensor& m
 }  // namespace
 
 void register_batch_norm_cuda_kernels(KernelRegistry& r) {
-  r.table<BatchNormTrainKernel>("batch_norm_train")
-      .define(DeviceType::CUDA, &batch_norm_train_cuda, kFloatingDTypes);
-  r.table<BatchNormEvalKernel>("batch_norm_eval")
-      .define(DeviceType::CUDA, &batch_norm_eval_cuda, kFloatingDTypes);
-  r.table<BatchNormUpdateRunningKernel>("batch_norm_update_running")
+  r.table(kBatchNormTrainKernels).define(DeviceType::CUDA, &batch_norm_train_cuda, kFloatingDTypes);
+  r.table(kBatchNormEvalKernels).define(DeviceType::CUDA, &batch_norm_eval_cuda, kFloatingDTypes);
+  r.table(kBatchNormUpdateRunningKernels)
       .define(DeviceType::CUDA, &batch_norm_update_running_cuda, kFloatingDTypes);
-  r.table<BatchNormBackwardKernel>("batch_norm_backward")
+  r.table(kBatchNormBackwardKernels)
       .define(DeviceType::CUDA, &batch_norm_backward_cuda, kFloatingDTypes);
 }
 

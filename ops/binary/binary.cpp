@@ -89,7 +89,7 @@ Tensor compute(BinaryOp op, const Tensor& a, const Tensor& b) {
 
 void binary_kernel(BinaryOp op, const Tensor& a, const Tensor& b, const Tensor& out) {
   if (out.numel() == 0) return;
-  static const KernelTable<BinaryKernel>& table = kernel_table<BinaryKernel>("binary");
+  static const KernelTable<BinaryKernel>& table = kernel_table(kBinaryKernels);
   table(binary_op_name(op), a)(op, a, b, out);
 }
 

@@ -8,9 +8,8 @@
 namespace qgrad {
 
 void register_binary_cpu_kernels(KernelRegistry& r) {
-  r.table<BinaryKernel>("binary").define(DeviceType::CPU, &binary_elem::kernel<cpu::Map>,
-                                         kAllDTypes);
-  r.table<AddKernel>("add").define(DeviceType::CPU, &binary_elem::add<cpu::Map>, kAllDTypes);
+  r.table(kBinaryKernels).define(DeviceType::CPU, &binary_elem::kernel<cpu::Map>, kAllDTypes);
+  r.table(kAddKernels).define(DeviceType::CPU, &binary_elem::add<cpu::Map>, kAllDTypes);
 }
 
 }  // namespace qgrad

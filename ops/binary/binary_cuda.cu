@@ -8,9 +8,8 @@
 namespace qgrad {
 
 void register_binary_cuda_kernels(KernelRegistry& r) {
-  r.table<BinaryKernel>("binary").define(DeviceType::CUDA, &binary_elem::kernel<cuda::Map>,
-                                         kAllDTypes);
-  r.table<AddKernel>("add").define(DeviceType::CUDA, &binary_elem::add<cuda::Map>, kAllDTypes);
+  r.table(kBinaryKernels).define(DeviceType::CUDA, &binary_elem::kernel<cuda::Map>, kAllDTypes);
+  r.table(kAddKernels).define(DeviceType::CUDA, &binary_elem::add<cuda::Map>, kAllDTypes);
 }
 
 }  // namespace qgrad

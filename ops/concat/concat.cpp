@@ -57,7 +57,7 @@ Tensor join(const std::vector<Tensor>& tensors, std::int64_t dim, const char* op
   }
 
   Tensor out = empty(out_shape, TensorOptions().dtype(dt).device(r.device()));
-  static const KernelTable<ConcatKernel>& table = kernel_table<ConcatKernel>("concat");
+  static const KernelTable<ConcatKernel>& table = kernel_table(kConcatKernels);
   table(op, out)(parts, part_offsets, d, out);
 
   std::vector<Shape> shapes;

@@ -45,7 +45,7 @@ void concat_cpu(const std::vector<Tensor>& inputs, const std::vector<std::int64_
 }  // namespace
 
 void register_concat_cpu_kernels(KernelRegistry& r) {
-  r.table<ConcatKernel>("concat").define(DeviceType::CPU, &concat_cpu, kAllDTypes);
+  r.table(kConcatKernels).define(DeviceType::CPU, &concat_cpu, kAllDTypes);
 }
 
 }  // namespace qgrad

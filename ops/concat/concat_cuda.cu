@@ -21,7 +21,7 @@ void concat_cuda(const std::vector<Tensor>& inputs, const std::vector<std::int64
 }  // namespace
 
 void register_concat_cuda_kernels(KernelRegistry& r) {
-  r.table<ConcatKernel>("concat").define(DeviceType::CUDA, &concat_cuda, kAllDTypes);
+  r.table(kConcatKernels).define(DeviceType::CUDA, &concat_cuda, kAllDTypes);
 }
 
 }  // namespace qgrad

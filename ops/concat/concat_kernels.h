@@ -15,6 +15,7 @@ namespace qgrad {
 using ConcatKernel = void(const std::vector<Tensor>& inputs,
                           const std::vector<std::int64_t>& offsets, std::int64_t dim,
                           const Tensor& out);
+inline constexpr KernelTableKey<ConcatKernel> kConcatKernels{"concat", "concat stack"};
 
 void register_concat_cpu_kernels(KernelRegistry& r);
 void register_concat_cuda_kernels(KernelRegistry& r);

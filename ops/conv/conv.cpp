@@ -100,8 +100,7 @@ Tensor conv2d(const Tensor& x, const Tensor& weight, const Tensor& bias, const S
   const bool need_x = grad && x.requires_grad(), need_w = grad && weight.requires_grad();
   const bool need_b = grad && bias.defined() && bias.requires_grad();
   std::shared_ptr<Conv2dForwardState> state;
-  static const KernelTable<Conv2dForwardKernel>& forward =
-      kernel_table<Conv2dForwardKernel>("conv2d_forward");
+  static const KernelTable<Conv2dForwardKernel>& forward = kernel_table(kConv2dForwardKernels);
   // The backward of the input needs the weights, those of weight and bias need the input.
   forward("conv2d", x)(g, x.detach(), weight.detach(), bias.defined() ? bias.detach() : Tensor(), y,
                        grad ? &state : nullptr, need_w || need_b, need_x);
@@ -116,8 +115,7 @@ Tensor conv2d(const Tensor& x, const Tensor& weight, const Tensor& bias, const S
     Tensor gb = need_b ? empty({g.o}, o) : Tensor();
     // Saved tensors are undefined where not needed; the kernel only reads what it uses.
     Tensor xs = sx.get(), ws = sw.get();
-    static const KernelTable<Conv2dBackwardKernel>& backward =
-        kernel_table<Conv2dBackwardKernel>("conv2d_backward");
+    static const KernelTable<Conv2dBackwardKernel>& backward = kernel_table(kConv2dBackwardKernels);
     backward("conv2d backward", gy)(g, gy, xs, ws, state.get(), gx, gw, gb);
     return TensorList{gx, gw, gb};
   });

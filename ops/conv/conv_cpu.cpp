@@ -534,10 +534,8 @@ Conv2dAlgorithms conv2d_cpu_algorithms(const Conv2dGeometry& g) {
 }
 
 void register_conv_cpu_kernels(KernelRegistry& r) {
-  r.table<Conv2dForwardKernel>("conv2d_forward")
-      .define(DeviceType::CPU, &conv2d_forward_cpu, kFloatingDTypes);
-  r.table<Conv2dBackwardKernel>("conv2d_backward")
-      .define(DeviceType::CPU, &conv2d_backward_cpu, kFloatingDTypes);
+  r.table(kConv2dForwardKernels).define(DeviceType::CPU, &conv2d_forward_cpu, kFloatingDTypes);
+  r.table(kConv2dBackwardKernels).define(DeviceType::CPU, &conv2d_backward_cpu, kFloatingDTypes);
 }
 
 }  // namespace qgrad

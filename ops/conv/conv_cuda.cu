@@ -298,10 +298,8 @@ void conv2d_backward_cuda(const Conv2dGeometry& g, const Tensor& gy_in, const Te
 }  // namespace
 
 void register_conv_cuda_kernels(KernelRegistry& r) {
-  r.table<Conv2dForwardKernel>("conv2d_forward")
-      .define(DeviceType::CUDA, &conv2d_forward_cuda, kFloatingDTypes);
-  r.table<Conv2dBackwardKernel>("conv2d_backward")
-      .define(DeviceType::CUDA, &conv2d_backward_cuda, kFloatingDTypes);
+  r.table(kConv2dForwardKernels).define(DeviceType::CUDA, &conv2d_forward_cuda, kFloatingDTypes);
+  r.table(kConv2dBackwardKernels).define(DeviceType::CUDA, &conv2d_backward_cuda, kFloatingDTypes);
 }
 
 }  // namespace qgrad

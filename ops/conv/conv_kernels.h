@@ -33,12 +33,16 @@ using Conv2dForwardKernel = void(const Conv2dGeometry& g, const Tensor& x, const
                                  const Tensor& bias, const Tensor& y,
                                  std::shared_ptr<Conv2dForwardState>* state, bool keep_input,
                                  bool keep_weights);
+inline constexpr KernelTableKey<Conv2dForwardKernel> kConv2dForwardKernels{"conv2d_forward",
+                                                                           "conv2d"};
 // Gradients of the forward above from gy [n, o, oh, ow]: gx (needs w), gw and gb (need x). Each
 // of gx, gw, gb is preallocated contiguous, or undefined when not wanted. `state` is the one the
 // forward filled (may be null for float64).
 using Conv2dBackwardKernel = void(const Conv2dGeometry& g, const Tensor& gy, const Tensor& x,
                                   const Tensor& w, const Conv2dForwardState* state,
                                   const Tensor& gx, const Tensor& gw, const Tensor& gb);
+inline constexpr KernelTableKey<Conv2dBackwardKernel> kConv2dBackwardKernels{"conv2d_backward",
+                                                                             "conv2d"};
 
 // CPU (oneDNN) specific: the algorithm the float32 kernels ask oneDNN for, per primitive:
 // true = Winograd F(4x4, 3x3), false = direct. Winograd where it measured faster than direct

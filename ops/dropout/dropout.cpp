@@ -16,7 +16,7 @@ Tensor dropout(const Tensor& x, double p, bool training, Generator& gen) {
   QGRAD_CHECK(p >= 0.0 && p <= 1.0, ValueError, "dropout: probability p must be in [0, 1], got ",
               p);
   if (!training) return x;
-  static const KernelTable<DropoutKernel>& table = kernel_table<DropoutKernel>("dropout");
+  static const KernelTable<DropoutKernel>& table = kernel_table(kDropoutKernels);
   // Looked up before the mask is reserved: a device without a kernel leaves `gen` untouched.
   DropoutKernel& kernel = table("dropout", x);
   DropoutMask mask{gen, 0, p};

@@ -43,7 +43,7 @@ void dropout_cpu(const Tensor& in, const DropoutMask& mask, const Tensor& out) {
 }  // namespace
 
 void register_dropout_cpu_kernels(KernelRegistry& r) {
-  r.table<DropoutKernel>("dropout").define(DeviceType::CPU, &dropout_cpu, kFloatingDTypes);
+  r.table(kDropoutKernels).define(DeviceType::CPU, &dropout_cpu, kFloatingDTypes);
 }
 
 }  // namespace qgrad

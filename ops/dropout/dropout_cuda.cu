@@ -49,7 +49,7 @@ void dropout_cuda(const Tensor& in, const DropoutMask& mask, const Tensor& out) 
 }  // namespace
 
 void register_dropout_cuda_kernels(KernelRegistry& r) {
-  r.table<DropoutKernel>("dropout").define(DeviceType::CUDA, &dropout_cuda, kFloatingDTypes);
+  r.table(kDropoutKernels).define(DeviceType::CUDA, &dropout_cuda, kFloatingDTypes);
 }
 
 }  // namespace qgrad

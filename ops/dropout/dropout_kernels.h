@@ -21,6 +21,7 @@ struct DropoutMask {
 
 // out (contiguous, in's shape and dtype) = kept ? in / (1 - p) : 0. `in` may have any strides.
 using DropoutKernel = void(const Tensor& in, const DropoutMask& mask, const Tensor& out);
+inline constexpr KernelTableKey<DropoutKernel> kDropoutKernels{"dropout", "dropout"};
 
 void register_dropout_cpu_kernels(KernelRegistry& r);
 void register_dropout_cuda_kernels(KernelRegistry& r);

@@ -75,7 +75,7 @@ Tensor class_loss(const Tensor& input, const Tensor& target, const ClassLossArgs
   }
 
   // The kernel lookup (a DeviceError for a device without one) comes before check_targets.
-  static const KernelTable<ClassLossKernel>& forward = kernel_table<ClassLossKernel>("class_loss");
+  static const KernelTable<ClassLossKernel>& forward = kernel_table(kClassLossKernels);
   ClassLossKernel& kernel = forward(name, input);
   const Tensor tgt = target.detach().contiguous();
   check_targets(name, tgt, C, a.ignore_index);
@@ -125,7 +125,7 @@ Tensor class_loss(const Tensor& input, const Tensor& target, const ClassLossArgs
     // The kernel reads g as a contiguous array (one value per position, or one shared value).
     Tensor gc = g[0].to(xs.dtype()).contiguous();
     static const KernelTable<ClassLossBackwardKernel>& backward =
-        kernel_table<ClassLossBackwardKernel>("class_loss_backward");
+        kernel_table(kClassLossBackwardKernels);
     backward(name, gc)(xs, st.get(), sw.get(), lse, p, gc, factor, gx);
     return TensorList{gx.view(in_shape)};
   });
@@ -160,7 +160,7 @@ Tensor mse_loss(const Tensor& input, const Tensor& target, const std::string& re
   const Tensor b = target.dtype() == dt ? target : target.to(dt);
   const TensorOptions opts = TensorOptions().dtype(dt).device(a.device());
 
-  static const KernelTable<MseLossKernel>& forward = kernel_table<MseLossKernel>("mse_loss");
+  static const KernelTable<MseLossKernel>& forward = kernel_table(kMseLossKernels);
   Tensor out;
   double factor = 2.0;
   if (red == Reduction::None) {
@@ -180,7 +180,7 @@ Tensor mse_loss(const Tensor& input, const Tensor& target, const std::string& re
   record("MseLossBackward", {a, b}, {&out}, [=](const TensorList& g) {
     Tensor av = sa.get(), bv = sb.get();
     static const KernelTable<MseLossBackwardKernel>& backward =
-        kernel_table<MseLossBackwardKernel>("mse_loss_backward");
+        kernel_table(kMseLossBackwardKernels);
     MseLossBackwardKernel& kernel = backward(name, g[0]);
     const Tensor gfull = g[0].expand(av.shape());
     const TensorOptions o = TensorOptions().dtype(av.dtype()).device(av.device());

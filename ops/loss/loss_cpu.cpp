@@ -461,12 +461,11 @@ void mse_backward_cpu(const Tensor& a, const Tensor& b, const Tensor& g, double 
 }  // namespace
 
 void register_loss_cpu_kernels(KernelRegistry& r) {
-  r.table<ClassLossKernel>("class_loss").define(DeviceType::CPU, &class_loss_cpu, kFloatingDTypes);
-  r.table<ClassLossBackwardKernel>("class_loss_backward")
+  r.table(kClassLossKernels).define(DeviceType::CPU, &class_loss_cpu, kFloatingDTypes);
+  r.table(kClassLossBackwardKernels)
       .define(DeviceType::CPU, &class_loss_backward_cpu, kFloatingDTypes);
-  r.table<MseLossKernel>("mse_loss").define(DeviceType::CPU, &mse_cpu, kFloatingDTypes);
-  r.table<MseLossBackwardKernel>("mse_loss_backward")
-      .define(DeviceType::CPU, &mse_backward_cpu, kFloatingDTypes);
+  r.table(kMseLossKernels).define(DeviceType::CPU, &mse_cpu, kFloatingDTypes);
+  r.table(kMseLossBackwardKernels).define(DeviceType::CPU, &mse_backward_cpu, kFloatingDTypes);
 }
 
 }  // namespace qgrad

@@ -368,13 +368,11 @@ void mse_backward_cuda(const Tensor& a, const Tensor& b, const Tensor& g, double
 }  // namespace
 
 void register_loss_cuda_kernels(KernelRegistry& r) {
-  r.table<ClassLossKernel>("class_loss")
-      .define(DeviceType::CUDA, &class_loss_cuda, kFloatingDTypes);
-  r.table<ClassLossBackwardKernel>("class_loss_backward")
+  r.table(kClassLossKernels).define(DeviceType::CUDA, &class_loss_cuda, kFloatingDTypes);
+  r.table(kClassLossBackwardKernels)
       .define(DeviceType::CUDA, &class_loss_backward_cuda, kFloatingDTypes);
-  r.table<MseLossKernel>("mse_loss").define(DeviceType::CUDA, &mse_cuda, kFloatingDTypes);
-  r.table<MseLossBackwardKernel>("mse_loss_backward")
-      .define(DeviceType::CUDA, &mse_backward_cuda, kFloatingDTypes);
+  r.table(kMseLossKernels).define(DeviceType::CUDA, &mse_cuda, kFloatingDTypes);
+  r.table(kMseLossBackwardKernels).define(DeviceType::CUDA, &mse_backward_cuda, kFloatingDTypes);
 }
 
 }  // namespace qgrad

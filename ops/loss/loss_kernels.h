@@ -29,6 +29,8 @@ struct ClassLossParams {
 using ClassLossKernel = void(const Tensor& input, const Tensor& target, const Tensor& weight,
                              const ClassLossParams& p, const Tensor& losses, const Tensor& lse,
                              const Tensor& totals);
+inline constexpr KernelTableKey<ClassLossKernel> kClassLossKernels{"class_loss",
+                                                                   "cross_entropy nll_loss"};
 // grad_in (contiguous, input's shape; zero-filled by the caller for nll) = d loss / d input,
 // where position i's loss gradient is factor * g[i] (g contiguous of input's dtype with N * S
 // values, or one value shared by all positions; factor a one-element float64 tensor on input's
@@ -37,15 +39,20 @@ using ClassLossBackwardKernel = void(const Tensor& input, const Tensor& target,
                                      const Tensor& weight, const Tensor& lse,
                                      const ClassLossParams& p, const Tensor& g,
                                      const Tensor& factor, const Tensor& grad_in);
+inline constexpr KernelTableKey<ClassLossBackwardKernel> kClassLossBackwardKernels{
+    "class_loss_backward", "cross_entropy nll_loss"};
 
 // Squared error. When `out` is defined it receives (a - b)^2 elementwise (any strides);
 // otherwise total (a one-element float64 tensor on a's device) receives sum((a - b)^2),
 // accumulated in double in a fixed block order.
 using MseLossKernel = void(const Tensor& a, const Tensor& b, const Tensor& out,
                            const Tensor& total);
+inline constexpr KernelTableKey<MseLossKernel> kMseLossKernels{"mse_loss", "mse_loss"};
 // grad_a = factor * (a - b) * g (g has a's shape, possibly a stride-0 broadcast view).
 using MseLossBackwardKernel = void(const Tensor& a, const Tensor& b, const Tensor& g, double factor,
                                    const Tensor& grad_a);
+inline constexpr KernelTableKey<MseLossBackwardKernel> kMseLossBackwardKernels{"mse_loss_backward",
+                                                                               "mse_loss"};
 
 void register_loss_cpu_kernels(KernelRegistry& r);
 void register_loss_cuda_kernels(KernelRegistry& r);

@@ -13,7 +13,7 @@ namespace qgrad {
 namespace {
 
 const KernelTable<MatmulKernel>& matmul_kernels() {
-  static const KernelTable<MatmulKernel>& table = kernel_table<MatmulKernel>("matmul");
+  static const KernelTable<MatmulKernel>& table = kernel_table(kMatmulKernels);
   return table;
 }
 

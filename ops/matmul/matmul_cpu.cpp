@@ -183,7 +183,7 @@ void matmul_cpu(const Tensor& a, const Tensor& b, const Tensor& bias, const Tens
 }  // namespace
 
 void register_matmul_cpu_kernels(KernelRegistry& r) {
-  r.table<MatmulKernel>("matmul").define(DeviceType::CPU, &matmul_cpu, kFloatingDTypes);
+  r.table(kMatmulKernels).define(DeviceType::CPU, &matmul_cpu, kFloatingDTypes);
 }
 
 }  // namespace qgrad

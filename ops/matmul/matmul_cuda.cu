@@ -176,7 +176,7 @@ void matmul_cuda(const Tensor& a, const Tensor& b, const Tensor& bias, const Ten
 }  // namespace
 
 void register_matmul_cuda_kernels(KernelRegistry& r) {
-  r.table<MatmulKernel>("matmul").define(DeviceType::CUDA, &matmul_cuda, kFloatingDTypes);
+  r.table(kMatmulKernels).define(DeviceType::CUDA, &matmul_cuda, kFloatingDTypes);
 }
 
 }  // namespace qgrad

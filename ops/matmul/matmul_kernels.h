@@ -11,6 +11,7 @@ namespace qgrad {
 // equal to out's or 1 (broadcast); any strides (including 0 from expand). bias is undefined or
 // 1-D [N] added to every row. out is [..., M, N], contiguous and preallocated; all share a dtype.
 using MatmulKernel = void(const Tensor& a, const Tensor& b, const Tensor& bias, const Tensor& out);
+inline constexpr KernelTableKey<MatmulKernel> kMatmulKernels{"matmul", "matmul linear"};
 
 void register_matmul_cpu_kernels(KernelRegistry& r);
 void register_matmul_cuda_kernels(KernelRegistry& r);

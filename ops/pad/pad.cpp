@@ -91,7 +91,7 @@ Tensor pad(const Tensor& x, const std::vector<std::int64_t>& pads, const std::st
   }
 
   Tensor out = empty(plan.out_shape, TensorOptions().dtype(x.dtype()).device(x.device()));
-  static const KernelTable<PadKernel>& forward = kernel_table<PadKernel>("pad");
+  static const KernelTable<PadKernel>& forward = kernel_table(kPadKernels);
   forward("pad", x)(x, plan, value, out);
   record("PadBackward", {x}, {&out}, [plan](const TensorList& g) {
     const TensorOptions o = TensorOptions().dtype(g[0].dtype()).device(g[0].device());
@@ -108,8 +108,7 @@ Tensor pad(const Tensor& x, const std::vector<std::int64_t>& pads, const std::st
       return TensorList{gx};
     }
     Tensor gx = zeros(plan.in_shape, o);
-    static const KernelTable<PadBackwardKernel>& backward =
-        kernel_table<PadBackwardKernel>("pad_backward");
+    static const KernelTable<PadBackwardKernel>& backward = kernel_table(kPadBackwardKernels);
     backward("pad backward", g[0])(g[0], plan, gx);
     return TensorList{gx};
   });

@@ -147,9 +147,8 @@ void pad_backward_cpu(const Tensor& g, const PadPlan& plan, const Tensor& grad_i
 }  // namespace
 
 void register_pad_cpu_kernels(KernelRegistry& r) {
-  r.table<PadKernel>("pad").define(DeviceType::CPU, &pad_cpu, kAllDTypes);
-  r.table<PadBackwardKernel>("pad_backward")
-      .define(DeviceType::CPU, &pad_backward_cpu, kFloatingDTypes);
+  r.table(kPadKernels).define(DeviceType::CPU, &pad_cpu, kAllDTypes);
+  r.table(kPadBackwardKernels).define(DeviceType::CPU, &pad_backward_cpu, kFloatingDTypes);
 }
 
 }  // namespace qgrad

@@ -66,9 +66,8 @@ void pad_backward_cuda(const Tensor& g, const PadPlan& plan, const Tensor& grad_
 }  // namespace
 
 void register_pad_cuda_kernels(KernelRegistry& r) {
-  r.table<PadKernel>("pad").define(DeviceType::CUDA, &pad_cuda, kAllDTypes);
-  r.table<PadBackwardKernel>("pad_backward")
-      .define(DeviceType::CUDA, &pad_backward_cuda, kFloatingDTypes);
+  r.table(kPadKernels).define(DeviceType::CUDA, &pad_cuda, kAllDTypes);
+  r.table(kPadBackwardKernels).define(DeviceType::CUDA, &pad_backward_cuda, kFloatingDTypes);
 }
 
 }  // namespace qgrad

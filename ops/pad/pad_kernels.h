@@ -23,11 +23,13 @@ struct PadPlan {
 // out (contiguous, plan.out_shape) from x (plan.in_shape, any strides, any dtype); `value` fills
 // the constant mode's border.
 using PadKernel = void(const Tensor& x, const PadPlan& plan, double value, const Tensor& out);
+inline constexpr KernelTableKey<PadKernel> kPadKernels{"pad", "pad"};
 // grad_in (contiguous, plan.in_shape, zero-filled by the caller) += the gradient `g` (any
 // strides) of every output element, at the input element it was copied from, each input
 // element's terms added in ascending output order (so every device gives the same bits).
 // Non-constant modes.
 using PadBackwardKernel = void(const Tensor& g, const PadPlan& plan, const Tensor& grad_in);
+inline constexpr KernelTableKey<PadBackwardKernel> kPadBackwardKernels{"pad_backward", "pad"};
 
 void register_pad_cpu_kernels(KernelRegistry& r);
 void register_pad_cuda_kernels(KernelRegistry& r);

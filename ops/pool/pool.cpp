@@ -40,14 +40,14 @@ Tensor max_pool2d(const Tensor& x, const Shape& kernel_size, const Shape& stride
       make_pool2d_geometry(op, x.shape(), kernel_size, stride, padding, dilation, ceil_mode);
   Tensor out = empty({g.n, g.c, g.oh, g.ow}, like(x));
   const bool grad = needs_grad({x});
-  static const KernelTable<MaxPool2dKernel>& forward = kernel_table<MaxPool2dKernel>("max_pool2d");
+  static const KernelTable<MaxPool2dKernel>& forward = kernel_table(kMaxPool2dKernels);
   Tensor workspace = forward(op, x)(contiguous_data(x), out, g, grad);
   if (grad) {
     const TensorOptions opts = like(x);
     record("MaxPool2DBackward", {x}, {&out}, [g, workspace, opts](const TensorList& gr) {
       Tensor gx = empty({g.n, g.c, g.ih, g.iw}, opts);
       static const KernelTable<MaxPool2dBackwardKernel>& backward =
-          kernel_table<MaxPool2dBackwardKernel>("max_pool2d_backward");
+          kernel_table(kMaxPool2dBackwardKernels);
       backward("max_pool2d backward", gr[0])(gr[0].contiguous(), workspace, gx, g);
       return TensorList{gx};
     });
@@ -70,7 +70,7 @@ Tensor avg_pool2d(const Tensor& x, const Shape& kernel_size, const Shape& stride
       make_pool2d_geometry(op, x.shape(), kernel_size, stride, padding, {1}, ceil_mode);
   const std::int64_t divisor = divisor_override.value_or(0);
   Tensor out = empty({g.n, g.c, g.oh, g.ow}, like(x));
-  static const KernelTable<AvgPool2dKernel>& forward = kernel_table<AvgPool2dKernel>("avg_pool2d");
+  static const KernelTable<AvgPool2dKernel>& forward = kernel_table(kAvgPool2dKernels);
   forward(op, x)(contiguous_data(x), out, g, count_include_pad, divisor);
   if (needs_grad({x})) {
     const TensorOptions opts = like(x);
@@ -78,7 +78,7 @@ Tensor avg_pool2d(const Tensor& x, const Shape& kernel_size, const Shape& stride
            [g, opts, count_include_pad, divisor](const TensorList& gr) {
              Tensor gx = empty({g.n, g.c, g.ih, g.iw}, opts);
              static const KernelTable<AvgPool2dBackwardKernel>& backward =
-                 kernel_table<AvgPool2dBackwardKernel>("avg_pool2d_backward");
+                 kernel_table(kAvgPool2dBackwardKernels);
              backward("avg_pool2d backward", gr[0])(gr[0].contiguous(), gx, g, count_include_pad,
                                                     divisor);
              return TensorList{gx};
@@ -100,7 +100,7 @@ Tensor adaptive_avg_pool2d(const Tensor& x, const Shape& output_size) {
               ": channel and spatial sizes must be non-zero, got input shape ", x.shape());
   Tensor out = empty({x.size(0), x.size(1), oh, ow}, like(x));
   static const KernelTable<AdaptiveAvgPool2dKernel>& forward =
-      kernel_table<AdaptiveAvgPool2dKernel>("adaptive_avg_pool2d");
+      kernel_table(kAdaptiveAvgPool2dKernels);
   forward(op, x)(contiguous_data(x), out);
   if (needs_grad({x})) {
     const TensorOptions opts = like(x);
@@ -108,7 +108,7 @@ Tensor adaptive_avg_pool2d(const Tensor& x, const Shape& output_size) {
     record("AdaptiveAvgPool2DBackward", {x}, {&out}, [in_shape, opts](const TensorList& gr) {
       Tensor gx = empty(in_shape, opts);
       static const KernelTable<AdaptiveAvgPool2dBackwardKernel>& backward =
-          kernel_table<AdaptiveAvgPool2dBackwardKernel>("adaptive_avg_pool2d_backward");
+          kernel_table(kAdaptiveAvgPool2dBackwardKernels);
       backward("adaptive_avg_pool2d backward", gr[0])(gr[0].contiguous(), gx);
       return TensorList{gx};
     });

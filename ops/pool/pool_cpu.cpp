@@ -446,15 +446,15 @@ void adaptive_avg_pool2d_backward_cpu(const Tensor& gy, const Tensor& gx) {
 }  // namespace
 
 void register_pool_cpu_kernels(KernelRegistry& r) {
-  r.table<MaxPool2dKernel>("max_pool2d").define(DeviceType::CPU, &max_pool2d_cpu, kFloatingDTypes);
-  r.table<MaxPool2dBackwardKernel>("max_pool2d_backward")
+  r.table(kMaxPool2dKernels).define(DeviceType::CPU, &max_pool2d_cpu, kFloatingDTypes);
+  r.table(kMaxPool2dBackwardKernels)
       .define(DeviceType::CPU, &max_pool2d_backward_cpu, kFloatingDTypes);
-  r.table<AvgPool2dKernel>("avg_pool2d").define(DeviceType::CPU, &avg_pool2d_cpu, kFloatingDTypes);
-  r.table<AvgPool2dBackwardKernel>("avg_pool2d_backward")
+  r.table(kAvgPool2dKernels).define(DeviceType::CPU, &avg_pool2d_cpu, kFloatingDTypes);
+  r.table(kAvgPool2dBackwardKernels)
       .define(DeviceType::CPU, &avg_pool2d_backward_cpu, kFloatingDTypes);
-  r.table<AdaptiveAvgPool2dKernel>("adaptive_avg_pool2d")
+  r.table(kAdaptiveAvgPool2dKernels)
       .define(DeviceType::CPU, &adaptive_avg_pool2d_cpu, kFloatingDTypes);
-  r.table<AdaptiveAvgPool2dBackwardKernel>("adaptive_avg_pool2d_backward")
+  r.table(kAdaptiveAvgPool2dBackwardKernels)
       .define(DeviceType::CPU, &adaptive_avg_pool2d_backward_cpu, kFloatingDTypes);
 }
 

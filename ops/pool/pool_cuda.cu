@@ -286,17 +286,15 @@ void adaptive_avg_pool2d_backward_cuda(const Tensor& gy, const Tensor& gx) {
 }  // namespace
 
 void register_pool_cuda_kernels(KernelRegistry& r) {
-  r.table<MaxPool2dKernel>("max_pool2d")
-      .define(DeviceType::CUDA, &max_pool2d_cuda, kFloatingDTypes);
-  r.table<MaxPool2dBackwardKernel>("max_pool2d_backward")
+  r.table(kMaxPool2dKernels).define(DeviceType::CUDA, &max_pool2d_cuda, kFloatingDTypes);
+  r.table(kMaxPool2dBackwardKernels)
       .define(DeviceType::CUDA, &max_pool2d_backward_cuda, kFloatingDTypes);
-  r.table<AvgPool2dKernel>("avg_pool2d")
-      .define(DeviceType::CUDA, &avg_pool2d_cuda, kFloatingDTypes);
-  r.table<AvgPool2dBackwardKernel>("avg_pool2d_backward")
+  r.table(kAvgPool2dKernels).define(DeviceType::CUDA, &avg_pool2d_cuda, kFloatingDTypes);
+  r.table(kAvgPool2dBackwardKernels)
       .define(DeviceType::CUDA, &avg_pool2d_backward_cuda, kFloatingDTypes);
-  r.table<AdaptiveAvgPool2dKernel>("adaptive_avg_pool2d")
+  r.table(kAdaptiveAvgPool2dKernels)
       .define(DeviceType::CUDA, &adaptive_avg_pool2d_cuda, kFloatingDTypes);
-  r.table<AdaptiveAvgPool2dBackwardKernel>("adaptive_avg_pool2d_backward")
+  r.table(kAdaptiveAvgPool2dBackwardKernels)
       .define(DeviceType::CUDA, &adaptive_avg_pool2d_backward_cuda, kFloatingDTypes);
 }
 

@@ -15,7 +15,7 @@ namespace qgrad {
 namespace {
 
 const KernelTable<ReduceKernel>& reduce_kernels() {
-  static const KernelTable<ReduceKernel>& table = kernel_table<ReduceKernel>("reduce");
+  static const KernelTable<ReduceKernel>& table = kernel_table(kReduceKernels);
   return table;
 }
 
@@ -94,7 +94,7 @@ Tensor var(const Tensor& x, const Shape& dims, std::int64_t correction, bool kee
   QGRAD_CHECK(correction >= 0, ValueError, "var: correction must be >= 0, got ", correction);
   Axes axes = make_axes(x, dims, keepdim, "var");
   Tensor out = empty(axes.out_shape, TensorOptions().dtype(x.dtype()).device(x.device()));
-  static const KernelTable<VarKernel>& var_kernels = kernel_table<VarKernel>("var");
+  static const KernelTable<VarKernel>& var_kernels = kernel_table(kVarKernels);
   var_kernels("var", x)(x, axes.reduced, correction, out);
   if (!needs_grad({x})) return out;
   // d var / dx = 2 (x - mean) / max(0, N - correction).

@@ -749,9 +749,9 @@ void sum_cpu(const Tensor& x, const std::vector<bool>& reduced, const Tensor& ou
 }  // namespace
 
 void register_reduce_cpu_kernels(KernelRegistry& r) {
-  r.table<ReduceKernel>("reduce").define(DeviceType::CPU, &reduce_cpu, kAllDTypes);
-  r.table<VarKernel>("var").define(DeviceType::CPU, &var_cpu, kFloatingDTypes);
-  r.table<SumKernel>("sum").define(DeviceType::CPU, &sum_cpu, kAllDTypes);
+  r.table(kReduceKernels).define(DeviceType::CPU, &reduce_cpu, kAllDTypes);
+  r.table(kVarKernels).define(DeviceType::CPU, &var_cpu, kFloatingDTypes);
+  r.table(kSumKernels).define(DeviceType::CPU, &sum_cpu, kAllDTypes);
 }
 
 }  // namespace qgrad

@@ -240,9 +240,9 @@ void sum_cuda(const Tensor& x, const std::vector<bool>& reduced, const Tensor& o
 }  // namespace
 
 void register_reduce_cuda_kernels(KernelRegistry& r) {
-  r.table<ReduceKernel>("reduce").define(DeviceType::CUDA, &reduce_cuda, kAllDTypes);
-  r.table<VarKernel>("var").define(DeviceType::CUDA, &var_cuda, kFloatingDTypes);
-  r.table<SumKernel>("sum").define(DeviceType::CUDA, &sum_cuda, kAllDTypes);
+  r.table(kReduceKernels).define(DeviceType::CUDA, &reduce_cuda, kAllDTypes);
+  r.table(kVarKernels).define(DeviceType::CUDA, &var_cuda, kFloatingDTypes);
+  r.table(kSumKernels).define(DeviceType::CUDA, &sum_cuda, kAllDTypes);
 }
 
 }  // namespace qgrad

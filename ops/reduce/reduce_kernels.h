@@ -18,10 +18,13 @@ enum class ReduceOp { Sum, Max, Min, ArgMax, ArgMin };
 // the same pass.
 using ReduceKernel = void(ReduceOp op, const Tensor& x, const std::vector<bool>& reduced,
                           const Tensor& out, const Tensor& values);
+inline constexpr KernelTableKey<ReduceKernel> kReduceKernels{
+    "reduce", "sum mean amax amin max min argmax argmin"};
 // Variance over the flagged dims with divisor max(0, N - correction) (two passes in double);
 // x float32/float64, out of x's dtype.
 using VarKernel = void(const Tensor& x, const std::vector<bool>& reduced, std::int64_t correction,
                        const Tensor& out);
+inline constexpr KernelTableKey<VarKernel> kVarKernels{"var", "var"};
 
 void register_reduce_cpu_kernels(KernelRegistry& r);
 void register_reduce_cuda_kernels(KernelRegistry& r);

@@ -16,7 +16,7 @@ Tensor softmax_impl(const Tensor& x, std::int64_t dim, bool log) {
   require_floating(name, "input", x);
   const std::int64_t d = wrap_dim(dim, x.dim(), name);  // a 0-d input accepts 0 and -1
   Tensor out = empty(x.shape(), TensorOptions().dtype(x.dtype()).device(x.device()));
-  static const KernelTable<SoftmaxKernel>& forward = kernel_table<SoftmaxKernel>("softmax");
+  static const KernelTable<SoftmaxKernel>& forward = kernel_table(kSoftmaxKernels);
   forward(name, x)(x, d, log, out);
   SavedTensor sy(out);
   record(log ? "LogSoftmaxBackward" : "SoftmaxBackward", {x}, {&out},
@@ -24,7 +24,7 @@ Tensor softmax_impl(const Tensor& x, std::int64_t dim, bool log) {
            Tensor y = sy.get();
            Tensor gx = empty(y.shape(), TensorOptions().dtype(y.dtype()).device(y.device()));
            static const KernelTable<SoftmaxBackwardKernel>& backward =
-               kernel_table<SoftmaxBackwardKernel>("softmax_backward");
+               kernel_table(kSoftmaxBackwardKernels);
            backward(log ? "log_softmax backward" : "softmax backward", g[0])(g[0], y, d, log, gx);
            return TensorList{gx};
          });

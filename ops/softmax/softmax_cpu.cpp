@@ -236,9 +236,8 @@ void softmax_backward_cpu(const Tensor& g, const Tensor& y, std::int64_t dim, bo
 }  // namespace
 
 void register_softmax_cpu_kernels(KernelRegistry& r) {
-  r.table<SoftmaxKernel>("softmax").define(DeviceType::CPU, &softmax_cpu, kFloatingDTypes);
-  r.table<SoftmaxBackwardKernel>("softmax_backward")
-      .define(DeviceType::CPU, &softmax_backward_cpu, kFloatingDTypes);
+  r.table(kSoftmaxKernels).define(DeviceType::CPU, &softmax_cpu, kFloatingDTypes);
+  r.table(kSoftmaxBackwardKernels).define(DeviceType::CPU, &softmax_backward_cpu, kFloatingDTypes);
 }
 
 }  // namespace qgrad

@@ -114,8 +114,8 @@ void softmax_backward_cuda(const Tensor& g, const Tensor& y, std::int64_t dim, b
 }  // namespace
 
 void register_softmax_cuda_kernels(KernelRegistry& r) {
-  r.table<SoftmaxKernel>("softmax").define(DeviceType::CUDA, &softmax_cuda, kFloatingDTypes);
-  r.table<SoftmaxBackwardKernel>("softmax_backward")
+  r.table(kSoftmaxKernels).define(DeviceType::CUDA, &softmax_cuda, kFloatingDTypes);
+  r.table(kSoftmaxBackwardKernels)
       .define(DeviceType::CUDA, &softmax_backward_cuda, kFloatingDTypes);
 }
 

@@ -50,15 +50,14 @@ const char* unary_op_name(UnaryOp op) {
 
 void unary_kernel(UnaryOp op, const Tensor& x, const Tensor& out, double p0, double p1) {
   if (out.numel() == 0) return;
-  static const KernelTable<UnaryKernel>& table = kernel_table<UnaryKernel>("unary");
+  static const KernelTable<UnaryKernel>& table = kernel_table(kUnaryKernels);
   table(unary_op_name(op), x)(op, x, out, p0, p1);
 }
 
 void unary_backward_kernel(UnaryOp op, const Tensor& g, const Tensor& x, const Tensor& y,
                            const Tensor& out, double p0, double p1) {
   if (out.numel() == 0) return;
-  static const KernelTable<UnaryBackwardKernel>& table =
-      kernel_table<UnaryBackwardKernel>("unary_backward");
+  static const KernelTable<UnaryBackwardKernel>& table = kernel_table(kUnaryBackwardKernels);
   table(unary_op_name(op), g)(op, g, x, y, out, p0, p1);
 }
 

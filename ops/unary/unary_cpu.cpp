@@ -7,8 +7,8 @@
 namespace qgrad {
 
 void register_unary_cpu_kernels(KernelRegistry& r) {
-  r.table<UnaryKernel>("unary").define(DeviceType::CPU, &unary_elem::forward<cpu::Map>, kAllDTypes);
-  r.table<UnaryBackwardKernel>("unary_backward")
+  r.table(kUnaryKernels).define(DeviceType::CPU, &unary_elem::forward<cpu::Map>, kAllDTypes);
+  r.table(kUnaryBackwardKernels)
       .define(DeviceType::CPU, &unary_elem::backward<cpu::Map>, kFloatingDTypes);
 }
 

@@ -7,9 +7,8 @@
 namespace qgrad {
 
 void register_unary_cuda_kernels(KernelRegistry& r) {
-  r.table<UnaryKernel>("unary").define(DeviceType::CUDA, &unary_elem::forward<cuda::Map>,
-                                       kAllDTypes);
-  r.table<UnaryBackwardKernel>("unary_backward")
+  r.table(kUnaryKernels).define(DeviceType::CUDA, &unary_elem::forward<cuda::Map>, kAllDTypes);
+  r.table(kUnaryBackwardKernels)
       .define(DeviceType::CUDA, &unary_elem::backward<cuda::Map>, kFloatingDTypes);
 }
 

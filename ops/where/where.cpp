@@ -32,7 +32,7 @@ Tensor where(const Tensor& cond, const Tensor& a, const Tensor& b) {
     Tensor c = as_mask(cond).expand(shape);
     Tensor ca = (a.dtype() == dt ? a : a.to(dt)).expand(shape);
     Tensor cb = (b.dtype() == dt ? b : b.to(dt)).expand(shape);
-    static const KernelTable<WhereKernel>& table = kernel_table<WhereKernel>("where");
+    static const KernelTable<WhereKernel>& table = kernel_table(kWhereKernels);
     if (out.numel() > 0) table("where", out)(c, ca, cb, out);
   }
   if (needs_grad({a, b})) {
@@ -67,7 +67,7 @@ Tensor logical(LogicalOp op, const Tensor& a, const Tensor& b) {
   const Shape shape = broadcast_shapes(a.shape(), b.shape(), name);
   Tensor out = empty(shape, TensorOptions().dtype(kUInt8).device(a.device()));
   NoGradGuard ng;
-  static const KernelTable<LogicalKernel>& table = kernel_table<LogicalKernel>("logical");
+  static const KernelTable<LogicalKernel>& table = kernel_table(kLogicalKernels);
   if (out.numel() > 0)
     table(name, out)(op, as_mask(a).expand(shape), as_mask(b).expand(shape), out);
   return out;

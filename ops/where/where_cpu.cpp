@@ -7,9 +7,9 @@
 namespace qgrad {
 
 void register_where_cpu_kernels(KernelRegistry& r) {
-  r.table<WhereKernel>("where").define(DeviceType::CPU, &where_elem::where<cpu::Map>, kAllDTypes);
-  r.table<LogicalKernel>("logical").define(DeviceType::CPU, &where_elem::logical_kernel<cpu::Map>,
-                                           DTypeSet{kUInt8});
+  r.table(kWhereKernels).define(DeviceType::CPU, &where_elem::where<cpu::Map>, kAllDTypes);
+  r.table(kLogicalKernels)
+      .define(DeviceType::CPU, &where_elem::logical_kernel<cpu::Map>, DTypeSet{kUInt8});
 }
 
 }  // namespace qgrad

@@ -6,9 +6,9 @@
 namespace qgrad {
 
 void register_where_cuda_kernels(KernelRegistry& r) {
-  r.table<WhereKernel>("where").define(DeviceType::CUDA, &where_elem::where<cuda::Map>, kAllDTypes);
-  r.table<LogicalKernel>("logical").define(DeviceType::CUDA, &where_elem::logical_kernel<cuda::Map>,
-                                           DTypeSet{kUInt8});
+  r.table(kWhereKernels).define(DeviceType::CUDA, &where_elem::where<cuda::Map>, kAllDTypes);
+  r.table(kLogicalKernels)
+      .define(DeviceType::CUDA, &where_elem::logical_kernel<cuda::Map>, DTypeSet{kUInt8});
 }
 
 }  // namespace qgrad

@@ -100,7 +100,7 @@ Tensor channel_values(const Tensor& t, const Shape& enc) {
 Tensor apply_strided(AffineKind kind, const Tensor& x, const Tensor& scale, const Tensor& offset,
                      std::int64_t qmin, std::int64_t qmax, bool wide) {
   static const KernelTable<AffineForwardStridedKernel>& table =
-      kernel_table<AffineForwardStridedKernel>("aimet.affine_forward_strided");
+      kernel_table(kAffineForwardStridedKernels);
   Tensor y = empty(x.shape(), TensorOptions().dtype(x.dtype()).device(x.device()));
   const Tensor se = scale.detach().expand(x.shape()), oe = offset.detach().expand(x.shape());
   table(kind_name(kind), x)(kind, x, se, oe, qmin, qmax, wide, y);
@@ -109,7 +109,7 @@ Tensor apply_strided(AffineKind kind, const Tensor& x, const Tensor& scale, cons
          [kind, sx = SavedTensor(x), ss = SavedTensor(scale), so = SavedTensor(offset), qmin, qmax,
           wide](const TensorList& g) {
            static const KernelTable<AffineBackwardStridedKernel>& backward =
-               kernel_table<AffineBackwardStridedKernel>("aimet.affine_backward_strided");
+               kernel_table(kAffineBackwardStridedKernels);
            const Tensor xs = sx.get(), s = ss.get(), o = so.get();
            const TensorOptions opt = TensorOptions().dtype(xs.dtype()).device(xs.device());
            Tensor dx = empty(xs.shape(), opt), ds = empty(xs.shape(), opt),
@@ -123,8 +123,7 @@ Tensor apply_strided(AffineKind kind, const Tensor& x, const Tensor& scale, cons
 
 Tensor apply(AffineKind kind, const Tensor& x, const Tensor& scale, const Tensor& offset,
              std::int64_t qmin, std::int64_t qmax) {
-  static const KernelTable<AffineForwardKernel>& table =
-      kernel_table<AffineForwardKernel>("aimet.affine_forward");
+  static const KernelTable<AffineForwardKernel>& table = kernel_table(kAffineForwardKernels);
   const char* op = kind_name(kind);
   require_floating(op, "input", x);
   // The device check comes before scale and offset are read on the host.
@@ -160,7 +159,7 @@ Tensor apply(AffineKind kind, const Tensor& x, const Tensor& scale, const Tensor
     record(backward_name(kind), {x, scale, offset}, {&y},
            [kind, l, enc, mask, ss = SavedTensor(scale), wide](const TensorList& g) {
              static const KernelTable<AffineBackwardDxKernel>& backward =
-                 kernel_table<AffineBackwardDxKernel>("aimet.affine_backward_dx");
+                 kernel_table(kAffineBackwardDxKernels);
              const Tensor gc = g[0].contiguous();
              Tensor dx = empty(gc.shape(), TensorOptions().dtype(gc.dtype()).device(gc.device()));
              backward(kind_name(kind), gc)(kind, l, gc, mask, channel_values(ss.get(), enc), wide,
@@ -173,7 +172,7 @@ Tensor apply(AffineKind kind, const Tensor& x, const Tensor& scale, const Tensor
          [kind, l, enc, sx = SavedTensor(x), ss = SavedTensor(scale), so = SavedTensor(offset),
           qmin, qmax, wide, need_x, need_s, need_o](const TensorList& g) {
            static const KernelTable<AffineBackwardKernel>& backward =
-               kernel_table<AffineBackwardKernel>("aimet.affine_backward");
+               kernel_table(kAffineBackwardKernels);
            const Tensor xs = sx.get().contiguous(), s = ss.get(), o = so.get();
            const Tensor gc = g[0].contiguous();
            const TensorOptions opt = TensorOptions().dtype(xs.dtype()).device(xs.device());
@@ -205,8 +204,7 @@ Tensor quantize_dequantize(const Tensor& x, const Tensor& scale, const Tensor& o
 }
 
 Tensor ste_round(const Tensor& x) {
-  static const KernelTable<RoundHalfEvenKernel>& table =
-      kernel_table<RoundHalfEvenKernel>("aimet.round_half_even");
+  static const KernelTable<RoundHalfEvenKernel>& table = kernel_table(kRoundHalfEvenKernels);
   const char* op = "aimet.ste_round";
   require_floating(op, "input", x);
   RoundHalfEvenKernel& kernel = table(op, x);

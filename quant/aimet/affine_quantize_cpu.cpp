@@ -537,18 +537,15 @@ void round_half_even_cpu(const Tensor& x, const Tensor& y) {
 }  // namespace
 
 void register_affine_quantize_cpu_kernels(KernelRegistry& r) {
-  r.table<AffineForwardKernel>("aimet.affine_forward")
-      .define(DeviceType::CPU, &affine_forward_cpu, kFloatingDTypes);
-  r.table<AffineBackwardDxKernel>("aimet.affine_backward_dx")
+  r.table(kAffineForwardKernels).define(DeviceType::CPU, &affine_forward_cpu, kFloatingDTypes);
+  r.table(kAffineBackwardDxKernels)
       .define(DeviceType::CPU, &affine_backward_dx_cpu, kFloatingDTypes);
-  r.table<AffineBackwardKernel>("aimet.affine_backward")
-      .define(DeviceType::CPU, &affine_backward_cpu, kFloatingDTypes);
-  r.table<AffineForwardStridedKernel>("aimet.affine_forward_strided")
+  r.table(kAffineBackwardKernels).define(DeviceType::CPU, &affine_backward_cpu, kFloatingDTypes);
+  r.table(kAffineForwardStridedKernels)
       .define(DeviceType::CPU, &affine_forward_strided_cpu, kFloatingDTypes);
-  r.table<AffineBackwardStridedKernel>("aimet.affine_backward_strided")
+  r.table(kAffineBackwardStridedKernels)
       .define(DeviceType::CPU, &affine_backward_strided_cpu, kFloatingDTypes);
-  r.table<RoundHalfEvenKernel>("aimet.round_half_even")
-      .define(DeviceType::CPU, &round_half_even_cpu, kFloatingDTypes);
+  r.table(kRoundHalfEvenKernels).define(DeviceType::CPU, &round_half_even_cpu, kFloatingDTypes);
 }
 
 }  // namespace qgrad::aimet

@@ -33,12 +33,16 @@ enum class AffineKind { Quantize, Dequantize, QuantizeDequantize };
 using AffineForwardKernel = void(AffineKind kind, const EncodingLayout& l, const Tensor& x,
                                  const Tensor& scale, const Tensor& offset, std::int64_t qmin,
                                  std::int64_t qmax, bool wide, const Tensor& y, const Tensor& mask);
+inline constexpr KernelTableKey<AffineForwardKernel> kAffineForwardKernels{
+    "aimet.affine_forward", "aimet.quantize aimet.dequantize aimet.quantize_dequantize"};
 
 // dx alone from the forward's mask (ignored for Dequantize): Quantize dx = (g*m)/s,
 // Dequantize dx = g*s, QuantizeDequantize dx = g*m. g, mask, dx contiguous.
 using AffineBackwardDxKernel = void(AffineKind kind, const EncodingLayout& l, const Tensor& g,
                                     const Tensor& mask, const Tensor& scale, bool wide,
                                     const Tensor& dx);
+inline constexpr KernelTableKey<AffineBackwardDxKernel> kAffineBackwardDxKernels{
+    "aimet.affine_backward_dx", "aimet.quantize aimet.dequantize aimet.quantize_dequantize"};
 
 // The gradients recomputed from x (AIMET's formulas, m = qmin <= rne(x / s) - o <= qmax):
 // Quantize:           dx = (g*m)/s, ds = -((g*m)/s)*(x/s), do = -(g*m)
@@ -52,20 +56,28 @@ using AffineBackwardKernel = void(AffineKind kind, const EncodingLayout& l, cons
                                   const Tensor& x, const Tensor& scale, const Tensor& offset,
                                   std::int64_t qmin, std::int64_t qmax, bool wide, const Tensor& dx,
                                   const Tensor& dscale, const Tensor& doffset);
+inline constexpr KernelTableKey<AffineBackwardKernel> kAffineBackwardKernels{
+    "aimet.affine_backward", "aimet.quantize aimet.dequantize aimet.quantize_dequantize"};
 
 // Any strides: scale and offset expanded to x's shape (zero strides on broadcast dims).
 using AffineForwardStridedKernel = void(AffineKind kind, const Tensor& x, const Tensor& scale,
                                         const Tensor& offset, std::int64_t qmin, std::int64_t qmax,
                                         bool wide, const Tensor& y);
+inline constexpr KernelTableKey<AffineForwardStridedKernel> kAffineForwardStridedKernels{
+    "aimet.affine_forward_strided", "aimet.quantize aimet.dequantize aimet.quantize_dequantize"};
 // Unreduced x-shaped gradients (contiguous outputs) of the formulas above.
 using AffineBackwardStridedKernel = void(AffineKind kind, const Tensor& g, const Tensor& x,
                                          const Tensor& scale, const Tensor& offset,
                                          std::int64_t qmin, std::int64_t qmax, bool wide,
                                          const Tensor& dx, const Tensor& dscale,
                                          const Tensor& doffset);
+inline constexpr KernelTableKey<AffineBackwardStridedKernel> kAffineBackwardStridedKernels{
+    "aimet.affine_backward_strided", "aimet.quantize aimet.dequantize aimet.quantize_dequantize"};
 
 // y = rne(x) (the forward of AIMET's ste_round).
 using RoundHalfEvenKernel = void(const Tensor& x, const Tensor& y);
+inline constexpr KernelTableKey<RoundHalfEvenKernel> kRoundHalfEvenKernels{"aimet.round_half_even",
+                                                                           "aimet.ste_round"};
 
 void register_affine_quantize_cpu_kernels(KernelRegistry& r);
 void register_affine_quantize_cuda_kernels(KernelRegistry& r);

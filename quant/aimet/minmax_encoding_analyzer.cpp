@@ -45,8 +45,7 @@ MinMaxStats MinMaxEncodingAnalyzer::collect_stats(const Tensor& x) const {
 }
 
 MinMaxStats MinMaxEncodingAnalyzer::update_stats(const Tensor& x) {
-  static const KernelTable<MinMaxMergeKernel>& table =
-      kernel_table<MinMaxMergeKernel>("aimet.minmax_merge");
+  static const KernelTable<MinMaxMergeKernel>& table = kernel_table(kMinMaxMergeKernels);
   const char* op = "aimet.MinMaxEncodingAnalyzer";
   MinMaxStats batch = collect_stats(x);
   // Looked up on every batch, so a device without a merge kernel fails before any state changes.
@@ -79,8 +78,7 @@ std::pair<Tensor, Tensor> MinMaxEncodingAnalyzer::compute_encodings_from_stats(
   QGRAD_CHECK(!symmetric || num_steps >= 2, ValueError, op,
               ": symmetric encodings need at least 2 quantization bins, got ", num_steps);
   QGRAD_CHECK(!stats.empty(), ValueError, op, ": no statistics present to compute encodings");
-  static const KernelTable<MinMaxEncodingsKernel>& table =
-      kernel_table<MinMaxEncodingsKernel>("aimet.minmax_encodings");
+  static const KernelTable<MinMaxEncodingsKernel>& table = kernel_table(kMinMaxEncodingsKernels);
   MinMaxEncodingsKernel& kernel = table(op, stats.min);
   Tensor out_min =
       empty(stats.min.shape(), TensorOptions().dtype(stats.min.dtype()).device(stats.min.device()));

@@ -67,10 +67,8 @@ void minmax_encodings_cpu(const Tensor& min, const Tensor& max, std::int64_t num
 }  // namespace
 
 void register_minmax_encoding_cpu_kernels(KernelRegistry& r) {
-  r.table<MinMaxMergeKernel>("aimet.minmax_merge")
-      .define(DeviceType::CPU, &minmax_merge_cpu, kFloatingDTypes);
-  r.table<MinMaxEncodingsKernel>("aimet.minmax_encodings")
-      .define(DeviceType::CPU, &minmax_encodings_cpu, kFloatingDTypes);
+  r.table(kMinMaxMergeKernels).define(DeviceType::CPU, &minmax_merge_cpu, kFloatingDTypes);
+  r.table(kMinMaxEncodingsKernels).define(DeviceType::CPU, &minmax_encodings_cpu, kFloatingDTypes);
 }
 
 }  // namespace qgrad::aimet

@@ -18,11 +18,15 @@ namespace qgrad::aimet {
 using MinMaxMergeKernel = std::pair<Tensor, Tensor>(const Tensor& run_min, const Tensor& run_max,
                                                     const Tensor& batch_min,
                                                     const Tensor& batch_max);
+inline constexpr KernelTableKey<MinMaxMergeKernel> kMinMaxMergeKernels{
+    "aimet.minmax_merge", "aimet.MinMaxEncodingAnalyzer"};
 
 // The encoding range of each (min, max) pair for `num_steps` bins, in min's dtype, into out_min /
 // out_max (contiguous, of min's shape and dtype).
 using MinMaxEncodingsKernel = void(const Tensor& min, const Tensor& max, std::int64_t num_steps,
                                    bool symmetric, const Tensor& out_min, const Tensor& out_max);
+inline constexpr KernelTableKey<MinMaxEncodingsKernel> kMinMaxEncodingsKernels{
+    "aimet.minmax_encodings", "aimet.MinMaxEncodingAnalyzer"};
 
 void register_minmax_encoding_cpu_kernels(KernelRegistry& r);
 void register_minmax_encoding_cuda_kernels(KernelRegistry& r);

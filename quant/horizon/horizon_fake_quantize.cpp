@@ -20,9 +20,9 @@ using ao::single_float;
 Tensor fake_quantize(const Tensor& x, const Tensor& scale, QDType dtype,
                      std::optional<std::int64_t> ch_axis, RoundMode round_mode, bool saturate) {
   static const KernelTable<HorizonFakeQuantizePerTensorKernel>& per_tensor =
-      kernel_table<HorizonFakeQuantizePerTensorKernel>("horizon.fake_quantize_per_tensor");
+      kernel_table(kHorizonFakeQuantizePerTensorKernels);
   static const KernelTable<HorizonFakeQuantizePerChannelKernel>& per_channel =
-      kernel_table<HorizonFakeQuantizePerChannelKernel>("horizon.fake_quantize_per_channel");
+      kernel_table(kHorizonFakeQuantizePerChannelKernels);
   const char* op = "horizon.fake_quantize";
   require_floating(op, "input", x);
   // The device check comes before the scale is read on the host.
@@ -50,7 +50,7 @@ Tensor fake_quantize(const Tensor& x, const Tensor& scale, QDType dtype,
   if (saturate) {
     record("HorizonFakeQuantizeBackward", {x}, {&y}, [op, mask](const TensorList& g) {
       static const KernelTable<ao::MaskedGradientKernel>& masked =
-          kernel_table<ao::MaskedGradientKernel>("torch_ao.masked_gradient");
+          kernel_table(ao::kMaskedGradientKernels);
       Tensor dx = empty(g[0].shape(), TensorOptions().dtype(g[0].dtype()).device(g[0].device()));
       masked(op, g[0])(g[0], mask, dx);
       return TensorList{dx};

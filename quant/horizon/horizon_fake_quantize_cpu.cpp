@@ -127,9 +127,9 @@ void fake_quantize_per_channel_cpu(const Tensor& x, std::int64_t axis,
 }  // namespace
 
 void register_horizon_fake_quantize_cpu_kernels(KernelRegistry& r) {
-  r.table<HorizonFakeQuantizePerTensorKernel>("horizon.fake_quantize_per_tensor")
+  r.table(kHorizonFakeQuantizePerTensorKernels)
       .define(DeviceType::CPU, &fake_quantize_per_tensor_cpu, kFloatingDTypes);
-  r.table<HorizonFakeQuantizePerChannelKernel>("horizon.fake_quantize_per_channel")
+  r.table(kHorizonFakeQuantizePerChannelKernels)
       .define(DeviceType::CPU, &fake_quantize_per_channel_cpu, kFloatingDTypes);
 }
 

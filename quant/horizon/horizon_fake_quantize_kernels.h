@@ -18,11 +18,17 @@ namespace qgrad::horizon {
 using HorizonFakeQuantizePerTensorKernel = void(const Tensor& x, double scale, QRange range,
                                                 RoundMode mode, const Tensor& y,
                                                 const Tensor& mask);
+inline constexpr KernelTableKey<HorizonFakeQuantizePerTensorKernel>
+    kHorizonFakeQuantizePerTensorKernels{"horizon.fake_quantize_per_tensor",
+                                         "horizon.fake_quantize"};
 // x, y, mask contiguous; scale[c] for index c of `axis`.
 using HorizonFakeQuantizePerChannelKernel = void(const Tensor& x, std::int64_t axis,
                                                  const std::vector<double>& scale, QRange range,
                                                  RoundMode mode, const Tensor& y,
                                                  const Tensor& mask);
+inline constexpr KernelTableKey<HorizonFakeQuantizePerChannelKernel>
+    kHorizonFakeQuantizePerChannelKernels{"horizon.fake_quantize_per_channel",
+                                          "horizon.fake_quantize"};
 
 void register_horizon_fake_quantize_cpu_kernels(KernelRegistry& r);
 void register_horizon_fake_quantize_cuda_kernels(KernelRegistry& r);

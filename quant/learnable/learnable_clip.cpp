@@ -19,7 +19,7 @@ using ao::check_broadcast_param;
 
 Tensor learnable_clip(const Tensor& x, const Tensor& cmin, const Tensor& cmax) {
   static const KernelTable<LearnableClipForwardKernel>& table =
-      kernel_table<LearnableClipForwardKernel>("learnable.clip_forward");
+      kernel_table(kLearnableClipForwardKernels);
   const char* op = "learnable_clip";
   require_floating(op, "input", x);
   // The device check comes before the bounds are read on the host.
@@ -39,7 +39,7 @@ Tensor learnable_clip(const Tensor& x, const Tensor& cmin, const Tensor& cmax) {
          [op, sx = SavedTensor(x), sl = SavedTensor(cmin),
           sh = SavedTensor(cmax)](const TensorList& g) {
            static const KernelTable<LearnableClipBackwardKernel>& backward =
-               kernel_table<LearnableClipBackwardKernel>("learnable.clip_backward");
+               kernel_table(kLearnableClipBackwardKernels);
            const Tensor xs = sx.get(), l = sl.get(), h = sh.get();
            const TensorOptions o = TensorOptions().dtype(xs.dtype()).device(xs.device());
            Tensor dx = empty(xs.shape(), o), dl = empty(xs.shape(), o), dh = empty(xs.shape(), o);

@@ -71,9 +71,9 @@ void learnable_clip_backward_cpu(const Tensor& dy, const Tensor& x, const Tensor
 }  // namespace
 
 void register_learnable_clip_cpu_kernels(KernelRegistry& r) {
-  r.table<LearnableClipForwardKernel>("learnable.clip_forward")
+  r.table(kLearnableClipForwardKernels)
       .define(DeviceType::CPU, &learnable_clip_forward_cpu, kFloatingDTypes);
-  r.table<LearnableClipBackwardKernel>("learnable.clip_backward")
+  r.table(kLearnableClipBackwardKernels)
       .define(DeviceType::CPU, &learnable_clip_backward_cpu, kFloatingDTypes);
 }
 

@@ -25,8 +25,7 @@ void check_steps(const char* op, const Tensor& s) {
 
 Tensor apply(const char* op, const char* node, const Tensor& x, const Tensor& s, const Tensor& beta,
              double lo, double hi, double g) {
-  static const KernelTable<LsqForwardKernel>& table =
-      kernel_table<LsqForwardKernel>("learnable.lsq_forward");
+  static const KernelTable<LsqForwardKernel>& table = kernel_table(kLsqForwardKernels);
   require_floating(op, "input", x);
   // The device check comes before s and beta are read on the host.
   LsqForwardKernel& forward = table(op, x);
@@ -47,7 +46,7 @@ Tensor apply(const char* op, const char* node, const Tensor& x, const Tensor& s,
          [op, sx = SavedTensor(x), ss = SavedTensor(s), sb = SavedTensor(beta), lo, hi,
           g](const TensorList& grads) {
            static const KernelTable<LsqBackwardKernel>& backward =
-               kernel_table<LsqBackwardKernel>("learnable.lsq_backward");
+               kernel_table(kLsqBackwardKernels);
            const Tensor xs = sx.get(), sv = ss.get(), bv = sb.get();
            const TensorOptions o = TensorOptions().dtype(xs.dtype()).device(xs.device());
            Tensor dx = empty(xs.shape(), o), ds = empty(xs.shape(), o);
@@ -79,8 +78,7 @@ double lsq_grad_scale(std::int64_t numel, std::int64_t qp) {
 }
 
 double lsq_init_scale(const Tensor& v, std::int64_t qp) {
-  static const KernelTable<LsqAbsSumKernel>& table =
-      kernel_table<LsqAbsSumKernel>("learnable.lsq_abs_sum");
+  static const KernelTable<LsqAbsSumKernel>& table = kernel_table(kLsqAbsSumKernels);
   require_floating("lsq_init_scale", "input", v);
   QGRAD_CHECK(v.numel() > 0 && qp > 0, ValueError,
               "lsq_init_scale: need a non-empty input and Q_P > 0, got ", v.numel(),
@@ -99,8 +97,7 @@ Tensor lsq_plus_quantize(const Tensor& x, const Tensor& s, const Tensor& beta, s
 }
 
 std::pair<double, double> lsq_plus_init_minmax(const Tensor& x, std::int64_t n, std::int64_t p) {
-  static const KernelTable<LsqMinMaxKernel>& table =
-      kernel_table<LsqMinMaxKernel>("learnable.lsq_minmax");
+  static const KernelTable<LsqMinMaxKernel>& table = kernel_table(kLsqMinMaxKernels);
   require_floating("lsq_plus_init_minmax", "input", x);
   QGRAD_CHECK(x.numel() > 0 && n < p, ValueError,
               "lsq_plus_init_minmax: need a non-empty input and n < p, got ", x.numel(),

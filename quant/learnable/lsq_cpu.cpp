@@ -118,14 +118,10 @@ std::pair<double, double> lsq_minmax_cpu(const Tensor& x) {
 }  // namespace
 
 void register_lsq_cpu_kernels(KernelRegistry& r) {
-  r.table<LsqForwardKernel>("learnable.lsq_forward")
-      .define(DeviceType::CPU, &lsq_forward_cpu, kFloatingDTypes);
-  r.table<LsqBackwardKernel>("learnable.lsq_backward")
-      .define(DeviceType::CPU, &lsq_backward_cpu, kFloatingDTypes);
-  r.table<LsqAbsSumKernel>("learnable.lsq_abs_sum")
-      .define(DeviceType::CPU, &lsq_abs_sum_cpu, kFloatingDTypes);
-  r.table<LsqMinMaxKernel>("learnable.lsq_minmax")
-      .define(DeviceType::CPU, &lsq_minmax_cpu, kFloatingDTypes);
+  r.table(kLsqForwardKernels).define(DeviceType::CPU, &lsq_forward_cpu, kFloatingDTypes);
+  r.table(kLsqBackwardKernels).define(DeviceType::CPU, &lsq_backward_cpu, kFloatingDTypes);
+  r.table(kLsqAbsSumKernels).define(DeviceType::CPU, &lsq_abs_sum_cpu, kFloatingDTypes);
+  r.table(kLsqMinMaxKernels).define(DeviceType::CPU, &lsq_minmax_cpu, kFloatingDTypes);
 }
 
 }  // namespace qgrad::learnable

@@ -19,8 +19,7 @@ using ao::check_broadcast_param;
 namespace {
 
 Tensor apply(const char* op, const Tensor& x, const Tensor& alpha, std::int64_t levels) {
-  static const KernelTable<PactForwardKernel>& table =
-      kernel_table<PactForwardKernel>("learnable.pact_forward");
+  static const KernelTable<PactForwardKernel>& table = kernel_table(kPactForwardKernels);
   require_floating(op, "input", x);
   // The device check comes before alpha is read on the host.
   PactForwardKernel& forward = table(op, x);
@@ -34,7 +33,7 @@ Tensor apply(const char* op, const Tensor& x, const Tensor& alpha, std::int64_t 
   record("PactBackward", {x, alpha}, {&y},
          [op, sx = SavedTensor(x), sa = SavedTensor(alpha)](const TensorList& g) {
            static const KernelTable<PactBackwardKernel>& backward =
-               kernel_table<PactBackwardKernel>("learnable.pact_backward");
+               kernel_table(kPactBackwardKernels);
            const Tensor xs = sx.get(), a = sa.get();
            const TensorOptions o = TensorOptions().dtype(xs.dtype()).device(xs.device());
            Tensor dx = empty(xs.shape(), o), da = empty(xs.shape(), o);

@@ -65,10 +65,8 @@ void pact_backward_cpu(const Tensor& dy, const Tensor& x, const Tensor& alpha, c
 }  // namespace
 
 void register_pact_cpu_kernels(KernelRegistry& r) {
-  r.table<PactForwardKernel>("learnable.pact_forward")
-      .define(DeviceType::CPU, &pact_forward_cpu, kFloatingDTypes);
-  r.table<PactBackwardKernel>("learnable.pact_backward")
-      .define(DeviceType::CPU, &pact_backward_cpu, kFloatingDTypes);
+  r.table(kPactForwardKernels).define(DeviceType::CPU, &pact_forward_cpu, kFloatingDTypes);
+  r.table(kPactBackwardKernels).define(DeviceType::CPU, &pact_backward_cpu, kFloatingDTypes);
 }
 
 }  // namespace qgrad::learnable

@@ -44,8 +44,7 @@ Shape per_axis_blocks(const char* op, const Shape& shape, const AxisSizes& axes,
 // Tensor of `big_shape` whose element i is small[i / block] (per axis).
 Tensor expand_blocks(const char* op, const Tensor& small, const Shape& big_shape,
                      const Shape& block) {
-  static const KernelTable<ExpandBlocksKernel>& table =
-      kernel_table<ExpandBlocksKernel>("nvidia.expand_blocks");
+  static const KernelTable<ExpandBlocksKernel>& table = kernel_table(kExpandBlocksKernels);
   Tensor out = empty(big_shape, TensorOptions().dtype(small.dtype()).device(small.device()));
   table(op, small)(small, block, out);
   return out;
@@ -54,8 +53,7 @@ Tensor expand_blocks(const char* op, const Tensor& small, const Shape& big_shape
 // A floating input with block kernels for its device: checked before any amax is read on the
 // host.
 void check_input(const char* op, const Tensor& x) {
-  static const KernelTable<BlockAbsmaxKernel>& table =
-      kernel_table<BlockAbsmaxKernel>("nvidia.block_absmax");
+  static const KernelTable<BlockAbsmaxKernel>& table = kernel_table(kBlockAbsmaxKernels);
   require_floating(op, "input", x);
   table(op, x);
 }
@@ -84,12 +82,9 @@ bool is_mx(const BlockQuantSpec& spec) {
 
 BlockPlan make_plan(const char* op, const Tensor& x, const BlockQuantSpec& spec,
                     const Tensor& static_amax) {
-  static const KernelTable<AnyNegativeKernel>& any_negative =
-      kernel_table<AnyNegativeKernel>("nvidia.any_negative");
-  static const KernelTable<MxScalesKernel>& mx_scales =
-      kernel_table<MxScalesKernel>("nvidia.mx_scales");
-  static const KernelTable<Nvfp4ScalesKernel>& nvfp4_scales =
-      kernel_table<Nvfp4ScalesKernel>("nvidia.nvfp4_scales");
+  static const KernelTable<AnyNegativeKernel>& any_negative = kernel_table(kAnyNegativeKernels);
+  static const KernelTable<MxScalesKernel>& mx_scales = kernel_table(kMxScalesKernels);
+  static const KernelTable<Nvfp4ScalesKernel>& nvfp4_scales = kernel_table(kNvfp4ScalesKernels);
   check_input(op, x);
   const BlockSizes& bs = spec.block_sizes;
   bs.validate(op);
@@ -267,8 +262,7 @@ BlockQuantizer::BlockQuantizer(BlockQuantSpec spec) : spec_(std::move(spec)) {
 }
 
 void BlockQuantizer::calibrate(const Tensor& x) {
-  static const KernelTable<AmaxMergeKernel>& merge =
-      kernel_table<AmaxMergeKernel>("nvidia.amax_merge");
+  static const KernelTable<AmaxMergeKernel>& merge = kernel_table(kAmaxMergeKernels);
   const char* op = "BlockQuantizer::calibrate";
   QGRAD_CHECK(spec_.block_sizes.type == BlockQuantType::Static, ValueError, op,
               ": a dynamic block quantizer computes its amax on every call; nothing to calibrate");

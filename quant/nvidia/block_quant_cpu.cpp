@@ -90,12 +90,9 @@ void expand_blocks_cpu(const Tensor& small, const Shape& block, const Tensor& ou
 }  // namespace
 
 void register_block_quant_cpu_kernels(KernelRegistry& r) {
-  r.table<MxScalesKernel>("nvidia.mx_scales")
-      .define(DeviceType::CPU, &mx_scales_cpu, kFloatingDTypes);
-  r.table<Nvfp4ScalesKernel>("nvidia.nvfp4_scales")
-      .define(DeviceType::CPU, &nvfp4_scales_cpu, kFloatingDTypes);
-  r.table<ExpandBlocksKernel>("nvidia.expand_blocks")
-      .define(DeviceType::CPU, &expand_blocks_cpu, kFloatingDTypes);
+  r.table(kMxScalesKernels).define(DeviceType::CPU, &mx_scales_cpu, kFloatingDTypes);
+  r.table(kNvfp4ScalesKernels).define(DeviceType::CPU, &nvfp4_scales_cpu, kFloatingDTypes);
+  r.table(kExpandBlocksKernels).define(DeviceType::CPU, &expand_blocks_cpu, kFloatingDTypes);
 }
 
 }  // namespace qgrad::nvidia

@@ -18,6 +18,8 @@ namespace qgrad::nvidia {
 // backward.
 using MxScalesKernel = void(const Tensor& amax, double max_value, const Tensor& scale,
                             const Tensor& eff);
+inline constexpr KernelTableKey<MxScalesKernel> kMxScalesKernels{
+    "nvidia.mx_scales", "block_fake_quant block_effective_amax BlockQuantizer"};
 
 // NVFP4 (E4M3 block scales under a global scale): with gs = global_amax[g] / (6 * 448),
 // scale[g] = e4m3(max(amax[g] / (6 * gs), 2^-9)) * gs (a zero ratio counts as 1), or 0 where
@@ -25,9 +27,13 @@ using MxScalesKernel = void(const Tensor& amax, double max_value, const Tensor& 
 using Nvfp4ScalesKernel = void(const Tensor& amax, const Tensor& global_amax,
                                const MiniFloatSpec& e4m3, double max_value, const Tensor& scale,
                                const Tensor& eff);
+inline constexpr KernelTableKey<Nvfp4ScalesKernel> kNvfp4ScalesKernels{
+    "nvidia.nvfp4_scales", "block_fake_quant block_effective_amax BlockQuantizer"};
 
 // out (the fine grid) element i = small[i / block] per axis (block[k] <= 0: the whole axis).
 using ExpandBlocksKernel = void(const Tensor& small, const Shape& block, const Tensor& out);
+inline constexpr KernelTableKey<ExpandBlocksKernel> kExpandBlocksKernels{
+    "nvidia.expand_blocks", "block_fake_quant block_effective_amax BlockQuantizer"};
 
 void register_block_quant_cpu_kernels(KernelRegistry& r);
 void register_block_quant_cuda_kernels(KernelRegistry& r);

@@ -22,10 +22,8 @@ MaxCalibrator::MaxCalibrator(std::vector<std::int64_t> axis, bool is_unsigned)
 }
 
 void MaxCalibrator::collect(const Tensor& x) {
-  static const KernelTable<AnyNegativeKernel>& any_negative =
-      kernel_table<AnyNegativeKernel>("nvidia.any_negative");
-  static const KernelTable<AmaxMergeKernel>& merge =
-      kernel_table<AmaxMergeKernel>("nvidia.amax_merge");
+  static const KernelTable<AnyNegativeKernel>& any_negative = kernel_table(kAnyNegativeKernels);
+  static const KernelTable<AmaxMergeKernel>& merge = kernel_table(kAmaxMergeKernels);
   const char* op = "MaxCalibrator::collect";
   require_floating(op, "input", x);
   AnyNegativeKernel& negative = any_negative(op, x);
@@ -76,10 +74,9 @@ HistogramCalibrator::HistogramCalibrator(HistogramCalibratorOptions opts) : opts
 }
 
 void HistogramCalibrator::collect(const Tensor& x) {
-  static const KernelTable<AbsStatsKernel>& stats_table =
-      kernel_table<AbsStatsKernel>("nvidia.abs_stats");
+  static const KernelTable<AbsStatsKernel>& stats_table = kernel_table(kAbsStatsKernels);
   static const KernelTable<AbsHistogramKernel>& histogram_table =
-      kernel_table<AbsHistogramKernel>("nvidia.abs_histogram");
+      kernel_table(kAbsHistogramKernels);
   const char* op = "HistogramCalibrator::collect";
   require_floating(op, "input", x);
   AbsStatsKernel& abs_stats = stats_table(op, x);

@@ -67,12 +67,9 @@ void amax_merge_cpu(const Tensor& acc, const Tensor& a) {
 }  // namespace
 
 void register_calibrator_cpu_kernels(KernelRegistry& r) {
-  r.table<AbsStatsKernel>("nvidia.abs_stats")
-      .define(DeviceType::CPU, &abs_stats_cpu, kFloatingDTypes);
-  r.table<AbsHistogramKernel>("nvidia.abs_histogram")
-      .define(DeviceType::CPU, &abs_histogram_cpu, kFloatingDTypes);
-  r.table<AmaxMergeKernel>("nvidia.amax_merge")
-      .define(DeviceType::CPU, &amax_merge_cpu, kFloatingDTypes);
+  r.table(kAbsStatsKernels).define(DeviceType::CPU, &abs_stats_cpu, kFloatingDTypes);
+  r.table(kAbsHistogramKernels).define(DeviceType::CPU, &abs_histogram_cpu, kFloatingDTypes);
+  r.table(kAmaxMergeKernels).define(DeviceType::CPU, &amax_merge_cpu, kFloatingDTypes);
 }
 
 }  // namespace qgrad::nvidia

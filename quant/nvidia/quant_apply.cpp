@@ -23,8 +23,7 @@ TensorOptions options_of(const Tensor& t) {
 // s and d of an amax grid (see AmaxScalesKernel).
 void amax_scales(const char* op, const Tensor& amax, double bound, const Tensor& s,
                  const Tensor& d) {
-  static const KernelTable<AmaxScalesKernel>& table =
-      kernel_table<AmaxScalesKernel>("nvidia.amax_scales");
+  static const KernelTable<AmaxScalesKernel>& table = kernel_table(kAmaxScalesKernels);
   table(op, amax)(amax, bound, s, d);
 }
 
@@ -32,8 +31,7 @@ void amax_scales(const char* op, const Tensor& amax, double bound, const Tensor&
 
 Tensor apply_int_quant(const char* op, const Tensor& xc, const BlockLayout& L, const Tensor& amax,
                        const IntRange& range, bool fake, Tensor* scale_out) {
-  static const KernelTable<IntQuantKernel>& table =
-      kernel_table<IntQuantKernel>("nvidia.int_quant");
+  static const KernelTable<IntQuantKernel>& table = kernel_table(kIntQuantKernels);
   IntQuantKernel& kernel = table(op, xc);
   Tensor sq = empty(L.grid_shape, options_of(xc)), sd = empty(L.grid_shape, options_of(xc));
   amax_scales(op, amax, range.max_bound, sq, sd);
@@ -46,8 +44,7 @@ Tensor apply_int_quant(const char* op, const Tensor& xc, const BlockLayout& L, c
 Tensor apply_scaled_minifloat(const char* op, const Tensor& xc, const BlockLayout& L,
                               const Tensor& amax, const MiniFloatSpec& fmt, bool fake,
                               Tensor* scale_out) {
-  static const KernelTable<FpScaledQuantKernel>& table =
-      kernel_table<FpScaledQuantKernel>("nvidia.fp_scaled_quant");
+  static const KernelTable<FpScaledQuantKernel>& table = kernel_table(kFpScaledQuantKernels);
   FpScaledQuantKernel& kernel = table(op, xc);
   Tensor s, d;
   if (amax.defined()) {
@@ -71,8 +68,7 @@ Tensor apply_scaled_minifloat(const char* op, const Tensor& xc, const BlockLayou
 Tensor apply_scaled_minifloat_with_scales(const char* op, const Tensor& xc, const BlockLayout& L,
                                           const Tensor& s, const Tensor& d,
                                           const MiniFloatSpec& fmt, bool zero_small, bool fake) {
-  static const KernelTable<FpScaledQuantKernel>& table =
-      kernel_table<FpScaledQuantKernel>("nvidia.fp_scaled_quant");
+  static const KernelTable<FpScaledQuantKernel>& table = kernel_table(kFpScaledQuantKernels);
   FpScaledQuantKernel& kernel = table(op, xc);
   Tensor out = empty(xc.shape(), options_of(xc));
   if (xc.numel() > 0) kernel(xc, out, L, s, d, fmt, zero_small, fake);
@@ -81,8 +77,7 @@ Tensor apply_scaled_minifloat_with_scales(const char* op, const Tensor& xc, cons
 
 Tensor apply_divmul_minifloat(const char* op, const Tensor& xc, const BlockLayout& L,
                               const Tensor& s, const MiniFloatSpec& fmt, bool fake) {
-  static const KernelTable<FpDivmulQuantKernel>& table =
-      kernel_table<FpDivmulQuantKernel>("nvidia.fp_divmul_quant");
+  static const KernelTable<FpDivmulQuantKernel>& table = kernel_table(kFpDivmulQuantKernels);
   FpDivmulQuantKernel& kernel = table(op, xc);
   Tensor out = empty(xc.shape(), options_of(xc));
   if (xc.numel() > 0) kernel(xc, out, L, s, fmt, fake);
@@ -90,8 +85,7 @@ Tensor apply_divmul_minifloat(const char* op, const Tensor& xc, const BlockLayou
 }
 
 Tensor block_absmax(const char* op, const Tensor& xc, const BlockLayout& L, bool* nonfinite) {
-  static const KernelTable<BlockAbsmaxKernel>& table =
-      kernel_table<BlockAbsmaxKernel>("nvidia.block_absmax");
+  static const KernelTable<BlockAbsmaxKernel>& table = kernel_table(kBlockAbsmaxKernels);
   BlockAbsmaxKernel& kernel = table(op, xc);
   Tensor grid = zeros(L.grid_shape, options_of(xc));
   bool bad = false;
@@ -107,8 +101,7 @@ void record_clip_ste(const std::string& name, const TensorList& inputs, Tensor& 
   const Tensor am = amax_eff.detach();
   const std::size_t n_inputs = inputs.size();
   record(name, inputs, {&out}, [name, sx, am, L, n_inputs](const TensorList& g) {
-    static const KernelTable<ClipSteBackwardKernel>& table =
-        kernel_table<ClipSteBackwardKernel>("nvidia.clip_ste_backward");
+    static const KernelTable<ClipSteBackwardKernel>& table = kernel_table(kClipSteBackwardKernels);
     Tensor x = sx.get();
     Tensor dy = g[0].contiguous();
     Tensor gx = empty(x.shape(), options_of(x));

@@ -63,10 +63,8 @@ struct IntCall {
 
 IntCall prepare_int(const char* op, const Tensor& x, const Tensor& amax, int num_bits,
                     bool is_unsigned, bool narrow_range) {
-  static const KernelTable<IntQuantKernel>& int_quant =
-      kernel_table<IntQuantKernel>("nvidia.int_quant");
-  static const KernelTable<AnyNegativeKernel>& any_negative =
-      kernel_table<AnyNegativeKernel>("nvidia.any_negative");
+  static const KernelTable<IntQuantKernel>& int_quant = kernel_table(kIntQuantKernels);
+  static const KernelTable<AnyNegativeKernel>& any_negative = kernel_table(kAnyNegativeKernels);
   check_input(op, x, int_quant);
   check_amax(op, x, amax);
   IntCall c;
@@ -125,8 +123,7 @@ Tensor legacy_fake_tensor_quant(const Tensor& x, const Tensor& amax, int num_bit
 }
 
 Tensor fake_affine_tensor_quant(const Tensor& x, double min_range, double max_range, int num_bits) {
-  static const KernelTable<AffineFakeQuantKernel>& table =
-      kernel_table<AffineFakeQuantKernel>("nvidia.affine_fake_quant");
+  static const KernelTable<AffineFakeQuantKernel>& table = kernel_table(kAffineFakeQuantKernels);
   const char* op = "fake_affine_tensor_quant";
   check_input(op, x, table);
   QGRAD_CHECK(num_bits >= 1 && num_bits <= 24, ValueError, op, ": num_bits ", num_bits,
@@ -157,7 +154,7 @@ Tensor fake_affine_tensor_quant(const Tensor& x, double min_range, double max_ra
     SavedTensor sx(xc);
     record("FakeAffineTensorQuantBackward", {x}, {&out}, [op, sx, lo, hi](const TensorList& g) {
       static const KernelTable<RangeSteBackwardKernel>& backward =
-          kernel_table<RangeSteBackwardKernel>("nvidia.range_ste_backward");
+          kernel_table(kRangeSteBackwardKernels);
       Tensor xs = sx.get();
       Tensor gx = empty(xs.shape(), TensorOptions().dtype(xs.dtype()).device(xs.device()));
       if (xs.numel() > 0) backward(op, xs)(g[0].contiguous(), xs, gx, lo, hi);
@@ -168,8 +165,7 @@ Tensor fake_affine_tensor_quant(const Tensor& x, double min_range, double max_ra
 }
 
 Tensor scaled_minifloat_quant(const Tensor& x, const Tensor& amax, FloatFormat format) {
-  static const KernelTable<FpScaledQuantKernel>& table =
-      kernel_table<FpScaledQuantKernel>("nvidia.fp_scaled_quant");
+  static const KernelTable<FpScaledQuantKernel>& table = kernel_table(kFpScaledQuantKernels);
   const char* op = "scaled_e4m3";
   check_input(op, x, table);
   const MiniFloatSpec fmt = minifloat_spec(format, op);
@@ -205,8 +201,7 @@ Tensor scaled_e4m3(const Tensor& x, const Tensor& amax, int E, int M) {
 }
 
 Tensor minifloat_cast(const Tensor& x, FloatFormat format) {
-  static const KernelTable<FpScaledQuantKernel>& table =
-      kernel_table<FpScaledQuantKernel>("nvidia.fp_scaled_quant");
+  static const KernelTable<FpScaledQuantKernel>& table = kernel_table(kFpScaledQuantKernels);
   const char* op = "minifloat_cast";
   check_input(op, x, table);
   const MiniFloatSpec fmt = minifloat_spec(format, op);
@@ -220,8 +215,7 @@ Tensor minifloat_cast(const Tensor& x, FloatFormat format) {
 }
 
 Tensor modelopt_scaled_fp8(const Tensor& x, const Tensor& amax, FloatFormat format) {
-  static const KernelTable<FpScaledQuantKernel>& table =
-      kernel_table<FpScaledQuantKernel>("nvidia.fp_scaled_quant");
+  static const KernelTable<FpScaledQuantKernel>& table = kernel_table(kFpScaledQuantKernels);
   const char* op = "modelopt_scaled_fp8";
   check_input(op, x, table);
   const MiniFloatSpec fmt = minifloat_spec(format, op);

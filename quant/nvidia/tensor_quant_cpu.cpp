@@ -359,23 +359,15 @@ void range_ste_backward_cpu(const Tensor& dy, const Tensor& x, const Tensor& gx,
 }  // namespace
 
 void register_tensor_quant_cpu_kernels(KernelRegistry& r) {
-  r.table<IntQuantKernel>("nvidia.int_quant")
-      .define(DeviceType::CPU, &int_quant_cpu, kFloatingDTypes);
-  r.table<FpScaledQuantKernel>("nvidia.fp_scaled_quant")
-      .define(DeviceType::CPU, &fp_scaled_quant_cpu, kFloatingDTypes);
-  r.table<FpDivmulQuantKernel>("nvidia.fp_divmul_quant")
-      .define(DeviceType::CPU, &fp_divmul_quant_cpu, kFloatingDTypes);
-  r.table<ClipSteBackwardKernel>("nvidia.clip_ste_backward")
-      .define(DeviceType::CPU, &clip_ste_backward_cpu, kFloatingDTypes);
-  r.table<BlockAbsmaxKernel>("nvidia.block_absmax")
-      .define(DeviceType::CPU, &block_absmax_cpu, kFloatingDTypes);
-  r.table<AnyNegativeKernel>("nvidia.any_negative")
-      .define(DeviceType::CPU, &any_negative_cpu, kFloatingDTypes);
-  r.table<AmaxScalesKernel>("nvidia.amax_scales")
-      .define(DeviceType::CPU, &amax_scales_cpu, kFloatingDTypes);
-  r.table<AffineFakeQuantKernel>("nvidia.affine_fake_quant")
-      .define(DeviceType::CPU, &affine_fake_quant_cpu, kFloatingDTypes);
-  r.table<RangeSteBackwardKernel>("nvidia.range_ste_backward")
+  r.table(kIntQuantKernels).define(DeviceType::CPU, &int_quant_cpu, kFloatingDTypes);
+  r.table(kFpScaledQuantKernels).define(DeviceType::CPU, &fp_scaled_quant_cpu, kFloatingDTypes);
+  r.table(kFpDivmulQuantKernels).define(DeviceType::CPU, &fp_divmul_quant_cpu, kFloatingDTypes);
+  r.table(kClipSteBackwardKernels).define(DeviceType::CPU, &clip_ste_backward_cpu, kFloatingDTypes);
+  r.table(kBlockAbsmaxKernels).define(DeviceType::CPU, &block_absmax_cpu, kFloatingDTypes);
+  r.table(kAnyNegativeKernels).define(DeviceType::CPU, &any_negative_cpu, kFloatingDTypes);
+  r.table(kAmaxScalesKernels).define(DeviceType::CPU, &amax_scales_cpu, kFloatingDTypes);
+  r.table(kAffineFakeQuantKernels).define(DeviceType::CPU, &affine_fake_quant_cpu, kFloatingDTypes);
+  r.table(kRangeSteBackwardKernels)
       .define(DeviceType::CPU, &range_ste_backward_cpu, kFloatingDTypes);
 }
 

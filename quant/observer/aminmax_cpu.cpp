@@ -103,8 +103,8 @@ std::vector<MinMax> aminmax_per_channel_cpu(const Tensor& x, std::int64_t axis) 
 }  // namespace
 
 void register_aminmax_cpu_kernels(KernelRegistry& r) {
-  r.table<AminmaxKernel>("observer.aminmax").define(DeviceType::CPU, &aminmax_cpu, kFloatingDTypes);
-  r.table<AminmaxPerChannelKernel>("observer.aminmax_per_channel")
+  r.table(kAminmaxKernels).define(DeviceType::CPU, &aminmax_cpu, kFloatingDTypes);
+  r.table(kAminmaxPerChannelKernels)
       .define(DeviceType::CPU, &aminmax_per_channel_cpu, kFloatingDTypes);
 }
 

@@ -21,8 +21,13 @@ struct MinMax {
 
 // x: non-empty floating tensor of any strides.
 using AminmaxKernel = MinMax(const Tensor& x);
+inline constexpr KernelTableKey<AminmaxKernel> kAminmaxKernels{
+    "observer.aminmax", "MinMaxObserver MovingAverageMinMaxObserver HistogramObserver"};
 // x: non-empty floating tensor of any strides; one (min, max) per index of `axis` (normalised).
 using AminmaxPerChannelKernel = std::vector<MinMax>(const Tensor& x, std::int64_t axis);
+inline constexpr KernelTableKey<AminmaxPerChannelKernel> kAminmaxPerChannelKernels{
+    "observer.aminmax_per_channel",
+    "PerChannelMinMaxObserver MovingAveragePerChannelMinMaxObserver"};
 
 void register_aminmax_cpu_kernels(KernelRegistry& r);
 void register_aminmax_cuda_kernels(KernelRegistry& r);

@@ -26,7 +26,7 @@ std::vector<float> histc_cpu(const Tensor& x, std::int64_t bins, float lo, float
 }  // namespace
 
 void register_histc_cpu_kernels(KernelRegistry& r) {
-  r.table<HistcKernel>("observer.histc").define(DeviceType::CPU, &histc_cpu, kFloatingDTypes);
+  r.table(kHistcKernels).define(DeviceType::CPU, &histc_cpu, kFloatingDTypes);
 }
 
 }  // namespace qgrad::ao

@@ -15,6 +15,7 @@ namespace qgrad::ao {
 // `bins` counts, elements outside are ignored, a zero-width range is widened by 1 on each side
 // and the last edge belongs to the last bin.
 using HistcKernel = std::vector<float>(const Tensor& x, std::int64_t bins, float lo, float hi);
+inline constexpr KernelTableKey<HistcKernel> kHistcKernels{"observer.histc", "HistogramObserver"};
 
 void register_histc_cpu_kernels(KernelRegistry& r);
 void register_histc_cuda_kernels(KernelRegistry& r);

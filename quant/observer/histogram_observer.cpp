@@ -68,9 +68,8 @@ void HistogramObserver::reset_min_max_vals() {
 
 Tensor HistogramObserver::forward(const Tensor& x_orig) {
   if (x_orig.defined() && x_orig.numel() == 0) return x_orig;
-  static const KernelTable<AminmaxKernel>& aminmax_table =
-      kernel_table<AminmaxKernel>("observer.aminmax");
-  static const KernelTable<HistcKernel>& histc_table = kernel_table<HistcKernel>("observer.histc");
+  static const KernelTable<AminmaxKernel>& aminmax_table = kernel_table(kAminmaxKernels);
+  static const KernelTable<HistcKernel>& histc_table = kernel_table(kHistcKernels);
   require_floating(kName, "input", x_orig);
   AminmaxKernel& aminmax = aminmax_table(kName, x_orig);
   HistcKernel& histc = histc_table(kName, x_orig);

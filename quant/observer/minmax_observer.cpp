@@ -34,7 +34,7 @@ MinMaxObserver::MinMaxObserver(const char* name, const ObserverOptions& options)
 }
 
 void MinMaxObserver::batch_min_max(const char* name, const Tensor& x, float& mn, float& mx) {
-  static const KernelTable<AminmaxKernel>& table = kernel_table<AminmaxKernel>("observer.aminmax");
+  static const KernelTable<AminmaxKernel>& table = kernel_table(kAminmaxKernels);
   require_floating(name, "input", x);
   const MinMax r = table(name, x)(x.detach());
   mn = r.min;

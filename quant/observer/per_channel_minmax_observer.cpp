@@ -38,7 +38,7 @@ PerChannelMinMaxObserver::PerChannelMinMaxObserver(const char* name, std::int64_
 void PerChannelMinMaxObserver::batch_min_max(const Tensor& x, std::vector<float>& mn,
                                              std::vector<float>& mx) const {
   static const KernelTable<AminmaxPerChannelKernel>& table =
-      kernel_table<AminmaxPerChannelKernel>("observer.aminmax_per_channel");
+      kernel_table(kAminmaxPerChannelKernels);
   require_floating(name_, "input", x);
   AminmaxPerChannelKernel& aminmax = table(name_, x);
   const std::int64_t d = x.dim();

@@ -17,8 +17,7 @@ namespace qgrad::ao {
 namespace {
 
 Tensor masked_backward(const char* op, const Tensor& g, const Tensor& mask) {
-  static const KernelTable<MaskedGradientKernel>& table =
-      kernel_table<MaskedGradientKernel>("torch_ao.masked_gradient");
+  static const KernelTable<MaskedGradientKernel>& table = kernel_table(kMaskedGradientKernels);
   Tensor dx = empty(g.shape(), TensorOptions().dtype(g.dtype()).device(g.device()));
   table(op, g)(g, mask, dx);
   return dx;
@@ -26,7 +25,7 @@ Tensor masked_backward(const char* op, const Tensor& g, const Tensor& mask) {
 
 const KernelTable<FakeQuantizePerTensorKernel>& per_tensor_table() {
   static const KernelTable<FakeQuantizePerTensorKernel>& table =
-      kernel_table<FakeQuantizePerTensorKernel>("torch_ao.fake_quantize_per_tensor");
+      kernel_table(kFakeQuantizePerTensorKernels);
   return table;
 }
 
@@ -46,8 +45,7 @@ Tensor per_channel_float_zero_point(const Tensor& x, const std::vector<double>& 
                                     const Tensor& zero_point, std::int64_t axis,
                                     std::int64_t quant_min, std::int64_t quant_max) {
   static const KernelTable<FakeQuantizePerChannelFloatZpKernel>& table =
-      kernel_table<FakeQuantizePerChannelFloatZpKernel>(
-          "torch_ao.fake_quantize_per_channel_float_zp");
+      kernel_table(kFakeQuantizePerChannelFloatZpKernels);
   const char* op = "fake_quantize_per_channel_affine";
   FakeQuantizePerChannelFloatZpKernel& kernel = table(op, x);
   const std::int64_t C = x.size(axis);
@@ -118,7 +116,7 @@ Tensor fake_quantize_per_channel_affine(const Tensor& x, const Tensor& scale,
                                         const Tensor& zero_point, std::int64_t axis,
                                         std::int64_t quant_min, std::int64_t quant_max) {
   static const KernelTable<FakeQuantizePerChannelKernel>& table =
-      kernel_table<FakeQuantizePerChannelKernel>("torch_ao.fake_quantize_per_channel");
+      kernel_table(kFakeQuantizePerChannelKernels);
   const char* op = "fake_quantize_per_channel_affine";
   require_floating(op, "input", x);
   // The device check comes before scale and zero_point are read on the host.

@@ -462,15 +462,14 @@ void learnable_per_channel_backward_cpu(const Tensor& x, const Tensor& dy, std::
 }  // namespace
 
 void register_fake_quantize_cpu_kernels(KernelRegistry& r) {
-  r.table<FakeQuantizePerTensorKernel>("torch_ao.fake_quantize_per_tensor")
+  r.table(kFakeQuantizePerTensorKernels)
       .define(DeviceType::CPU, &fake_quantize_per_tensor_cpu, kFloatingDTypes);
-  r.table<FakeQuantizePerChannelKernel>("torch_ao.fake_quantize_per_channel")
+  r.table(kFakeQuantizePerChannelKernels)
       .define(DeviceType::CPU, &fake_quantize_per_channel_cpu, kFloatingDTypes);
-  r.table<MaskedGradientKernel>("torch_ao.masked_gradient")
-      .define(DeviceType::CPU, &masked_gradient_cpu, kFloatingDTypes);
-  r.table<LearnablePerTensorBackwardKernel>("torch_ao.learnable_per_tensor_backward")
+  r.table(kMaskedGradientKernels).define(DeviceType::CPU, &masked_gradient_cpu, kFloatingDTypes);
+  r.table(kLearnablePerTensorBackwardKernels)
       .define(DeviceType::CPU, &learnable_per_tensor_backward_cpu, kFloatingDTypes);
-  r.table<LearnablePerChannelBackwardKernel>("torch_ao.learnable_per_channel_backward")
+  r.table(kLearnablePerChannelBackwardKernels)
       .define(DeviceType::CPU, &learnable_per_channel_backward_cpu, kFloatingDTypes);
 }
 

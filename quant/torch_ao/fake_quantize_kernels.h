@@ -22,6 +22,9 @@ namespace qgrad::ao {
 using FakeQuantizePerTensorKernel = void(const Tensor& x, float scale, std::int64_t zero_point,
                                          std::int64_t quant_min, std::int64_t quant_max,
                                          const Tensor& y, const Tensor& mask);
+inline constexpr KernelTableKey<FakeQuantizePerTensorKernel> kFakeQuantizePerTensorKernels{
+    "torch_ao.fake_quantize_per_tensor",
+    "fake_quantize_per_tensor_affine fake_quantize_learnable_per_tensor_affine"};
 
 // The same with one (scale, zero point) per index of `axis`. x, y and mask are contiguous.
 using FakeQuantizePerChannelKernel = void(const Tensor& x, std::int64_t axis,
@@ -29,9 +32,16 @@ using FakeQuantizePerChannelKernel = void(const Tensor& x, std::int64_t axis,
                                           const std::vector<std::int64_t>& zero_point,
                                           std::int64_t quant_min, std::int64_t quant_max,
                                           const Tensor& y, const Tensor& mask);
+inline constexpr KernelTableKey<FakeQuantizePerChannelKernel> kFakeQuantizePerChannelKernels{
+    "torch_ao.fake_quantize_per_channel",
+    "fake_quantize_per_channel_affine fake_quantize_learnable_per_channel_affine"};
 
 // dx = dy * mask (a multiplication, so a negative dy masked out gives -0.0 as in PyTorch).
 using MaskedGradientKernel = void(const Tensor& dy, const Tensor& mask, const Tensor& dx);
+inline constexpr KernelTableKey<MaskedGradientKernel> kMaskedGradientKernels{
+    "torch_ao.masked_gradient",
+    "fake_quantize_per_tensor_affine fake_quantize_per_channel_affine "
+    "fused_moving_avg_obs_fake_quant horizon.fake_quantize"};
 
 // Backward of _fake_quantize_learnable_per_tensor_affine. x, dy, dx contiguous. `zero_point` is
 // the backward's zero point (trunc(clamp(zp + 0.5))). Returns the summed scale and zero-point
@@ -41,6 +51,9 @@ using LearnablePerTensorBackwardKernel = void(const Tensor& x, const Tensor& dy,
                                               std::int64_t quant_max, double grad_factor,
                                               const Tensor& dx, double& dscale,
                                               double& dzero_point);
+inline constexpr KernelTableKey<LearnablePerTensorBackwardKernel>
+    kLearnablePerTensorBackwardKernels{"torch_ao.learnable_per_tensor_backward",
+                                       "fake_quantize_learnable_per_tensor_affine"};
 
 // Backward of _fake_quantize_learnable_per_channel_affine; zero_point holds the rounded, clamped
 // per-channel zero points; dscale / dzero_point receive one sum per channel.
@@ -51,6 +64,9 @@ using LearnablePerChannelBackwardKernel = void(const Tensor& x, const Tensor& dy
                                                double grad_factor, const Tensor& dx,
                                                std::vector<double>& dscale,
                                                std::vector<double>& dzero_point);
+inline constexpr KernelTableKey<LearnablePerChannelBackwardKernel>
+    kLearnablePerChannelBackwardKernels{"torch_ao.learnable_per_channel_backward",
+                                        "fake_quantize_learnable_per_channel_affine"};
 
 void register_fake_quantize_cpu_kernels(KernelRegistry& r);
 void register_fake_quantize_cuda_kernels(KernelRegistry& r);

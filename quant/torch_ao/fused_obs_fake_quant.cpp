@@ -90,7 +90,7 @@ Tensor fused_moving_avg_obs_fake_quant(const Tensor& x, const Tensor& observer_o
                                        std::int64_t ch_axis, bool per_row_fake_quant,
                                        bool symmetric_quant) {
   static const KernelTable<FusedObsFakeQuantKernel>& table =
-      kernel_table<FusedObsFakeQuantKernel>("torch_ao.fused_moving_avg_obs_fake_quant");
+      kernel_table(kFusedObsFakeQuantKernels);
   require_floating(kOp, "input", x);
   QGRAD_CHECK(x.dtype() == kFloat32, DTypeError, kOp, ": input must be float32, got ",
               dtype_name(x.dtype()));
@@ -179,10 +179,9 @@ Tensor fused_moving_avg_obs_fake_quant(const Tensor& x, const Tensor& observer_o
     if (fake_quant) {
       const bool packed = !per_row_fake_quant;
       record("FusedMovingAvgObsFakeQuantBackward", {x}, {&y}, [mask, packed](const TensorList& g) {
-        static const KernelTable<MaskedGradientKernel>& mg =
-            kernel_table<MaskedGradientKernel>("torch_ao.masked_gradient");
+        static const KernelTable<MaskedGradientKernel>& mg = kernel_table(kMaskedGradientKernels);
         static const KernelTable<MaskedGradientBitsKernel>& mb =
-            kernel_table<MaskedGradientBitsKernel>("torch_ao.masked_gradient_bits");
+            kernel_table(kMaskedGradientBitsKernels);
         // The mask is applied where the incoming gradient lies when nothing else can see that
         // buffer (the usual case: a fresh gradient from the layer above), so no new buffer is
         // written; otherwise into a new one.

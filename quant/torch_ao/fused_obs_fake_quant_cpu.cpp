@@ -317,11 +317,11 @@ void fake_quantize_per_channel_float_zp_cpu(const Tensor& x, std::int64_t axis,
 }  // namespace
 
 void register_fused_obs_fake_quant_cpu_kernels(KernelRegistry& r) {
-  r.table<FusedObsFakeQuantKernel>("torch_ao.fused_moving_avg_obs_fake_quant")
+  r.table(kFusedObsFakeQuantKernels)
       .define(DeviceType::CPU, &fused_moving_avg_obs_fake_quant_cpu, DTypeSet{kFloat32});
-  r.table<MaskedGradientBitsKernel>("torch_ao.masked_gradient_bits")
+  r.table(kMaskedGradientBitsKernels)
       .define(DeviceType::CPU, &masked_gradient_bits_cpu, DTypeSet{kFloat32});
-  r.table<FakeQuantizePerChannelFloatZpKernel>("torch_ao.fake_quantize_per_channel_float_zp")
+  r.table(kFakeQuantizePerChannelFloatZpKernels)
       .define(DeviceType::CPU, &fake_quantize_per_channel_float_zp_cpu, kFloatingDTypes);
 }
 

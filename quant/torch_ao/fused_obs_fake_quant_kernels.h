@@ -37,10 +37,14 @@ using FusedObsFakeQuantKernel = void(const Tensor& x, const FusedObsFakeQuantPar
                                      std::vector<float>& running_max, std::vector<float>& scale,
                                      std::vector<std::int32_t>& zero_point, const Tensor& y,
                                      const Tensor& mask);
+inline constexpr KernelTableKey<FusedObsFakeQuantKernel> kFusedObsFakeQuantKernels{
+    "torch_ao.fused_moving_avg_obs_fake_quant", "fused_moving_avg_obs_fake_quant"};
 
 // dx = dy where the packed mask bit of the element is set, else 0 (dy * bit: NaN * 0 stays
 // NaN, as the byte-mask kernel's dy * m does). dy, dx contiguous, of n elements; dx may be dy.
 using MaskedGradientBitsKernel = void(const Tensor& dy, const Tensor& bits, const Tensor& dx);
+inline constexpr KernelTableKey<MaskedGradientBitsKernel> kMaskedGradientBitsKernels{
+    "torch_ao.masked_gradient_bits", ""};
 
 // Per-channel fake quantization with float zero points (fused_obs_fake_quant_math.h's
 // FloatZpFakeQuantElem). x, y, mask contiguous; mask may be undefined.
@@ -49,6 +53,9 @@ using FakeQuantizePerChannelFloatZpKernel = void(const Tensor& x, std::int64_t a
                                                  const std::vector<float>& zero_point,
                                                  std::int64_t quant_min, std::int64_t quant_max,
                                                  const Tensor& y, const Tensor& mask);
+inline constexpr KernelTableKey<FakeQuantizePerChannelFloatZpKernel>
+    kFakeQuantizePerChannelFloatZpKernels{"torch_ao.fake_quantize_per_channel_float_zp",
+                                          "fake_quantize_per_channel_affine"};
 
 void register_fused_obs_fake_quant_cpu_kernels(KernelRegistry& r);
 void register_fused_obs_fake_quant_cuda_kernels(KernelRegistry& r);

@@ -65,7 +65,7 @@ Tensor fake_quantize_learnable_per_tensor_affine(const Tensor& x, const Tensor& 
                                                  const Tensor& zero_point, std::int64_t quant_min,
                                                  std::int64_t quant_max, double grad_factor) {
   static const KernelTable<FakeQuantizePerTensorKernel>& table =
-      kernel_table<FakeQuantizePerTensorKernel>("torch_ao.fake_quantize_per_tensor");
+      kernel_table(kFakeQuantizePerTensorKernels);
   const char* op = "_fake_quantize_learnable_per_tensor_affine";
   require_floating(op, "input", x);
   // The device check comes before scale and zero_point are read on the host.
@@ -90,8 +90,7 @@ Tensor fake_quantize_learnable_per_tensor_affine(const Tensor& x, const Tensor& 
          [op, sx = SavedTensor(x), s, zp_b, quant_min, quant_max, grad_factor,
           sshape = scale.shape(), zshape = zero_point.shape()](const TensorList& g) {
            static const KernelTable<LearnablePerTensorBackwardKernel>& backward =
-               kernel_table<LearnablePerTensorBackwardKernel>(
-                   "torch_ao.learnable_per_tensor_backward");
+               kernel_table(kLearnablePerTensorBackwardKernels);
            const Tensor xs = sx.get().contiguous();
            const Tensor dy = g[0].contiguous();
            const TensorOptions o = TensorOptions().dtype(xs.dtype()).device(xs.device());
@@ -108,7 +107,7 @@ Tensor fake_quantize_learnable_per_channel_affine(const Tensor& x, const Tensor&
                                                   std::int64_t quant_min, std::int64_t quant_max,
                                                   double grad_factor) {
   static const KernelTable<FakeQuantizePerChannelKernel>& table =
-      kernel_table<FakeQuantizePerChannelKernel>("torch_ao.fake_quantize_per_channel");
+      kernel_table(kFakeQuantizePerChannelKernels);
   const char* op = "_fake_quantize_learnable_per_channel_affine";
   require_floating(op, "input", x);
   // The device check comes before scale and zero_point are read on the host.
@@ -142,8 +141,7 @@ Tensor fake_quantize_learnable_per_channel_affine(const Tensor& x, const Tensor&
          [op, sx = SavedTensor(x), ax, s, zp_bwd, quant_min, quant_max, grad_factor,
           sref = scale.detach(), zref = zero_point.detach()](const TensorList& g) {
            static const KernelTable<LearnablePerChannelBackwardKernel>& backward =
-               kernel_table<LearnablePerChannelBackwardKernel>(
-                   "torch_ao.learnable_per_channel_backward");
+               kernel_table(kLearnablePerChannelBackwardKernels);
            const Tensor xs = sx.get().contiguous();
            const Tensor dy = g[0].contiguous();
            Tensor dx = empty(xs.shape(), TensorOptions().dtype(xs.dtype()).device(xs.device()));

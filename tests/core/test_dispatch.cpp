@@ -1,6 +1,7 @@
 // The kernel tables: an empty device slot and an unsupported dtype are clear errors, a second
-// registration and a signature mismatch are refused, supports() answers per op, device and dtype,
-// and the build's registry catalogues every op with CPU kernels.
+// registration and a second key (another signature) for one name are refused, supports() answers
+// per op, device and dtype from the catalogue the keys make, and the build's registry catalogues
+// every op with CPU kernels.
 #include <catch2/catch.hpp>
 
 #include "core/dispatch.h"
@@ -16,6 +17,13 @@ int plus_one(int v) {
 int times_two(int v) {
   return v * 2;
 }
+constexpr KernelTableKey<Kernel> kDemo{"demo", "demo_op"};
+// The same name with another signature, and another key of the first one's signature.
+constexpr KernelTableKey<double(double)> kDemoOtherSignature{"demo", ""};
+constexpr KernelTableKey<Kernel> kDemoSecondKey{"demo", ""};
+constexpr KernelTableKey<Kernel> kMissing{"missing", ""};
+constexpr KernelTableKey<Kernel> kForward{"fwd", "both forward_only"};
+constexpr KernelTableKey<Kernel> kBackward{"bwd", "both"};
 std::string message_of(const std::function<void()>& f) {
   try {
     f();
@@ -28,8 +36,8 @@ std::string message_of(const std::function<void()>& f) {
 
 TEST_CASE("dispatch: a table calls the kernel of the tensor's device and dtype") {
   KernelRegistry r;
-  r.table<Kernel>("demo").define(DeviceType::CPU, &plus_one, kFloatingDTypes);
-  const KernelTable<Kernel>& t = r.get<Kernel>("demo");
+  r.table(kDemo).define(DeviceType::CPU, &plus_one, kFloatingDTypes);
+  const KernelTable<Kernel>& t = r.get(kDemo);
   const Tensor x = zeros({2, 3});
   CHECK(t("demo_op", x)(41) == 42);
   CHECK(t.supports(DeviceType::CPU, kFloat64));
@@ -40,48 +48,48 @@ TEST_CASE("dispatch: a table calls the kernel of the tensor's device and dtype")
 
 TEST_CASE("dispatch: an unsupported dtype is a DTypeError naming the op and the dtypes taken") {
   KernelRegistry r;
-  r.table<Kernel>("demo").define(DeviceType::CPU, &plus_one, kFloatingDTypes);
+  r.table(kDemo).define(DeviceType::CPU, &plus_one, kFloatingDTypes);
   const Tensor xi = zeros({4}, TensorOptions().dtype(kInt32));
-  CHECK_THROWS_AS(r.get<Kernel>("demo")("demo_op", xi), DTypeError);
-  const std::string m = message_of([&] { r.get<Kernel>("demo")("demo_op", xi); });
+  CHECK_THROWS_AS(r.get(kDemo)("demo_op", xi), DTypeError);
+  const std::string m = message_of([&] { r.get(kDemo)("demo_op", xi); });
   CHECK(m.find("demo_op: the cpu kernel takes {float32, float64}, got int32") != std::string::npos);
 }
 
 TEST_CASE("dispatch: a device without a kernel is a DeviceError naming the op and the device") {
   KernelRegistry r;
-  r.table<Kernel>("demo").define(DeviceType::CUDA, &plus_one, kAllDTypes);
+  r.table(kDemo).define(DeviceType::CUDA, &plus_one, kAllDTypes);
   const Tensor x = zeros({2});
-  CHECK_THROWS_AS(r.get<Kernel>("demo")("demo_op", x), DeviceError);
-  const std::string m = message_of([&] { r.get<Kernel>("demo")("demo_op", x); });
+  CHECK_THROWS_AS(r.get(kDemo)("demo_op", x), DeviceError);
+  const std::string m = message_of([&] { r.get(kDemo)("demo_op", x); });
   CHECK(m.find("demo_op: no cpu kernel in this build") != std::string::npos);
   CHECK(m.find("shape [2]") != std::string::npos);
-  CHECK_THROWS_AS(r.get<Kernel>("demo").at("demo_alloc", kCPU), DeviceError);
+  CHECK_THROWS_AS(r.get(kDemo).at("demo_alloc", kCPU), DeviceError);
 }
 
 TEST_CASE("dispatch: registration refuses a second kernel, a null one and another signature") {
   KernelRegistry r;
-  r.table<Kernel>("demo").define(DeviceType::CPU, &plus_one, kAllDTypes);
-  CHECK_THROWS_AS(r.table<Kernel>("demo").define(DeviceType::CPU, &times_two, kAllDTypes), Error);
-  CHECK_THROWS_AS(r.table<Kernel>("demo").define(DeviceType::CUDA, nullptr, kAllDTypes), Error);
-  CHECK_THROWS_AS(r.table<double(double)>("demo"), Error);
-  CHECK_THROWS_AS(r.get<double(double)>("demo"), Error);
-  CHECK_THROWS_AS(r.get<Kernel>("missing"), Error);
+  r.table(kDemo).define(DeviceType::CPU, &plus_one, kAllDTypes);
+  CHECK_THROWS_AS(r.table(kDemo).define(DeviceType::CPU, &times_two, kAllDTypes), Error);
+  CHECK_THROWS_AS(r.table(kDemo).define(DeviceType::CUDA, nullptr, kAllDTypes), Error);
+  CHECK_THROWS_AS(r.table(kDemoOtherSignature), Error);
+  CHECK_THROWS_AS(r.get(kDemoOtherSignature), Error);
+  CHECK_THROWS_AS(r.get(kDemoSecondKey), Error);
+  CHECK_THROWS_AS(r.get(kMissing), Error);
 }
 
 TEST_CASE("dispatch: supports() needs every table an op names, for that device and dtype") {
   KernelRegistry r;
-  r.table<Kernel>("fwd").define(DeviceType::CPU, &plus_one, kAllDTypes);
-  r.table<Kernel>("bwd").define(DeviceType::CPU, &times_two, kFloatingDTypes);
-  r.add_op("both", {"fwd", "bwd"});
-  r.add_op("forward_only", {"fwd"});
+  r.table(kForward).define(DeviceType::CPU, &plus_one, kAllDTypes);
+  r.table(kBackward).define(DeviceType::CPU, &times_two, kFloatingDTypes);
+  // The catalogue comes from the keys: "both" runs on fwd and bwd, "forward_only" on fwd.
   CHECK(r.supports("both", kCPU, kFloat32));
   CHECK_FALSE(r.supports("both", kCPU, kInt64));
   CHECK(r.supports("forward_only", kCPU, kInt64));
   CHECK_FALSE(r.supports("both", kCUDA, kFloat32));
   CHECK_FALSE(r.supports("no_such_op", kCPU, kFloat32));
-  CHECK_THROWS_AS(r.add_op("both", {"fwd"}), Error);
-  CHECK_THROWS_AS(r.add_op("dangling", {"never_registered"}), Error);
   CHECK(r.ops() == std::vector<std::string>{"both", "forward_only"});
+  CHECK(r.tables("both") == std::vector<std::string>{"fwd", "bwd"});
+  CHECK(r.tables("no_such_op").empty());
 }
 
 TEST_CASE("dispatch: every op of this build has CPU kernels for float32 (or uint8 masks)") {
