@@ -3,10 +3,12 @@
 // half to even), the zero point added after rounding, clamping before any float-to-int
 // conversion, and the learnable backward's two fused multiply-adds (PyTorch's vectorised kernel is
 // contracted into FMAs there; std::fma reproduces it; everything else is compiled with
-// -ffp-contract=off). Where PyTorch converts an out-of-range float to int64 (undefined behaviour
-// that maps +inf, NaN and huge values to quant_min on x86), qgrad clamps first: +inf and huge
-// positive values go to quant_max, NaN propagates to the output with a zero gradient mask. The
-// kernels are reached only through the "torch_ao.*" tables registered at the end.
+// -ffp-contract=off). The forward's elements are fake_quantize_elem.h's, run by the fake
+// quantizers' shared value + mask loop (quant/value_mask_loop.h). Where PyTorch converts an
+// out-of-range float to int64 (undefined behaviour that maps +inf, NaN and huge values to quant_min
+// on x86), qgrad clamps first: +inf and huge positive values go to quant_max, NaN propagates to the
+// output with a zero gradient mask. The kernels are reached only through the "torch_ao.*" tables
+// registered at the end.
 #include "quant/torch_ao/fake_quantize_kernels.h"
 
 #include <algorithm>
@@ -16,6 +18,8 @@
 #include "core/dtype.h"
 #include "core/strided_loop.h"
 #include "quant/torch_ao/channel_loop.h"
+#include "quant/torch_ao/fake_quantize_elem.h"
+#include "quant/value_mask_loop.h"
 
 namespace qgrad::ao {
 
@@ -30,138 +34,21 @@ bool is_narrow(std::int64_t qmin, std::int64_t qmax, std::int64_t zp) {
   return small(qmin) && small(qmax) && small(zp);
 }
 
-// Narrow ranges: all in T. NaN fails both comparisons, so it passes through the clamp.
-template <typename T>
-struct NarrowElem {
-  T inv, scale, zp, qmin, qmax;
-  T operator()(T x, std::uint8_t& m) const {
-    const T qf = zp + std::nearbyint(x * inv);
-    m = static_cast<std::uint8_t>((qf >= qmin) & (qf <= qmax));
-    const T q = qf < qmin ? qmin : (qf > qmax ? qmax : qf);
-    return (q - zp) * scale;
-  }
-  T operator()(T x) const {
-    const T qf = zp + std::nearbyint(x * inv);
-    const T q = qf < qmin ? qmin : (qf > qmax ? qmax : qf);
-    return (q - zp) * scale;
-  }
-};
-
-// Wide ranges (qint32) of the per-tensor kernel: PyTorch clamps in double, converts to int64,
-// subtracts the zero point in int64 and multiplies in float. Its mask compares the float value
-// against the bounds converted to float.
-template <typename T>
-struct WidePerTensorElem {
-  T inv, scale, zpf, qmin_t, qmax_t;
-  double qmin, qmax;
-  std::int64_t zp;
-  T operator()(T x, std::uint8_t& m) const {
-    const T qf = zpf + std::nearbyint(x * inv);
-    m = static_cast<std::uint8_t>((qf >= qmin_t) & (qf <= qmax_t));
-    return value(qf);
-  }
-  T operator()(T x) const { return value(zpf + std::nearbyint(x * inv)); }
-  T value(T qf) const {
-    if (std::isnan(qf)) return qf;
-    const double c = std::min(std::max(static_cast<double>(qf), qmin), qmax);
-    return static_cast<T>(static_cast<std::int64_t>(c) - zp) * scale;
-  }
-};
-
-// Wide ranges of the per-channel kernel: PyTorch converts to int64 before clamping (its mask
-// compares integers) and multiplies (q - zp) * scale in double.
-template <typename T>
-struct WidePerChannelElem {
-  T inv, zpf;
-  double scale, qmin, qmax, zp;
-  T operator()(T x, std::uint8_t& m) const {
-    const T qf = zpf + std::nearbyint(x * inv);
-    if (std::isnan(qf)) {
-      m = 0;
-      return qf;
-    }
-    const double d = static_cast<double>(qf);
-    m = static_cast<std::uint8_t>((d >= qmin) & (d <= qmax));
-    const double c = std::min(std::max(d, qmin), qmax);
-    return static_cast<T>((c - zp) * scale);
-  }
-  T operator()(T x) const {
-    std::uint8_t m;
-    return (*this)(x, m);
-  }
-};
-
-template <typename T, typename Elem>
-void run_strided(const Tensor& x, const Tensor& y, const Tensor& mask, const Elem& elem) {
-  const T* px = static_cast<const T*>(x.raw_data());
-  T* py = static_cast<T*>(y.raw_data());
-  if (mask.defined()) {
-    std::uint8_t* pm = static_cast<std::uint8_t*>(mask.raw_data());
-    StridedLoop<3> loop(y.shape(), {y.strides(), mask.strides(), x.strides()}, {0, 0, 0});
-    loop.run([&](const std::array<std::int64_t, 3>& off, std::int64_t n,
-                 const std::array<std::int64_t, 3>& st) {
-      // Local copies and restrict: the uint8 mask stores could otherwise alias the parameters.
-      const Elem e = elem;
-      T* __restrict__ o = py + off[0];
-      std::uint8_t* __restrict__ m = pm + off[1];
-      const T* __restrict__ a = px + off[2];
-      if (st[0] == 1 && st[1] == 1 && st[2] == 1) {
-        for (std::int64_t i = 0; i < n; ++i) o[i] = e(a[i], m[i]);
-      } else {
-        for (std::int64_t i = 0; i < n; ++i) o[i * st[0]] = e(a[i * st[2]], m[i * st[1]]);
-      }
-    });
-    return;
-  }
-  StridedLoop<2> loop(y.shape(), {y.strides(), x.strides()}, {0, 0});
-  loop.run([&](const std::array<std::int64_t, 2>& off, std::int64_t n,
-               const std::array<std::int64_t, 2>& st) {
-    const Elem e = elem;
-    T* __restrict__ o = py + off[0];
-    const T* __restrict__ a = px + off[1];
-    if (st[0] == 1 && st[1] == 1) {
-      for (std::int64_t i = 0; i < n; ++i) o[i] = e(a[i]);
-    } else {
-      for (std::int64_t i = 0; i < n; ++i) o[i * st[0]] = e(a[i * st[1]]);
-    }
-  });
-}
-
-// Per-channel: one element functor per channel, rows of `inner` contiguous elements.
-template <typename T, typename Elem>
-void run_channels(const Tensor& x, std::int64_t axis, const std::vector<Elem>& elems,
-                  const Tensor& y, const Tensor& mask) {
-  const T* px = static_cast<const T*>(x.raw_data());
-  T* py = static_cast<T*>(y.raw_data());
-  std::uint8_t* pm = mask.defined() ? static_cast<std::uint8_t*>(mask.raw_data()) : nullptr;
-  ChannelLoop loop(x.shape(), axis);
-  loop.run([&](std::int64_t c, std::int64_t off, std::int64_t n) {
-    const Elem e = elems[static_cast<std::size_t>(c)];
-    const T* a = px + off;
-    T* o = py + off;
-    if (pm) {
-      std::uint8_t* m = pm + off;
-      for (std::int64_t i = 0; i < n; ++i) o[i] = e(a[i], m[i]);
-    } else {
-      for (std::int64_t i = 0; i < n; ++i) o[i] = e(a[i]);
-    }
-  });
-}
-
 template <typename T>
 void per_tensor(const Tensor& x, float scale, std::int64_t zp, std::int64_t qmin, std::int64_t qmax,
                 const Tensor& y, const Tensor& mask) {
   const T s = static_cast<T>(scale);
   const T inv = std::is_same<T, float>::value ? static_cast<T>(1.0f / scale) : T(1) / s;
   if (is_narrow(qmin, qmax, zp)) {
-    run_strided<T>(
-        x, y, mask,
-        NarrowElem<T>{inv, s, static_cast<T>(zp), static_cast<T>(qmin), static_cast<T>(qmax)});
+    quant::value_mask_map<T>(NarrowFakeQuantizeElem<T>{inv, s, static_cast<T>(zp),
+                                                       static_cast<T>(qmin), static_cast<T>(qmax)},
+                             x, y, mask);
   } else {
-    run_strided<T>(
-        x, y, mask,
-        WidePerTensorElem<T>{inv, s, static_cast<T>(zp), static_cast<T>(qmin), static_cast<T>(qmax),
-                             static_cast<double>(qmin), static_cast<double>(qmax), zp});
+    quant::value_mask_map<T>(
+        WidePerTensorFakeQuantizeElem<T>{inv, s, static_cast<T>(zp), static_cast<T>(qmin),
+                                         static_cast<T>(qmax), static_cast<double>(qmin),
+                                         static_cast<double>(qmax), zp},
+        x, y, mask);
   }
 }
 
@@ -173,14 +60,14 @@ void per_channel(const Tensor& x, std::int64_t axis, const std::vector<double>& 
   for (std::int64_t z : zp) narrow = narrow && is_narrow(qmin, qmax, z);
   const std::size_t C = scale.size();
   if (narrow) {
-    std::vector<NarrowElem<T>> elems(C);
+    std::vector<NarrowFakeQuantizeElem<T>> elems(C);
     for (std::size_t c = 0; c < C; ++c) {
       const T s = static_cast<T>(scale[c]);
       elems[c] = {T(1) / s, s, static_cast<T>(zp[c]), static_cast<T>(qmin), static_cast<T>(qmax)};
     }
-    run_channels<T>(x, axis, elems, y, mask);
+    quant::value_mask_map_channels<T>(elems, x, axis, y, mask);
   } else {
-    std::vector<WidePerChannelElem<T>> elems(C);
+    std::vector<WidePerChannelFakeQuantizeElem<T>> elems(C);
     for (std::size_t c = 0; c < C; ++c) {
       const T s = static_cast<T>(scale[c]);
       elems[c] = {T(1) / s,
@@ -190,7 +77,7 @@ void per_channel(const Tensor& x, std::int64_t axis, const std::vector<double>& 
                   static_cast<double>(qmax),
                   static_cast<double>(zp[c])};
     }
-    run_channels<T>(x, axis, elems, y, mask);
+    quant::value_mask_map_channels<T>(elems, x, axis, y, mask);
   }
 }
 

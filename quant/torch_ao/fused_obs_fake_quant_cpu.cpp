@@ -4,8 +4,9 @@
 // so the result never depends on the thread count), then one pass that writes the output and the
 // gradient mask. Per channel (axis 0, each channel one contiguous row) every row is finished in
 // one go (min/max, running statistics, qparams, output and mask) while it is in cache; the
-// per-tensor mask is packed bits (fused_obs_fake_quant_kernels.h). The
-// element math is fused_obs_fake_quant_math.h's, shared with a future CUDA kernel.
+// per-tensor mask is packed bits (fused_obs_fake_quant_kernels.h). The element math is
+// fused_obs_fake_quant_math.h's, shared with a future CUDA kernel, and the value + mask rows are
+// the fake quantizers' shared loop (quant/value_mask_loop.h).
 #if defined(__SSE2__)
 #include <emmintrin.h>
 #endif
@@ -16,9 +17,9 @@
 #include <string>
 
 #include "core/strided_loop.h"
-#include "quant/torch_ao/channel_loop.h"
 #include "quant/torch_ao/fused_obs_fake_quant_kernels.h"
 #include "quant/torch_ao/fused_obs_fake_quant_math.h"
+#include "quant/value_mask_loop.h"
 
 namespace qgrad::ao {
 
@@ -105,32 +106,20 @@ float nan_or(bool nan, float v) {
   return nan ? std::numeric_limits<float>::quiet_NaN() : v;
 }
 
-QGRAD_NOINLINE void fake_quant_row(const fused::FakeQuantElem& elem, const float* __restrict__ x,
-                                   float* __restrict__ y, std::uint8_t* __restrict__ m,
-                                   std::int64_t n) {
-  const fused::FakeQuantElem e = elem;
-  if (m != nullptr) {
-    for (std::int64_t i = 0; i < n; ++i) y[i] = e(x[i], m[i]);
-  } else {
-    std::uint8_t unused;
-    for (std::int64_t i = 0; i < n; ++i) y[i] = e(x[i], unused);
-  }
-}
-
-// fake_quant_row with the mask as packed bits: blocks of 64 elements write their bytes to a local
-// array (in L1), and each 16 of them become 16 bits by one byte-sign movemask, so only an eighth
-// of the byte mask's traffic reaches memory. `first`, a multiple of 64, is the element index of
-// x[0], which fixes the bit position (so every block starts on a whole byte).
+// The value + mask row (quant/value_mask_loop.h) with the mask as packed bits: blocks of 64
+// elements write their bytes to a local array (in L1), and each 16 of them become 16 bits by one
+// byte-sign movemask, so only an eighth of the byte mask's traffic reaches memory. `first`, a
+// multiple of 64, is the element index of x[0], which fixes the bit position (so every block starts
+// on a whole byte).
 QGRAD_NOINLINE void fake_quant_row_bits(const fused::FakeQuantElem& elem,
                                         const float* __restrict__ x, float* __restrict__ y,
                                         std::uint8_t* __restrict__ bits, std::int64_t first,
                                         std::int64_t n) {
-  const fused::FakeQuantElem e = elem;
   constexpr std::int64_t kBlock = 64;
   alignas(64) std::uint8_t m[kBlock];
   for (std::int64_t b = 0; b < n; b += kBlock) {
     const std::int64_t len = std::min(kBlock, n - b);
-    for (std::int64_t i = 0; i < len; ++i) y[b + i] = e(x[b + i], m[i]);
+    quant::value_mask_row(elem, x + b, y + b, m, len);
     std::uint64_t word = 0;
 #if defined(__SSE2__)
     if (len == kBlock) {
@@ -197,7 +186,7 @@ void fused_per_tensor(const float* px, float* py, std::uint8_t* pm, std::int64_t
       fused::make_fake_quant_elem(q.scale, q.zero_point, p.quant_min, p.quant_max);
   if (pm == nullptr) {
     parallel_for(n, kParallelGrain, [&](std::int64_t b, std::int64_t e) {
-      fake_quant_row(elem, px + b, py + b, nullptr, e - b);
+      quant::value_mask_row(elem, px + b, py + b, nullptr, e - b);
     });
     return;
   }
@@ -257,8 +246,9 @@ void fused_per_channel(const float* px, float* py, std::uint8_t* pm, std::int64_
           fused::choose_qparams(rmin[i], rmax[i], p.quant_min, p.quant_max, p.symmetric);
       scale[i] = q.scale;
       zp[i] = q.zero_point;
-      fake_quant_row(fused::make_fake_quant_elem(q.scale, q.zero_point, p.quant_min, p.quant_max),
-                     x, y, pm ? pm + c * inner : nullptr, inner);
+      quant::value_mask_row(
+          fused::make_fake_quant_elem(q.scale, q.zero_point, p.quant_min, p.quant_max), x, y,
+          pm ? pm + c * inner : nullptr, inner);
     }
   });
   for (std::size_t c = 0; c < bad.size(); ++c) check_range(!bad[c], rmin[c], rmax[c], c, true);
@@ -292,15 +282,7 @@ void float_zp_per_channel(const Tensor& x, std::int64_t axis, const std::vector<
   for (std::size_t c = 0; c < scale.size(); ++c)
     elems[c] = {1.0f / scale[c], scale[c], zp[c], static_cast<double>(qmin),
                 static_cast<double>(qmax)};
-  const T* px = x.data_ptr<T>();
-  T* py = y.data_ptr<T>();
-  std::uint8_t* pm = mask.defined() ? mask.data_ptr<std::uint8_t>() : nullptr;
-  ChannelLoop loop(x.shape(), axis);
-  loop.run([&](std::int64_t c, std::int64_t off, std::int64_t n) {
-    const fused::FloatZpFakeQuantElem<T> e = elems[static_cast<std::size_t>(c)];
-    std::uint8_t unused;
-    for (std::int64_t i = 0; i < n; ++i) py[off + i] = e(px[off + i], pm ? pm[off + i] : unused);
-  });
+  quant::value_mask_map_channels<T>(elems, x, axis, y, mask);
 }
 
 void fake_quantize_per_channel_float_zp_cpu(const Tensor& x, std::int64_t axis,

@@ -14,6 +14,7 @@
 #include <cstdint>
 
 #include "core/host_device.h"
+#include "quant/torch_ao/fake_quantize_elem.h"
 
 namespace qgrad::ao::fused {
 
@@ -112,16 +113,9 @@ QGRAD_HD_INLINE ChosenQParams choose_qparams(float min, float max, std::int32_t 
 }
 
 // Fake quantization with an integer zero point, for ranges whose integers are exact in float
-// (|bound|, |zp| <= 2^23), as PyTorch's per-tensor and per-channel CPU kernels compute it.
-struct FakeQuantElem {
-  float inv, scale, zp, qmin, qmax;
-  QGRAD_HD_INLINE float operator()(float x, std::uint8_t& m) const {
-    const float qf = zp + hd::rint(x * inv);
-    m = static_cast<std::uint8_t>((qf >= qmin) & (qf <= qmax));
-    const float q = qf < qmin ? qmin : (qf > qmax ? qmax : qf);
-    return (q - zp) * scale;
-  }
-};
+// (|bound|, |zp| <= 2^23), as PyTorch's per-tensor and per-channel CPU kernels compute it: the
+// narrow element of torch.ao's fake quantization.
+using FakeQuantElem = NarrowFakeQuantizeElem<float>;
 
 QGRAD_HD_INLINE FakeQuantElem make_fake_quant_elem(float scale, std::int32_t zp, std::int32_t qmin,
                                                    std::int32_t qmax) {
