@@ -9,7 +9,13 @@
 #include <utility>
 #include <vector>
 
+#include "core/error.h"
+#include "core/factory.h"
+#include "quant/learnable/pact.h"
+#include "quant/learnable/pact_bits.h"
+#include "quant/modules/dorefa_weight_quantizer.h"
 #include "quant/modules/named_recipes.h"
+#include "quant/modules/pact_activation_quantizer.h"
 #include "quant/modules/quant_recipe.h"
 
 using namespace qgrad;
@@ -67,6 +73,7 @@ TEST_CASE("quant.recipe: to_json writes the same text as before, and reads back 
     const QuantRecipe r = QuantRecipe::parse(text);
     CHECK(r.to_json().dump() == expected);
     CHECK(QuantRecipe::from_json(r.to_json()).to_json().dump() == expected);
+    CHECK(QuantRecipe::from_json(r.to_json()) == r);
   }
 }
 
@@ -93,5 +100,45 @@ TEST_CASE("quant.recipe: every named recipe writes the same text as before", "[q
     const QuantRecipe r = QuantRecipe::from_json(json{{"recipe", name}});
     CHECK(r.to_json().dump() == text);
     CHECK(QuantRecipe::from_json(r.to_json()).to_json().dump() == text);
+    CHECK(QuantRecipe::from_json(r.to_json()) == r);
   }
+}
+
+TEST_CASE("quant.recipe: equal recipes compare equal, different ones do not", "[quant][recipe]") {
+  const QuantRecipe a = QuantRecipe::parse(R"({"family": "pact", "input": {"alpha": 6}})");
+  CHECK(a == QuantRecipe::parse(R"({"family": "pact", "input": {"alpha": 6.0}})"));
+  CHECK(a != QuantRecipe::parse(R"({"family": "pact", "input": {"alpha": 7}})"));
+  CHECK(a != QuantRecipe::parse(R"({"family": "pact", "input": {"alpha": 6, "num_bits": 8}})"));
+  CHECK(a != QuantRecipe::parse(R"({"family": "pact", "input": {"alpha": 6}, "add": false})"));
+  CHECK(a !=
+        QuantRecipe::parse(R"({"family": "pact", "input": {"alpha": 6}, "layers": {"fc": null}})"));
+  CHECK(QuantRecipe::parse(R"({"family": "nvidia"})") !=
+        QuantRecipe::parse(R"({"family": "nvidia", "weight": {"num_bits": 8}})"));
+}
+
+TEST_CASE("quant.recipe: the PACT family has one num_bits range", "[quant][recipe][pact]") {
+  // The recipe, the modules and the functions accept the same bits (pact_bits.h).
+  const Tensor x = full({4}, 0.5);
+  const Tensor alpha = full({1}, 1.0);
+  for (const int bits : {learnable::kPactMinBits, learnable::kPactMaxBits}) {
+    INFO(bits);
+    CHECK_NOTHROW(learnable::pact_quantize(x, alpha, bits));
+    CHECK_NOTHROW(PactActivationQuantizer(bits, 1.0));
+    CHECK_NOTHROW(DoReFaWeightQuantizer(bits));
+    const std::string b = std::to_string(bits);
+    CHECK_NOTHROW(QuantRecipe::parse(R"({"family": "pact", "weight": {"num_bits": )" + b +
+                                     R"(}, "input": {"num_bits": )" + b + "}}"));
+  }
+  for (const int bits : {learnable::kPactMinBits - 1, learnable::kPactMaxBits + 1}) {
+    INFO(bits);
+    CHECK_THROWS_AS(learnable::pact_quantize(x, alpha, bits), ValueError);
+    CHECK_THROWS_AS(PactActivationQuantizer(bits, 1.0), ValueError);
+    CHECK_THROWS_AS(DoReFaWeightQuantizer(bits), ValueError);
+    CHECK_THROWS_WITH(QuantRecipe::parse(R"({"family": "pact", "input": {"num_bits": )" +
+                                         std::to_string(bits) + "}}"),
+                      Catch::Contains("\"input.num_bits\" must lie in [1, 16]"));
+  }
+  // 17 bits was accepted by pact_quantize alone before issue 26.
+  CHECK_THROWS_WITH(learnable::pact_quantize(x, alpha, 17),
+                    Catch::Contains("num_bits must lie in [1, 16], got 17"));
 }
