@@ -2,12 +2,11 @@
 #include "cli/ptq_recipe.h"
 
 #include <cstdio>
-#include <filesystem>
 
 #include "cli/command_options.h"
+#include "cli/recipe_argument.h"
 #include "cli/usage_error.h"
 #include "core/error.h"
-#include "core/file_io.h"
 #include "core/json_parse.h"
 
 namespace qgrad::cli {
@@ -15,33 +14,6 @@ namespace qgrad::cli {
 namespace {
 
 using json = nlohmann::json;
-
-constexpr std::uint64_t kMaxRecipeFileBytes = 16 << 20;
-
-// The recipe object the argument names: inline JSON, a file, or {"recipe": name}.
-json recipe_json(const std::string& text, const std::string& command) {
-  const std::size_t first = text.find_first_not_of(" \t\r\n");
-  std::string source;
-  std::string body;
-  if (first != std::string::npos && text[first] == '{') {
-    source = command + ": --recipe (inline JSON)";
-    body = text;
-  } else {
-    std::error_code ec;
-    if (!std::filesystem::exists(text, ec)) {
-      if (text.size() > 5 && text.compare(text.size() - 5, 5, ".json") == 0)
-        throw UsageError(command + ": --recipe '" + text + "': no such file");
-      return json{{"recipe", text}};  // a name; from_json lists the known ones if it is not
-    }
-    source = command + ": --recipe file '" + text + "'";
-    body = read_file(text, command + ": --recipe", kMaxRecipeFileBytes);  // IOError: exit 1
-  }
-  try {
-    return parse_json(body, source);
-  } catch (const IOError& e) {  // the text is the user's mistake, not a damaged file
-    throw UsageError(e.what());
-  }
-}
 
 double parse_percentile(const std::string& command, const std::string& text) {
   std::size_t used = 0;
@@ -81,7 +53,7 @@ bool PtqRecipeOptions::take_option(const std::string& name, const std::string& v
 
 quant::QuantRecipe ptq_recipe(const PtqRecipeOptions& options) {
   const PtqRecipeOptions& o = options;
-  json j = recipe_json(options.recipe, options.command);
+  json j = read_recipe_argument(options.recipe, options.command);
   if (!j.is_object())
     throw UsageError(o.command +
                      ": --recipe must be a recipe name, a JSON file or a JSON object, got " +

@@ -27,7 +27,11 @@ std::string describe_overrides(const nlohmann::json& top,
   std::string s;
   for (const char* role : {"weight", "input"}) {
     if (is_add && std::string(role) == "weight") continue;  // an Add has inputs only
-    const nlohmann::json& mine = std::string(role) == "weight" ? layer.weight : layer.input;
+    const std::optional<quant::QuantizerSettings>& settings =
+        std::string(role) == "weight" ? layer.weight : layer.input;
+    // As the recipe's JSON writes them, for the message.
+    const nlohmann::json mine =
+        settings ? quant::quantizer_settings_json(*settings) : nlohmann::json();
     const nlohmann::json& base = top.at(role);
     std::string d;
     if (mine.is_null()) {

@@ -7,6 +7,7 @@
 #include "cli/command_options.h"
 #include "cli/eval_setup.h"
 #include "cli/qat_setup.h"
+#include "cli/recipe_argument.h"
 #include "cli/train_config.h"
 #include "cli/training_factory.h"
 #include "cli/usage_error.h"
@@ -85,11 +86,13 @@ int show_command(const std::vector<std::string>& args, std::ostream& out) {
   if (!model_name.empty()) {
     j["model"] = model_name;
     if (!recipe.empty()) {
-      // A recipe's JSON as given, or a named recipe.
-      j["quant"] = recipe.front() == '{' ? nlohmann::json::parse(recipe, nullptr, false)
-                                         : nlohmann::json{{"recipe", recipe}};
-      if (j["quant"].is_discarded())
-        throw UsageError("show: --recipe is neither a recipe name nor valid JSON: " + recipe);
+      // A named recipe, a JSON file or inline JSON, read as every command reads --recipe.
+      try {
+        j["quant"] = read_recipe_argument(recipe, "show");
+      } catch (const UsageError& e) {
+        throw UsageError("show: --recipe is neither a recipe name nor valid JSON: " + recipe +
+                         " (" + e.what() + ")");
+      }
     }
   }
   TrainConfig config;

@@ -5,13 +5,15 @@
 #include "ops/device_check.h"
 #include "ops/reduce/reduce.h"
 #include "ops/unary/unary.h"
+#include "quant/learnable/pact_bits.h"
 #include "quant/torch_ao/fake_quantize.h"
 
 namespace qgrad::learnable {
 
 Tensor dorefa_quantize_weight(const Tensor& w, int num_bits) {
-  QGRAD_CHECK(num_bits >= 1 && num_bits <= 16, ValueError,
-              "dorefa_quantize_weight: num_bits must lie in [1, 16], got ", num_bits);
+  QGRAD_CHECK(num_bits >= kPactMinBits && num_bits <= kPactMaxBits, ValueError,
+              "dorefa_quantize_weight: num_bits must lie in [", kPactMinBits, ", ", kPactMaxBits,
+              "], got ", num_bits);
   require_floating("dorefa_quantize_weight", "w", w);
   QGRAD_CHECK(w.numel() > 0, ValueError, "dorefa_quantize_weight: w must not be empty");
   const auto n = (std::int64_t{1} << num_bits) - 1;

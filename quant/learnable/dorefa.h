@@ -12,7 +12,7 @@
 
 namespace qgrad::learnable {
 
-// w floating, any shape with at least one element; num_bits in [1, 16].
+// w floating, any shape with at least one element; num_bits in [1, 16] (pact_bits.h).
 Tensor dorefa_quantize_weight(const Tensor& w, int num_bits);
 
 }  // namespace qgrad::learnable

@@ -9,6 +9,7 @@
 #include "ops/binary/binary.h"
 #include "ops/device_check.h"
 #include "ops/reduce/reduce.h"
+#include "quant/learnable/pact_bits.h"
 #include "quant/learnable/pact_kernels.h"
 #include "quant/torch_ao/qparam_checks.h"
 
@@ -50,8 +51,9 @@ Tensor pact_clip(const Tensor& x, const Tensor& alpha) {
 }
 
 Tensor pact_quantize(const Tensor& x, const Tensor& alpha, int num_bits) {
-  QGRAD_CHECK(num_bits >= 1 && num_bits <= 24, ValueError,
-              "pact_quantize: num_bits must lie in [1, 24], got ", num_bits);
+  QGRAD_CHECK(num_bits >= kPactMinBits && num_bits <= kPactMaxBits, ValueError,
+              "pact_quantize: num_bits must lie in [", kPactMinBits, ", ", kPactMaxBits, "], got ",
+              num_bits);
   return apply("pact_quantize", x, alpha, (std::int64_t{1} << num_bits) - 1);
 }
 

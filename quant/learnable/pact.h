@@ -11,7 +11,7 @@
 namespace qgrad::learnable {
 
 Tensor pact_clip(const Tensor& x, const Tensor& alpha);
-// num_bits in [1, 24].
+// num_bits in [1, 16] (pact_bits.h).
 Tensor pact_quantize(const Tensor& x, const Tensor& alpha, int num_bits);
 // weight * sum(alpha^2), differentiable in alpha.
 Tensor pact_alpha_penalty(const Tensor& alpha, double weight);

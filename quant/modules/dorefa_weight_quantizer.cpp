@@ -3,14 +3,16 @@
 
 #include "core/error.h"
 #include "quant/learnable/dorefa.h"
+#include "quant/learnable/pact_bits.h"
 #include "quant/modules/quantizer_device.h"
 
 namespace qgrad::quant {
 
 DoReFaWeightQuantizer::DoReFaWeightQuantizer(int num_bits)
     : nn::UnaryModule("DoReFaWeightQuantizer"), num_bits_(num_bits) {
-  QGRAD_CHECK(num_bits >= 1 && num_bits <= 16, ValueError,
-              "DoReFaWeightQuantizer: num_bits must lie in [1, 16], got ", num_bits);
+  QGRAD_CHECK(num_bits >= learnable::kPactMinBits && num_bits <= learnable::kPactMaxBits,
+              ValueError, "DoReFaWeightQuantizer: num_bits must lie in [", learnable::kPactMinBits,
+              ", ", learnable::kPactMaxBits, "], got ", num_bits);
 }
 
 Tensor DoReFaWeightQuantizer::forward(const Tensor& w) {

@@ -7,7 +7,6 @@
 #include <limits>
 
 #include "core/error.h"
-#include "quant/modules/named_recipes.h"
 
 namespace qgrad::quant {
 
@@ -48,15 +47,19 @@ void check_pattern(const json& p, const std::string& where) {
     fail("\"" + where + "\" is \"" + s + "\"; the only '@' selectors are \"@first\" and \"@last\"");
 }
 
-// The "weight" / "input" part of a rule: each an object or null, at least one given.
-json check_settings(const json& rule, const std::string& label,
-                    const std::vector<std::string>& extra_keys) {
-  if (rule.is_null()) return json{{"weight", nullptr}, {"input", nullptr}};
+// The "weight" / "input" part of a rule: each an object (the family's settings) or null, at
+// least one given.
+void read_settings(LayerRules::Rule& r, const json& rule,
+                   const std::vector<std::string>& extra_keys, QuantFamily family) {
+  const std::string& label = r.label;
+  if (rule.is_null()) {
+    r.weight.given = r.input.given = true;
+    return;
+  }
   if (!rule.is_object())
     fail("\"" + label +
          "\" must be an object with \"weight\" and/or \"input\", or null, got a JSON " +
          std::string(rule.type_name()));
-  json settings = json::object();
   for (auto it = rule.begin(); it != rule.end(); ++it) {
     const std::string& k = it.key();
     if (std::find(extra_keys.begin(), extra_keys.end(), k) != extra_keys.end()) continue;
@@ -68,11 +71,14 @@ json check_settings(const json& rule, const std::string& label,
     if (!it.value().is_null() && !it.value().is_object())
       fail("\"" + label + "." + k + "\" must be an object or null, got a JSON " +
            std::string(it.value().type_name()));
-    settings[k] = it.value();
+    const QuantRole role = k == "weight" ? QuantRole::Weight : QuantRole::Input;
+    LayerRules::RoleOverride& o = role == QuantRole::Weight ? r.weight : r.input;
+    o.given = true;
+    if (!it.value().is_null())
+      o.settings = parse_quantizer_settings(family, it.value(), role, label + "." + k);
   }
-  if (settings.empty())
+  if (!r.weight.given && !r.input.given)
     fail("\"" + label + "\" sets neither \"weight\" nor \"input\" (null keeps the layer float)");
-  return settings;
 }
 
 void finish(LayerRules::Rule& r) {
@@ -95,7 +101,7 @@ bool layer_pattern_matches(const std::string& pattern, const std::string& name, 
   return fnmatch(pattern.c_str(), name.c_str(), 0) == 0;
 }
 
-LayerRules LayerRules::from_json(const json& layers) {
+LayerRules LayerRules::from_json(const json& layers, QuantFamily family) {
   LayerRules out;
   if (layers.is_null()) return out;
   if (layers.is_array()) {
@@ -118,7 +124,7 @@ LayerRules LayerRules::from_json(const json& layers) {
         check_pattern(m, label + ".match");
         r.patterns.push_back(m.get<std::string>());
       }
-      r.settings = check_settings(item, label, {"match"});
+      read_settings(r, item, {"match"}, family);
       finish(r);
       out.rules_.push_back(std::move(r));
     }
@@ -134,7 +140,7 @@ LayerRules LayerRules::from_json(const json& layers) {
     r.label = "layers[" + it.key() + "]";
     check_pattern(json(it.key()), "layers key " + it.key());
     r.patterns = {it.key()};
-    r.settings = check_settings(it.value(), r.label, {});
+    read_settings(r, it.value(), {}, family);
     finish(r);
     out.rules_.push_back(std::move(r));
   }
@@ -149,7 +155,12 @@ LayerRules LayerRules::from_json(const json& layers) {
 json LayerRules::to_json() const {
   json list = json::array();
   for (const Rule& r : rules_) {
-    json item = r.settings;
+    json item = json::object();
+    for (const QuantRole role : {QuantRole::Weight, QuantRole::Input}) {
+      const RoleOverride& o = r.role(role);
+      if (o.given)
+        item[quant_role_name(role)] = o.settings ? quantizer_settings_json(*o.settings) : json();
+    }
     item["match"] = r.patterns.size() == 1 ? json(r.patterns[0]) : json(r.patterns);
     list.push_back(std::move(item));
   }
@@ -166,39 +177,46 @@ std::vector<const LayerRules::Rule*> LayerRules::matching(const std::string& nam
   return out;
 }
 
-json LayerRules::resolve(const std::string& name, LayerPosition pos, const std::string& role,
-                         const json& base, const json& family_default) const {
+std::optional<QuantizerSettings> LayerRules::resolve(
+    const std::string& name, LayerPosition pos, QuantRole role,
+    const std::optional<QuantizerSettings>& base, const QuantizerSettings& family_default) const {
   const std::vector<const Rule*> rules = matching(name, pos);
   if (!ordered_) {
     // Equally specific rules have no order between them: they must agree.
     for (std::size_t i = 0; i < rules.size(); ++i)
       for (std::size_t j = i + 1; j < rules.size(); ++j) {
         const Rule &a = *rules[i], &b = *rules[j];
-        if (!same_rank(a, b) || !a.settings.contains(role) || !b.settings.contains(role)) continue;
-        const json &va = a.settings.at(role), &vb = b.settings.at(role);
-        bool conflict = va.is_null() != vb.is_null();
-        if (!conflict && va.is_object())
-          for (auto it = va.begin(); it != va.end(); ++it)
-            if (vb.contains(it.key()) && vb.at(it.key()) != it.value()) conflict = true;
+        const RoleOverride &va = a.role(role), &vb = b.role(role);
+        if (!same_rank(a, b) || !va.given || !vb.given) continue;
+        const bool conflict =
+            va.settings.has_value() != vb.settings.has_value() ||
+            (va.settings && quantizer_settings_conflict(*va.settings, *vb.settings));
         if (conflict)
           fail("\"" + a.label + "\" and \"" + b.label + "\" both match layer '" + name +
-               "', are equally specific and set its \"" + role +
+               "', are equally specific and set its \"" + quant_role_name(role) +
                "\" differently; write \"layers\" as a list of {\"match\": ...} rules, which "
                "apply in order (the last wins)");
       }
   }
-  json cur = base;
+  std::optional<QuantizerSettings> cur = base;
   for (const Rule* r : rules) {
-    if (!r->settings.contains(role)) continue;
-    const json& v = r->settings.at(role);
-    if (v.is_null()) {
-      cur = nullptr;
+    const RoleOverride& o = r->role(role);
+    if (!o.given) continue;
+    if (!o.settings) {
+      cur.reset();
       continue;
     }
-    if (cur.is_null()) cur = family_default;
-    merge_recipe_json(cur, v);
+    if (!cur) cur = family_default;
+    merge_quantizer_settings(*cur, *o.settings);
   }
   return cur;
+}
+
+bool LayerRules::operator==(const LayerRules& o) const {
+  return std::equal(rules_.begin(), rules_.end(), o.rules_.begin(), o.rules_.end(),
+                    [](const Rule& a, const Rule& b) {
+                      return a.patterns == b.patterns && a.weight == b.weight && a.input == b.input;
+                    });
 }
 
 std::vector<std::string> LayerRules::unmatched(

@@ -8,7 +8,9 @@
 // is merged key by key over the layer's quantizer settings so far (which start from the recipe's
 // top-level "weight" / "input", or the family's default when that is null), null leaves that
 // role float; a rule that leaves both float (or the rule null) keeps the layer float, as
-// "exclude" does. On a residual Add (QuantAdd) only "input" applies.
+// "exclude" does. On a residual Add (QuantAdd) only "input" applies. A rule's objects are read
+// into the family's typed settings (quant/recipe/quantizer_settings.h) holding only the keys
+// they give, each key checked where it is read; the combinations are checked once merged.
 //
 // Which rule wins when several match:
 // - the list form, [{"match": "pattern" | ["p1", "p2"], "weight": ..., "input": ...}, ...], is
@@ -24,11 +26,14 @@
 #pragma once
 
 #include <cstddef>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
 
 #include <nlohmann/json.hpp>
+
+#include "quant/recipe/quantizer_settings.h"
 
 namespace qgrad::quant {
 
@@ -40,18 +45,28 @@ struct LayerPosition {
 
 class LayerRules {
  public:
+  // What a rule does to one role of a layer.
+  struct RoleOverride {
+    bool given = false;                         // the rule names the role
+    std::optional<QuantizerSettings> settings;  // merged over the layer's; nullopt: float
+    bool operator==(const RoleOverride& o) const {
+      return given == o.given && settings == o.settings;
+    }
+  };
   struct Rule {
     std::vector<std::string> patterns;
-    nlohmann::json settings;   // an object holding "weight" and/or "input" (object or null)
+    RoleOverride weight, input;
     bool exact = false;        // exact names, "@first" or "@last" only
     std::size_t literals = 0;  // literal characters of the least specific pattern
     std::string label;         // how errors name the rule: layers["layer3.*"] or layers[2]
+    const RoleOverride& role(QuantRole r) const { return r == QuantRole::Weight ? weight : input; }
   };
 
   LayerRules() = default;
-  // Validates the shape of "layers" (list or object form) and orders the rules for application.
-  // ValueError ("quant recipe: \"layers...\" ...") for anything malformed.
-  static LayerRules from_json(const nlohmann::json& layers);
+  // Validates "layers" (list or object form), reads each rule's settings as `family`'s, and
+  // orders the rules for application. ValueError ("quant recipe: \"layers...\" ...") for
+  // anything malformed.
+  static LayerRules from_json(const nlohmann::json& layers, QuantFamily family);
   // The list form, in application order (from_json reads it back to the same rules).
   nlohmann::json to_json() const;
 
@@ -60,14 +75,21 @@ class LayerRules {
 
   // The rules matching `name`, in application order.
   std::vector<const Rule*> matching(const std::string& name, LayerPosition pos) const;
-  // `role` ("weight" or "input") of layer `name` after the matching rules, starting from `base`
-  // (null: float; `family_default` is then what a rule's object merges over). Returns null when
-  // the role stays float. ValueError for two equally specific conflicting rules.
-  nlohmann::json resolve(const std::string& name, LayerPosition pos, const std::string& role,
-                         const nlohmann::json& base, const nlohmann::json& family_default) const;
+  // `role` of layer `name` after the matching rules, starting from `base` (nullopt: float;
+  // `family_default` is then what a rule's settings merge over). nullopt when the role stays
+  // float. ValueError for two equally specific conflicting rules.
+  std::optional<QuantizerSettings> resolve(const std::string& name, LayerPosition pos,
+                                           QuantRole role,
+                                           const std::optional<QuantizerSettings>& base,
+                                           const QuantizerSettings& family_default) const;
   // The patterns that match none of `layers` ({name, position}), quoted.
   std::vector<std::string> unmatched(
       const std::vector<std::pair<std::string, LayerPosition>>& layers) const;
+
+  // The same rules with the same settings, in the same application order. The labels and
+  // whether the rules came as a list are left out: to_json writes the list form, whose
+  // application order is the object form's, so from_json(to_json()) equals the rules read.
+  bool operator==(const LayerRules& o) const;
 
  private:
   std::vector<Rule> rules_;

@@ -6,14 +6,16 @@
 
 #include "core/factory.h"
 #include "quant/learnable/pact.h"
+#include "quant/learnable/pact_bits.h"
 #include "quant/modules/quantizer_device.h"
 
 namespace qgrad::quant {
 
 PactActivationQuantizer::PactActivationQuantizer(int num_bits, double alpha)
     : nn::UnaryModule("PactActivationQuantizer"), num_bits_(num_bits) {
-  QGRAD_CHECK(num_bits >= 1 && num_bits <= 16, ValueError,
-              "PactActivationQuantizer: num_bits must lie in [1, 16], got ", num_bits);
+  QGRAD_CHECK(num_bits >= learnable::kPactMinBits && num_bits <= learnable::kPactMaxBits,
+              ValueError, "PactActivationQuantizer: num_bits must lie in [",
+              learnable::kPactMinBits, ", ", learnable::kPactMaxBits, "], got ", num_bits);
   QGRAD_CHECK(std::isfinite(alpha) && alpha > 0, ValueError,
               "PactActivationQuantizer: alpha must be finite and > 0, got ", alpha);
   alpha_ = register_parameter("alpha", full({1}, alpha));

@@ -1,11 +1,15 @@
 // QuantRecipe: how to quantize a model for quantization-aware training, described by JSON (the
-// "quant" key of `qgrad train`'s configuration). from_json() validates everything up front and
-// reports problems as ValueError naming the key ("quant recipe: \"weight.num_bits\" ...");
+// "quant" key of `qgrad train`'s configuration) and read once, at that edge, into a typed recipe:
+// the family, each role's typed quantizer settings (quant/recipe/quantizer_settings.h), the
+// top-level options and the per-layer rules with their typed overrides (layer_rules.h).
+// from_json() validates everything up front (every value through quant/recipe/recipe_fields.h)
+// and reports problems as ValueError naming the key ("quant recipe: \"weight.num_bits\" ...");
 // integers are never truncated (a value beyond the key's range is an error, not wrapped), and
 // parse() reads text through parse_json (depth-bounded, no duplicate keys, no 1e400).
-// to_json() writes the normalised recipe (every default filled in), which from_json() reads back
-// to an equal recipe. quantize_model() (quantize_model.h) applies it; calibrate_model()
-// (calibrate.h) runs the calibration it asks for.
+// to_json() writes the normalised recipe (every top-level default filled in; quantizer settings
+// as given), byte for byte what the JSON-based recipe wrote before (stored checkpoints and
+// configs hold it), which from_json() reads back to an equal recipe. quantize_model()
+// (quantize_model.h) applies it; calibrate_model() (calibrate.h) runs the calibration it asks for.
 //
 // Schema:
 // {
@@ -93,8 +97,9 @@
 //             {"symmetric": false}.
 //   pact:     weights DoReFaWeightQuantizer (dorefa_weight_quantizer.h): "num_bits" [8] (1..16);
 //             inputs PactActivationQuantizer (pact_activation_quantizer.h): "num_bits" [8]
-//             (1..16), "alpha" [10.0] (the initial clipping level, > 0). Unsigned: negative
-//             inputs become 0. Defaults: weight {"num_bits": 8}, input {"num_bits": 8}.
+//             (1..16, the PACT family's one range: quant/learnable/pact_bits.h), "alpha" [10.0]
+//             (the initial clipping level, > 0). Unsigned: negative inputs become 0. Defaults:
+//             weight {"num_bits": 8}, input {"num_bits": 8}.
 // Example: {"family": "nvidia", "weight": {"num_bits": 8, "axis": 0},
 //           "input": {"num_bits": 8, "calib_method": "histogram"},
 //           "calibration": {"method": "percentile", "percentile": 99.99, "batches": 16}}
@@ -103,6 +108,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -112,25 +118,29 @@
 #include "nn/unary_module.h"
 #include "quant/modules/calibratable.h"
 #include "quant/modules/layer_rules.h"
+#include "quant/recipe/quantizer_factories.h"
+#include "quant/recipe/quantizer_settings.h"
 
 namespace qgrad::quant {
 
-enum class QuantFamily { NVIDIA, TorchAO, LSQ, Horizon, AIMET, PACT };
-// "nvidia", "torch_ao", "lsq", "horizon", "aimet", "pact"
-const char* quant_family_name(QuantFamily f);
-
 class QuantRecipe {
  public:
-  // Builds a quantizer for a weight of the given shape ([O, I] or [O, I/groups, kh, kw]).
-  using WeightQuantizerFactory = std::function<std::shared_ptr<nn::UnaryModule>(const Shape&)>;
-  using InputQuantizerFactory = std::function<std::shared_ptr<nn::UnaryModule>()>;
+  using WeightQuantizerFactory = quant::WeightQuantizerFactory;
+  using InputQuantizerFactory = quant::InputQuantizerFactory;
 
   static QuantRecipe from_json(const nlohmann::json& recipe);
   // JSON text; a syntax error is a ValueError too.
   static QuantRecipe parse(const std::string& text);
   nlohmann::json to_json() const;
 
+  // Recipes that quantize every layer alike (the factories are not compared).
+  bool operator==(const QuantRecipe& o) const;
+  bool operator!=(const QuantRecipe& o) const { return !(*this == o); }
+
   QuantFamily family() const { return family_; }
+  // The top-level settings of each role; nullopt: that role stays float.
+  const std::optional<QuantizerSettings>& weight_settings() const { return weight_; }
+  const std::optional<QuantizerSettings>& input_settings() const { return input_; }
   bool quantizes_weights() const { return static_cast<bool>(weight_factory_); }
   bool quantizes_inputs() const { return static_cast<bool>(input_factory_); }
   bool quantize_add() const { return add_; }
@@ -146,10 +156,10 @@ class QuantRecipe {
 
   // The quantizers of one layer after the "layers" rules.
   struct LayerQuantizers {
-    nlohmann::json weight, input;        // the resolved settings; null: that role stays float
-    WeightQuantizerFactory make_weight;  // empty when `weight` is null
-    InputQuantizerFactory make_input;    // empty when `input` is null
-    bool is_float() const { return weight.is_null() && input.is_null(); }
+    std::optional<QuantizerSettings> weight, input;  // resolved; nullopt: that role stays float
+    WeightQuantizerFactory make_weight;              // empty when `weight` is nullopt
+    InputQuantizerFactory make_input;                // empty when `input` is nullopt
+    bool is_float() const { return !weight && !input; }
   };
   // ValueError naming the layer for settings its family rejects, or two equally specific rules
   // that disagree (layer_rules.h).
@@ -160,7 +170,7 @@ class QuantRecipe {
   QuantRecipe() = default;
 
   QuantFamily family_ = QuantFamily::NVIDIA;
-  nlohmann::json weight_json_, input_json_;  // normalised (null: not quantized)
+  std::optional<QuantizerSettings> weight_, input_;  // nullopt: not quantized
   WeightQuantizerFactory weight_factory_;
   InputQuantizerFactory input_factory_;
   LayerRules layer_rules_;

@@ -209,7 +209,7 @@ std::vector<std::string> quantize_model(nn::Module& model, const QuantRecipe& re
     QuantRecipe::LayerQuantizers q = recipe.layer(name, pos);
     const bool is_add = adds.count(name) > 0;
     // An Add is quantized on its inputs only, and only when the recipe quantizes adds.
-    if (is_add ? (q.input.is_null() || !recipe.quantize_add()) : q.is_float()) {
+    if (is_add ? (!q.input || !recipe.quantize_add()) : q.is_float()) {
       if (recipe.layer_rules().matching(name, pos).empty()) continue;  // float without any rule
       exclude.insert(name);
       continue;

@@ -276,6 +276,10 @@ QuantDescriptor QuantDescriptor::from_dict(const json& j) {
 }
 
 QuantDescriptor QuantDescriptor::from_json(const json& j) {
+  return QuantDescriptor(read_options(j));
+}
+
+QuantDescriptorOptions QuantDescriptor::read_options(const json& j) {
   QGRAD_CHECK(j.is_object(), ValueError, kOp, ".from_json: expected a JSON object, got ",
               describe_json(j));
   QuantDescriptorOptions o;
@@ -326,7 +330,7 @@ QuantDescriptor QuantDescriptor::from_json(const json& j) {
       throw ValueError(std::string(kOp) + ".from_json: unknown field '" + k + "'");
     }
   }
-  return QuantDescriptor(o);
+  return o;
 }
 
 QuantDescriptor QuantDescriptor::parse(const std::string& text) {

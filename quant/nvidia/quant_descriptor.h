@@ -148,6 +148,10 @@ class QuantDescriptor {
   // allowed to be null. from_dict(d.to_dict()).to_dict() == d.to_dict().
   static QuantDescriptor from_dict(const nlohmann::json& j);
   static QuantDescriptor from_json(const nlohmann::json& j);
+  // from_json's reading alone: each field type-checked (the same errors), the fields not yet
+  // validated together, as the constructor does. A QAT recipe's layer rules hold such partial
+  // descriptors, validated once merged over a layer's settings.
+  static QuantDescriptorOptions read_options(const nlohmann::json& j);
   // JSON text through parse_json (depth-bounded, no duplicate keys, no 1e400), then from_json;
   // every problem is a ValueError.
   static QuantDescriptor parse(const std::string& text);

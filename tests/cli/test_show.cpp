@@ -105,3 +105,21 @@ TEST_CASE("show: bad arguments are usage errors naming the problem", "[cli]") {
   CHECK(missing.status == 1);
   CHECK(missing.err.find("/nonexistent/x.safetensors") != std::string::npos);
 }
+
+TEST_CASE("show: --recipe is read as every command reads it (issue 26)", "[cli]") {
+  // A recipe file, as ptq, autoquant and sensitivity take it.
+  TempDir tmp;
+  {
+    std::ofstream f(tmp.file("r.json"));
+    f << R"({"recipe": "lsq_w4a4"})";
+  }
+  const Run file = show({"--model", "lenet5bn", "--recipe", tmp.file("r.json")});
+  INFO(file.out << file.err);
+  REQUIRE(file.status == 0);
+  CHECK(file.out.find("lenet5bn, quantized lsq, not calibrated") != std::string::npos);
+  // Inline JSON through parse_json: a duplicate key is an error, not the last value silently.
+  const Run dup = show({"--model", "lenet5bn", "--recipe", R"({"family": "lsq", "family": "x"})"});
+  CHECK(dup.status == 2);
+  CHECK(dup.err.find("neither a recipe name nor valid JSON") != std::string::npos);
+  CHECK(dup.err.find("duplicate") != std::string::npos);
+}
