@@ -9,6 +9,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <ostream>
+#include <set>
 
 #include "cli/command_options.h"
 #include "cli/float_checkpoint.h"
@@ -17,6 +18,7 @@
 #include "cli/usage_error.h"
 #include "core/file_io.h"
 #include "quant/modules/quant_recipe.h"
+#include "quant/modules/quantize_model.h"
 
 namespace qgrad::cli {
 
@@ -76,28 +78,44 @@ AutoquantResult run_autoquant(const AutoquantOptions& o, std::ostream& out) {
   AutoquantResult r;
   r.float_accuracy = bench.evaluate_float().accuracy;
 
-  // The layers whose weights the recipe quantizes, and their weight counts.
+  // The layers whose weights the recipe quantizes, and their weight counts. A layer whose weight
+  // quantizer a "layers" rule sets is the user's choice: its measured cost would not move with
+  // the width tried (the rule wins over the top-level width), so allocating it would push it to
+  // the narrowest width while the written recipe dropped the rule. It keeps its rule instead.
   {
     auto model = build_model(config);
+    std::set<std::string> fixed;
+    for (const quant::QuantizableLayer& l : quant::quantizable_layers(*model))
+      for (const quant::LayerRules::Rule* rule : recipe.layer_rules().matching(l.name, l.position))
+        if (rule->weight.given) fixed.insert(l.name);
     const TensorDict params = model->named_parameters();
     const QuantizedLayers q = quantize_for_training(*model, recipe);
     for (std::size_t i = 0; i < q.names.size(); ++i) {
       if (q.types[i] == "Identity" || q.types[i] == "QuantAdd") continue;
       const Tensor* w = params.find(q.names[i] + ".weight");
       if (w == nullptr) continue;
-      r.layers.push_back({q.names[i], w->numel(), {}});
+      if (fixed.count(q.names[i]))
+        r.fixed_layers.push_back(q.names[i]);
+      else
+        r.layers.push_back({q.names[i], w->numel(), {}});
     }
   }
   // With no layer to allocate, the average width is 0 / 0 (it printed "-nan bits on average").
   if (r.layers.empty())
     throw UsageError(
         "autoquant: the recipe quantizes the weights of no layer (every layer is excluded or "
-        "kept float by its rules): there is nothing to allocate bits to");
+        "kept float by its rules) or its rules fix every layer's weights: there is nothing to "
+        "allocate bits to");
   out << "qgrad autoquant: " << config.model << ", budget " << budget.str() << ", widths";
   for (int b : o.bits) out << " " << b;
   out << ", " << r.layers.size() << " layers x " << o.bits.size() << " widths measured on "
-      << bench.test_images() << " test images (float " << 100 * r.float_accuracy << "%)\n"
-      << std::flush;
+      << bench.test_images() << " test images (float " << 100 * r.float_accuracy << "%)\n";
+  if (!r.fixed_layers.empty()) {
+    out << "kept as --recipe's rules set them (not allocated, outside the budget):";
+    for (const std::string& name : r.fixed_layers) out << " " << name;
+    out << "\n";
+  }
+  out << std::flush;
 
   // The cost of each layer at each width: weights only, inputs float.
   for (LayerCosts& l : r.layers)
@@ -109,9 +127,11 @@ AutoquantResult run_autoquant(const AutoquantOptions& o, std::ostream& out) {
     }
   r.allocation = allocate_bits(r.layers, o.bits, budget);
 
-  // The chosen widths as per-layer rules, in model order (list form: applied in order).
+  // The chosen widths as per-layer rules, in model order (list form: applied in order), after
+  // the recipe's own rules (to_json writes them as a list), which they do not touch.
   r.recipe = base;
-  json rules = json::array();
+  json rules =
+      base.contains("layers") && base["layers"].is_array() ? base["layers"] : json::array();
   for (std::size_t i = 0; i < r.layers.size(); ++i)
     rules.push_back({{"match", r.layers[i].name}, {"weight", {{key, r.allocation.bits[i]}}}});
   r.recipe["layers"] = rules;

@@ -33,7 +33,10 @@ struct AutoquantOptions {
 };
 
 struct AutoquantResult {
-  std::vector<LayerCosts> layers;
+  std::vector<LayerCosts> layers;  // the layers autoquant allocates widths to
+  // Layers whose weight quantizer a "layers" rule of --recipe sets: they keep the rule's
+  // quantizer, are not measured or allocated, and the budget does not count them.
+  std::vector<std::string> fixed_layers;
   BitAllocation allocation;
   double float_accuracy = 0;
   double mixed_accuracy = 0;

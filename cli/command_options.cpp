@@ -67,9 +67,14 @@ std::int64_t parse_int_option(const std::string& command, const std::string& opt
 
 void check_output_folder(const std::string& command, const std::string& option,
                          const std::string& path) {
+  namespace fs = std::filesystem;
   std::error_code ec;
-  if (std::filesystem::exists(path, ec) && !std::filesystem::is_directory(path, ec))
-    throw UsageError(command + ": " + option + " '" + path + "' is a file, not a folder");
+  const fs::file_status st = fs::status(path, ec);  // follows a symbolic link to its target
+  if (fs::exists(st) && !fs::is_directory(st))
+    throw UsageError(
+        command + ": " + option + " '" + path + "' is " +
+        (fs::is_regular_file(st) ? std::string("a file") : "a device, FIFO or socket") +
+        ", not a folder");
 }
 
 void check_output_file(const std::string& command, const std::string& option,

@@ -173,3 +173,46 @@ TEST_CASE("autoquant: a per-layer recipe within the budget", "[cli][autoquant]")
   }
   CHECK_FALSE(std::filesystem::exists(tmp.file("no")));
 }
+
+TEST_CASE("autoquant: a layer whose weights --recipe's rules set keeps its rule",
+          "[cli][autoquant]") {
+  // It was measured with the rule (so its cost looked flat), then written without it: the pinned
+  // first layer went to the narrowest width.
+  TempDir tmp;
+  qgrad_cli_test::write_synthetic_mnist(tmp.file("data"), 128, 100);
+  AutoquantOptions o;
+  o.source.checkpoint = qgrad_cli_test::train_tiny(tmp, "f", nullptr, 2);
+  o.budget = "avg_weight_bits<=4";
+  o.recipe.recipe = R"({"family": "nvidia", "layers": {"@first": {"weight": {"num_bits": 8}}}})";
+  o.recipe.calibration_batches = 2;
+  o.images = 60;
+  o.out = tmp.file("aq");
+  o.source.threads = 2;
+  std::ostringstream out;
+  const AutoquantResult r = run_autoquant(o, out);
+  INFO(out.str());
+  CHECK(r.fixed_layers == std::vector<std::string>{"0"});
+  REQUIRE(r.layers.size() == 4);
+  CHECK(r.layers.front().name == "4");
+  CHECK_THAT(out.str(), Catch::Contains("kept as --recipe's rules set them (not allocated, "
+                                        "outside the budget): 0\n"));
+  const json written =
+      parse_json(read_file(tmp.file("aq/autoquant_recipe.json"), "test"), "recipe");
+  Generator gen(0);
+  auto model = nn::lenet5bn(gen);
+  quant::quantize_model(*model, quant::QuantRecipe::from_json(written));
+  const auto modules = model->named_modules();
+  const auto weight_bits = [&](const std::string& name) {
+    auto c = std::dynamic_pointer_cast<quant::QuantConv2d>(*modules.find(name));
+    std::shared_ptr<nn::UnaryModule> wq;
+    if (c) wq = c->weight_quantizer();
+    if (auto l = std::dynamic_pointer_cast<quant::QuantLinear>(*modules.find(name)))
+      wq = l->weight_quantizer();
+    auto tq = std::dynamic_pointer_cast<quant::TensorQuantizer>(wq);
+    REQUIRE(tq != nullptr);
+    return tq->descriptor().num_bits().bits();
+  };
+  CHECK(weight_bits("0") == 8);  // the user's rule, still in the written recipe
+  for (std::size_t i = 0; i < r.layers.size(); ++i)
+    CHECK(weight_bits(r.layers[i].name) == r.allocation.bits[i]);
+}

@@ -5,6 +5,7 @@
 // the real `qgrad` binary, exit statuses included.
 #include <catch2/catch.hpp>
 
+#include <sys/stat.h>
 #include <sys/wait.h>
 
 #include <cmath>
@@ -107,6 +108,11 @@ TEST_CASE("train: output.dir is a folder, and an earlier run there is never over
   CHECK_THROWS_WITH(
       run_training(tiny_config(tmp.file("data"), tmp.file("a_file"), 1), out),
       Catch::Contains("train: output.dir '" + tmp.file("a_file") + "' is a file, not a folder"));
+  // A FIFO is named as what it is (it was called "a file").
+  REQUIRE(::mkfifo(tmp.file("fifo").c_str(), 0600) == 0);
+  CHECK_THROWS_WITH(run_training(tiny_config(tmp.file("data"), tmp.file("fifo"), 1), out),
+                    Catch::Contains("train: output.dir '" + tmp.file("fifo") +
+                                    "' is a device, FIFO or socket, not a folder"));
 
   // A second run into the folder of a finished one: refused, the first run's files untouched.
   run_training(tiny_config(tmp.file("data"), tmp.file("run"), 1), out);
