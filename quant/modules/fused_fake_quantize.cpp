@@ -8,6 +8,7 @@
 #include "quant/modules/quant_repr.h"
 #include "quant/modules/quantizer_device.h"
 #include "quant/torch_ao/fused_obs_fake_quant.h"
+#include "quant/torch_ao/fused_obs_fake_quant_math.h"
 
 namespace qgrad::quant {
 
@@ -111,6 +112,30 @@ Tensor FusedMovingAvgObsFakeQuantize::forward(const Tensor& x) {
       x, observer_enabled_, fake_quant_enabled_, observer_->min_val(), observer_->max_val(), scale_,
       zero_point_, averaging_constant(), quant_min(), quant_max(), ch_axis(), is_per_channel(),
       is_symmetric_quant());
+}
+
+ao::QParams FusedMovingAvgObsFakeQuantize::fake_quant_qparams(const std::string& op) const {
+  const std::vector<float> mn = observer_->min_val().contiguous().to_vector<float>();
+  const std::vector<float> mx = observer_->max_val().contiguous().to_vector<float>();
+  QGRAD_CHECK(!mn.empty() && mn.size() == mx.size(), ValueError, op, ": ", kName,
+              " has no running statistics (it saw no data)");
+  std::vector<float> scale(mn.size());
+  std::vector<std::int32_t> zero_point(mn.size());
+  for (std::size_t i = 0; i < mn.size(); ++i) {
+    const std::string channel = mn.size() > 1 ? " of channel " + std::to_string(i) : std::string();
+    QGRAD_CHECK(!(std::isinf(mn[i]) && std::isinf(mx[i]) && mn[i] > mx[i]), ValueError, op, ": ",
+                kName, " has no running statistics", channel, " (it saw no data)");
+    QGRAD_CHECK(std::isfinite(mn[i]) && std::isfinite(mx[i]) && mn[i] <= mx[i], ValueError, op,
+                ": ", kName, "'s running min ", mn[i], " and max ", mx[i], channel,
+                " do not make a range");
+    const ao::fused::ChosenQParams q =
+        ao::fused::choose_qparams(mn[i], mx[i], static_cast<std::int32_t>(quant_min()),
+                                  static_cast<std::int32_t>(quant_max()), is_symmetric_quant());
+    scale[i] = q.scale;
+    zero_point[i] = q.zero_point;
+  }
+  const std::int64_t n = static_cast<std::int64_t>(mn.size());
+  return {from_vector(scale, {n}), from_vector(zero_point, {n})};
 }
 
 void FusedMovingAvgObsFakeQuantize::enable_fake_quant(bool on) {

@@ -7,6 +7,7 @@
 #include <cfloat>
 #include <cmath>
 #include <limits>
+#include <type_traits>
 
 #include "core/autograd/grad_mode.h"
 #include "core/error.h"
@@ -83,8 +84,15 @@ QdqParams ao_params(const FQ& fq, const std::string& op, const std::string& wher
     p.identity = true;
     return p;
   }
-  p.scale = fq.scale().template to_vector<float>();
-  p.zero_point = fq.zero_point().template to_vector<std::int32_t>();
+  if constexpr (std::is_same_v<FQ, FusedMovingAvgObsFakeQuantize>) {
+    // What its forward fake-quantizes with, not the stored copy (stale after calibration).
+    const ao::QParams q = fq.fake_quant_qparams(op + ": " + where);
+    p.scale = q.scale.template to_vector<float>();
+    p.zero_point = q.zero_point.template to_vector<std::int32_t>();
+  } else {
+    p.scale = fq.scale().template to_vector<float>();
+    p.zero_point = fq.zero_point().template to_vector<std::int32_t>();
+  }
   p.quant_min = fq.quant_min();
   p.quant_max = fq.quant_max();
   if (fq.is_per_channel()) p.axis = fq.ch_axis();

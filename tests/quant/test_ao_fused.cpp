@@ -14,7 +14,9 @@
 #include "core/npy.h"
 #include "ops/binary/binary.h"
 #include "ops/reduce/reduce.h"
+#include "quant/modules/calibratable.h"
 #include "quant/modules/fused_fake_quantize.h"
+#include "quant/modules/qdq_params.h"
 #include "quant/torch_ao/fake_quantize.h"
 #include "quant/torch_ao/fused_obs_fake_quant.h"
 #include "quant/torch_ao/fused_obs_fake_quant_math.h"
@@ -321,4 +323,32 @@ TEST_CASE("FusedMovingAvgObsFakeQuantize module: PyTorch's state and checks",
   quant::FakeQuantizeConfig axis1 = quant::default_qat_weight_config();
   axis1.observer.ch_axis = 1;
   CHECK_THROWS_AS(quant::FusedMovingAvgObsFakeQuantize(axis1), ValueError);
+}
+
+TEST_CASE("FusedMovingAvgObsFakeQuantize: int8 and ONNX read the qparams its forward uses",
+          "[quant][torch_ao][fused]") {
+  // After calibration (observer on, fake quantization off) the stored scale and zero point are
+  // still the initial 1 and 0: int8 conversion read them while fake-quant evaluation chose new
+  // ones from the running min/max.
+  for (const bool per_channel : {false, true}) {
+    INFO("per channel " << per_channel);
+    quant::FusedMovingAvgObsFakeQuantize fq(per_channel ? quant::default_qat_weight_config()
+                                                        : quant::default_qat_activation_config());
+    CHECK_THROWS_WITH(quant::qdq_params(fq, "convert", "layer 0"),
+                      Catch::Contains("convert: layer 0") && Catch::Contains("saw no data"));
+    fq.start_calibration();
+    const Tensor x = from_vector<float>({-0.5f, 0.25f, 1.5f, 3.0f, -2.0f, 0.75f}, {2, 3});
+    fq.forward(x);
+    fq.finish_calibration(quant::CalibrationOptions{});
+    const quant::QdqParams before = quant::qdq_params(fq, "convert", "layer 0");
+    CHECK(fq.scale().to_vector<float>()[0] == 1.0f);  // stale until the next forward
+    // The forward with fake quantization on (statistics frozen, as in evaluation) chooses the
+    // qparams and stores them: the same ones conversion read before it ran.
+    fq.disable_observer();
+    fq.forward(x);
+    CHECK(before.scale == fq.scale().to_vector<float>());
+    CHECK(before.zero_point == fq.zero_point().to_vector<std::int32_t>());
+    CHECK(before.scale.size() == (per_channel ? 2u : 1u));
+    CHECK(before.scale[0] != 1.0f);
+  }
 }
