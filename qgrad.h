@@ -1,4 +1,5 @@
-// The umbrella header: everything a qgrad user needs, as <qgrad.h>.
+/// @file
+/// The umbrella header: everything a qgrad user needs, as <qgrad.h>.
 #pragma once
 
 #include "core/autograd/engine.h"

@@ -1,5 +1,6 @@
-// The qgrad exception hierarchy and the QGRAD_CHECK macro. Every user-facing error names the op,
-// the offending argument and what was expected; nothing in qgrad aborts on bad input.
+/// @file
+/// The qgrad exception hierarchy and the QGRAD_CHECK macro. Every user-facing error names the op,
+/// the offending argument and what was expected; nothing in qgrad aborts on bad input.
 #pragma once
 
 #include <cstdint>
@@ -63,7 +64,7 @@ std::string concat(const Args&... args) {
 
 }  // namespace qgrad
 
-// QGRAD_CHECK(cond, ShapeError, "matmul: ", a.shape(), " vs ", b.shape());
+/// QGRAD_CHECK(cond, ShapeError, "matmul: ", a.shape(), " vs ", b.shape());
 #define QGRAD_CHECK(cond, ErrorType, ...)                                        \
   do {                                                                           \
     if (!(cond)) throw ::qgrad::ErrorType(::qgrad::detail::concat(__VA_ARGS__)); \

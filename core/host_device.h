@@ -1,9 +1,10 @@
-// Host/device portability for the element-wise math that the CPU and CUDA kernels share: the
-// QGRAD_HD marker (__host__ __device__ under nvcc, nothing for the host compiler), inlining
-// attributes for the vectorised CPU loops, and the few scalar helpers whose host and device
-// spellings differ (bit casts, NaN tests, round-half-even, min/max that do not depend on
-// <algorithm>). A formula written once with these compiles into both kernels, so the two
-// devices compute the same bits (FMA contraction is off on both: -ffp-contract=off, --fmad=false).
+/// @file
+/// Host/device portability for the element-wise math that the CPU and CUDA kernels share: the
+/// QGRAD_HD marker (__host__ __device__ under nvcc, nothing for the host compiler), inlining
+/// attributes for the vectorised CPU loops, and the few scalar helpers whose host and device
+/// spellings differ (bit casts, NaN tests, round-half-even, min/max that do not depend on
+/// `<algorithm>`). A formula written once with these compiles into both kernels, so the two
+/// devices compute the same bits (FMA contraction is off on both: -ffp-contract=off, --fmad=false).
 #pragma once
 
 #include <cmath>
@@ -14,12 +15,14 @@
 #define QGRAD_HD __host__ __device__
 #define QGRAD_HD_INLINE __host__ __device__ __forceinline__
 #else
+/// Marks a function as callable on the host and, under nvcc, on the device (empty otherwise).
 #define QGRAD_HD
 #if defined(__GNUC__)
-// Forced: a call left in a loop body (GCC gives up inlining large bodies into big callers)
-// would keep the loop from vectorising.
+/// Forced: a call left in a loop body (GCC gives up inlining large bodies into big callers)
+/// would keep the loop from vectorising.
 #define QGRAD_HD_INLINE inline __attribute__((always_inline))
 #else
+/// QGRAD_HD plus (forced) inlining.
 #define QGRAD_HD_INLINE inline
 #endif
 #endif
@@ -29,6 +32,7 @@
 #if defined(__GNUC__) && !defined(__CUDA_ARCH__)
 #define QGRAD_NOINLINE __attribute__((noinline))
 #else
+/// Keeps a function out of line (empty where unsupported).
 #define QGRAD_NOINLINE
 #endif
 
@@ -71,13 +75,13 @@ QGRAD_HD_INLINE double double_of(std::uint64_t u) {
 #endif
 }
 
-// A compare, not a libm call (std::isnan can keep a CPU loop scalar); false for integers.
+/// A compare, not a libm call (std::isnan can keep a CPU loop scalar); false for integers.
 template <typename T>
 QGRAD_HD_INLINE bool isnan(T v) {
   return !(v == v);
 }
 
-// Round half to even, as std::nearbyint in the default rounding mode and CUDA's rint.
+/// Round half to even, as std::nearbyint in the default rounding mode and CUDA's rint.
 QGRAD_HD_INLINE float rint(float v) {
 #if defined(__CUDA_ARCH__)
   return ::rintf(v);

@@ -5,6 +5,7 @@
 #   QGRAD_WITH_FUZZ=1 bash scripts/install_deps.sh    # also Clang's libFuzzer (scripts/fuzz.sh)
 #   QGRAD_WITH_NODE=1 bash scripts/install_deps.sh    # also node and npm (the ONNX Runtime test)
 #   QGRAD_WITH_PLOT=1 bash scripts/install_deps.sh    # also matplotlib (qgrad plot and its tests)
+#   QGRAD_WITH_DOCS=1 bash scripts/install_deps.sh    # also Doxygen (the docs target and its tests)
 set -euo pipefail
 
 # ocl-icd-opencl-dev: Debian's oneDNN CMake package (dnnl-config.cmake) requires OpenCL, which
@@ -26,6 +27,10 @@ fi
 # --no-install-recommends (below) keeps tk and friends out.
 if [[ "${QGRAD_WITH_PLOT:-0}" == "1" ]]; then
   pkgs+=(python3-matplotlib)
+fi
+# The `docs` target and the API documentation tests (cmake/QgradDocs.cmake; Skipped without it).
+if [[ "${QGRAD_WITH_DOCS:-0}" == "1" ]]; then
+  pkgs+=(doxygen)
 fi
 if [[ "${QGRAD_WITH_FUZZ:-0}" == "1" ]]; then
   pkgs+=(clang libclang-rt-14-dev libomp-dev)

@@ -10,9 +10,11 @@ cd "$(dirname "$0")/.."
 sanitize=0
 [[ "${CI:-}" == "true" || "${QGRAD_SANITIZE_RUN:-0}" == "1" ]] && sanitize=1
 
-# node and npm: the ONNX Runtime tests; matplotlib: the qgrad plot tests (each Skipped without
-# it); Clang's sanitizer runtimes and libFuzzer: the sanitizer build.
-QGRAD_WITH_NODE=1 QGRAD_WITH_PLOT=1 QGRAD_WITH_FUZZ=$sanitize bash scripts/install_deps.sh
+# node and npm: the ONNX Runtime tests; matplotlib: the qgrad plot tests; Doxygen: the API
+# documentation tests (each Skipped without it); Clang's sanitizer runtimes and libFuzzer: the
+# sanitizer build.
+QGRAD_WITH_NODE=1 QGRAD_WITH_PLOT=1 QGRAD_WITH_DOCS=1 QGRAD_WITH_FUZZ=$sanitize \
+  bash scripts/install_deps.sh
 
 jobs=$(nproc)
 # run_suite NAME DIR CONFIGURE_ARGS...: configure, build and ctest, each timed.

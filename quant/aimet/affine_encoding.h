@@ -1,9 +1,10 @@
-// AIMET v2 affine encodings: the integer grid of a bitwidth (symmetric => signed
-// [-2^(b-1), 2^(b-1)-1], asymmetric => unsigned [0, 2^b-1]), the differentiable scale and offset
-// derived from a learnable min/max range (scale = (max - min) / (2^b - 1) in float32,
-// offset = 0 when symmetric else ste_round(min / scale) - qmin), and AffineEncoding, the value
-// object a QuantizedTensor carries: scale, offset, bitwidth, signedness, symmetry, the integer
-// dtype of quantized_repr() and the represented range.
+/// @file
+/// AIMET v2 affine encodings: the integer grid of a bitwidth (symmetric => signed
+/// [-2^(b-1), 2^(b-1)-1], asymmetric => unsigned [0, 2^b-1]), the differentiable scale and offset
+/// derived from a learnable min/max range (scale = (max - min) / (2^b - 1) in float32,
+/// offset = 0 when symmetric else ste_round(min / scale) - qmin), and AffineEncoding, the value
+/// object a QuantizedTensor carries: scale, offset, bitwidth, signedness, symmetry, the integer
+/// dtype of quantized_repr() and the represented range.
 #pragma once
 
 #include <cstdint>
@@ -18,13 +19,13 @@ struct AffineGrid {
   bool is_signed;
 };
 
-// bitwidth in [1, 32] (ValueError otherwise).
+/// bitwidth in [1, 32] (ValueError otherwise).
 AffineGrid affine_grid(int bitwidth, bool symmetric);
 
-// (max - min) / (2^bitwidth - 1), differentiable in min and max.
+/// (max - min) / (2^bitwidth - 1), differentiable in min and max.
 Tensor encoding_scale(const Tensor& min, const Tensor& max, int bitwidth);
-// 0 (no gradient) when symmetric, else ste_round(min / scale) - qmin, differentiable in min and
-// scale.
+/// 0 (no gradient) when symmetric, else ste_round(min / scale) - qmin, differentiable in min and
+/// scale.
 Tensor encoding_offset(const Tensor& min, const Tensor& scale, int bitwidth, bool symmetric);
 
 class AffineEncoding {
@@ -38,21 +39,21 @@ class AffineEncoding {
   bool is_signed() const { return grid_.is_signed; }
   std::int64_t qmin() const { return grid_.qmin; }
   std::int64_t qmax() const { return grid_.qmax; }
-  // The dtype of quantized_repr(), AIMET's AffineEncoding.dtype: the first of uint8
-  // (0 <= qmin < qmax < 256), int8 (-128 <= qmin < qmax < 128), int16 (-32768 <= qmin < qmax <
-  // 32768) that holds the grid, else int32 (torch has no uint16 / uint32, so the upper half of an
-  // unsigned 32-bit grid does not fit). Unsigned 9..15-bit grids are int16, 16-bit ones int32.
+  /// The dtype of quantized_repr(), AIMET's AffineEncoding.dtype: the first of uint8
+  /// (0 <= qmin < qmax < 256), int8 (-128 <= qmin < qmax < 128), int16 (-32768 <= qmin < qmax <
+  /// 32768) that holds the grid, else int32 (torch has no uint16 / uint32, so the upper half of an
+  /// unsigned 32-bit grid does not fit). Unsigned 9..15-bit grids are int16, 16-bit ones int32.
   DType dtype() const;
-  // The represented range: (offset + qmin) * scale and (offset + qmax) * scale.
+  /// The represented range: (offset + qmin) * scale and (offset + qmax) * scale.
   Tensor min() const;
   Tensor max() const;
-  // "pertensor" (one scale) or "perchannel".
+  /// "pertensor" (one scale) or "perchannel".
   bool per_channel() const { return scale_.numel() > 1; }
 
-  Tensor quantize(const Tensor& x) const;    // aimet::quantize with this encoding
-  Tensor dequantize(const Tensor& q) const;  // aimet::dequantize with this encoding
+  Tensor quantize(const Tensor& x) const;    ///< aimet::quantize with this encoding
+  Tensor dequantize(const Tensor& q) const;  ///< aimet::dequantize with this encoding
   Tensor quantize_dequantize(const Tensor& x) const;
-  // The same encoding with scale and offset converted (differentiably) to dtype.
+  /// The same encoding with scale and offset converted (differentiably) to dtype.
   AffineEncoding to(DType dtype) const;
 
  private:

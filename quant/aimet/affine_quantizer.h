@@ -1,13 +1,14 @@
-// AIMET v2's min/max affine quantizer (Q.affine.Quantize / Q.affine.QuantizeDequantize) as a
-// plain state class: learnable float32 min / max parameters of the encoding shape, the scale and
-// offset derived from them (differentiable, so min and max learn through the range-learning
-// gradients), quantize() -> QuantizedTensor, quantize_dequantize() -> DequantizedTensor, and the
-// compute_encodings() scope: while a ComputeEncodings object is open, forward passes gather
-// running min/max statistics and quantize with the batch's own encoding; closing it (end() or
-// the destructor, unless an exception is unwinding) sets the range from the statistics.
-//   AffineQuantizer q({}, 8, /*symmetric=*/false);
-//   q.set_range(-10, 41);
-//   q.quantize_dequantize(x).quantize().quantized_repr();   // uint8
+/// @file
+/// AIMET v2's min/max affine quantizer (Q.affine.Quantize / Q.affine.QuantizeDequantize) as a
+/// plain state class: learnable float32 min / max parameters of the encoding shape, the scale and
+/// offset derived from them (differentiable, so min and max learn through the range-learning
+/// gradients), quantize() -> QuantizedTensor, quantize_dequantize() -> DequantizedTensor, and the
+/// compute_encodings() scope: while a ComputeEncodings object is open, forward passes gather
+/// running min/max statistics and quantize with the batch's own encoding; closing it (end() or
+/// the destructor, unless an exception is unwinding) sets the range from the statistics.
+///   AffineQuantizer q({}, 8, /*symmetric=*/false);
+///   q.set_range(-10, 41);
+///   q.quantize_dequantize(x).quantize().quantized_repr();   // uint8
 #pragma once
 
 #include <exception>
@@ -28,7 +29,7 @@ class AffineQuantizer {
     ComputeEncodings(const ComputeEncodings&) = delete;
     ComputeEncodings& operator=(const ComputeEncodings&) = delete;
     ComputeEncodings& operator=(ComputeEncodings&&) = delete;
-    // Leaves calibration and sets the range from the gathered statistics (none: range kept).
+    /// Leaves calibration and sets the range from the gathered statistics (none: range kept).
     void end();
     ~ComputeEncodings();
 
@@ -37,7 +38,7 @@ class AffineQuantizer {
     int uncaught_;
   };
 
-  // shape: the encoding shape ({} per tensor, {O,1,1,1} per output channel of a conv weight).
+  /// shape: the encoding shape ({} per tensor, {O,1,1,1} per output channel of a conv weight).
   AffineQuantizer(Shape shape, int bitwidth, bool symmetric);
 
   const Shape& shape() const { return shape_; }
@@ -47,14 +48,14 @@ class AffineQuantizer {
   std::int64_t qmax() const { return grid_.qmax; }
   bool is_initialized() const { return initialized_; }
 
-  // The learnable parameters (float32, requires_grad, the encoding shape).
+  /// The learnable parameters (float32, requires_grad, the encoding shape).
   Tensor& min() { return min_; }
   Tensor& max() { return max_; }
 
   void set_range(const Tensor& min, const Tensor& max);
   void set_range(double min, double max);
 
-  // Differentiable in min / max. Throw ValueError before the range is set.
+  /// Differentiable in min / max. Throw ValueError before the range is set.
   Tensor get_scale() const;
   Tensor get_offset() const;
   AffineEncoding get_encoding() const;

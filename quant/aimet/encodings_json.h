@@ -1,9 +1,10 @@
-// Export of AIMET encodings to AIMET's JSON encodings file, in the 0.6.1 layout (tensor name ->
-// list of per-channel dicts with bitwidth, dtype "int", is_symmetric "True"/"False", min, max,
-// scale, offset) or the 1.0.0 layout (lists of dicts with name, enc_type PER_TENSOR /
-// PER_CHANNEL, dtype "INT", bw, is_sym, scale[], offset[]). Offsets are written in AIMET's file
-// convention, round(min / scale) (= offset + qmin: -128 for 8-bit symmetric), and min / max are
-// the represented range (offset + qmin) * scale, (offset + qmax) * scale.
+/// @file
+/// Export of AIMET encodings to AIMET's JSON encodings file, in the 0.6.1 layout (tensor name ->
+/// list of per-channel dicts with bitwidth, dtype "int", is_symmetric "True"/"False", min, max,
+/// scale, offset) or the 1.0.0 layout (lists of dicts with name, enc_type PER_TENSOR /
+/// PER_CHANNEL, dtype "INT", bw, is_sym, scale[], offset[]). Offsets are written in AIMET's file
+/// convention, round(min / scale) (= offset + qmin: -128 for 8-bit symmetric), and min / max are
+/// the represented range (offset + qmin) * scale, (offset + qmax) * scale.
 #pragma once
 
 #include <nlohmann/json_fwd.hpp>
@@ -25,7 +26,7 @@ nlohmann::json encodings_to_json(const std::vector<NamedEncoding>& activation_en
                                  const std::vector<NamedEncoding>& param_encodings,
                                  EncodingFileVersion version = EncodingFileVersion::V1_0_0);
 
-// Writes the JSON (indented) atomically; IOError on failure.
+/// Writes the JSON (indented) atomically; IOError on failure.
 void save_encodings(const std::string& path, const std::vector<NamedEncoding>& activation_encodings,
                     const std::vector<NamedEncoding>& param_encodings,
                     EncodingFileVersion version = EncodingFileVersion::V1_0_0);

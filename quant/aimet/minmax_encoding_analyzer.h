@@ -1,13 +1,14 @@
-// AIMET v2's MinMaxEncodingAnalyzer: running min/max statistics reduced to an encoding shape
-// (broadcast from the trailing dims of the input), and the rule that turns them into an
-// encoding range (compute_encodings_from_stats), in float32 as AIMET computes it:
-//   min0 = min(min, 0), max0 = max(max, 0)
-//   adj = eps if (max0 - min0) / N < eps else 0        (N = 2^b - 1, eps = 2^-23)
-//   symmetric:  max' = max0 + floor(N/2)*adj, min' = min0 - ceil(N/2)*adj,
-//               delta = max(max' / floor(N/2), -min' / ceil(N/2)),
-//               range = [-ceil(N/2)*delta, floor(N/2)*delta]
-//   asymmetric: range = [min0, max0 + N*adj]
-// and both ends clamped to the finite float32 range.
+/// @file
+/// AIMET v2's MinMaxEncodingAnalyzer: running min/max statistics reduced to an encoding shape
+/// (broadcast from the trailing dims of the input), and the rule that turns them into an
+/// encoding range (compute_encodings_from_stats), in float32 as AIMET computes it:
+///   min0 = min(min, 0), max0 = max(max, 0)
+///   adj = eps if (max0 - min0) / N < eps else 0        (N = 2^b - 1, eps = 2^-23)
+///   symmetric:  max' = max0 + floor(N/2)*adj, min' = min0 - ceil(N/2)*adj,
+///               delta = max(max' / floor(N/2), -min' / ceil(N/2)),
+///               range = [-ceil(N/2)*delta, floor(N/2)*delta]
+///   asymmetric: range = [min0, max0 + N*adj]
+/// and both ends clamped to the finite float32 range.
 #pragma once
 
 #include <optional>
@@ -18,7 +19,7 @@
 namespace qgrad::aimet {
 
 struct MinMaxStats {
-  Tensor min;  // undefined when nothing was observed
+  Tensor min;  ///< undefined when nothing was observed
   Tensor max;
   bool empty() const { return !min.defined(); }
 };
@@ -28,14 +29,14 @@ class MinMaxEncodingAnalyzer {
   explicit MinMaxEncodingAnalyzer(Shape shape);
 
   const Shape& shape() const { return shape_; }
-  // The statistics of one batch (no state change). x must broadcast from the encoding shape.
+  /// The statistics of one batch (no state change). x must broadcast from the encoding shape.
   MinMaxStats collect_stats(const Tensor& x) const;
-  // Collects, merges into the running statistics and returns the batch statistics.
+  /// Collects, merges into the running statistics and returns the batch statistics.
   MinMaxStats update_stats(const Tensor& x);
   void reset_stats() { stats_ = MinMaxStats(); }
   const MinMaxStats& stats() const { return stats_; }
 
-  // (min, max) of the encoding for the running statistics; empty when none were gathered.
+  /// (min, max) of the encoding for the running statistics; empty when none were gathered.
   std::optional<std::pair<Tensor, Tensor>> compute_encodings(std::int64_t num_steps,
                                                              bool symmetric) const;
   static std::pair<Tensor, Tensor> compute_encodings_from_stats(const MinMaxStats& stats,

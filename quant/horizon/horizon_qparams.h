@@ -1,7 +1,8 @@
-// Horizon (horizon_plugin_pytorch) quantization parameters: the symmetric integer dtypes it
-// emulates (qint8 [-128,127], qint16 [-32768,32767], qint4 [-8,7], quint4 [0,15]), its two
-// rounding modes, and its scale rule scale = max(max(-min, max) / ((qmax - qmin) / 2), 2^-23)
-// in float32 (zero point always 0).
+/// @file
+/// Horizon (horizon_plugin_pytorch) quantization parameters: the symmetric integer dtypes it
+/// emulates (qint8 [-128,127], qint16 [-32768,32767], qint4 [-8,7], quint4 [0,15]), its two
+/// rounding modes, and its scale rule scale = max(max(-min, max) / ((qmax - qmin) / 2), 2^-23)
+/// in float32 (zero point always 0).
 #pragma once
 
 #include <cstdint>
@@ -9,8 +10,8 @@
 namespace qgrad::horizon {
 
 enum class QDType { QInt8, QInt16, QInt4, QUInt4 };
-// HalfToEven: rne(x / scale) (default). HalfUp: floor(x / scale + 0.5) (the legacy formula of
-// Horizon's documentation).
+/// HalfToEven: rne(x / scale) (default). HalfUp: floor(x / scale + 0.5) (the legacy formula of
+/// Horizon's documentation).
 enum class RoundMode { HalfToEven, HalfUp };
 
 struct QRange {
@@ -21,10 +22,10 @@ struct QRange {
 QRange quant_range(QDType d);
 const char* qdtype_name(QDType d);
 
-inline constexpr float kMinScale = 1.1920928955078125e-07f;  // 2^-23
+inline constexpr float kMinScale = 1.1920928955078125e-07f;  ///< 2^-23
 
-// Symmetric scale from observed statistics (min_neg = min(min, 0), max_pos = max(max, 0)).
-// Throws ValueError for NaN or infinite statistics.
+/// Symmetric scale from observed statistics (min_neg = min(min, 0), max_pos = max(max, 0)).
+/// Throws ValueError for NaN or infinite statistics.
 float symmetric_scale(float min_val, float max_val, QDType d);
 
 }  // namespace qgrad::horizon

@@ -1,17 +1,18 @@
-// AIMET v2's affine quantizer modules (aimet_torch.v2.quantization.affine.Quantize and
-// QuantizeDequantize) wrapping aimet::AffineQuantizer: learnable float32 Parameters "min" and
-// "max" of the encoding shape ({} per tensor, {O,1,1,1} per output channel of a conv weight,
-// broadcast against the input from the trailing dims), the bitwidth, symmetric (signed grid
-// [-2^(b-1), 2^(b-1)-1]) or asymmetric (unsigned [0, 2^b-1]), set_range(), and the
-// compute_encodings() scope: while the returned object lives, forward passes gather running
-// min/max statistics (and quantize with each batch's own encoding); closing it (end() or its
-// destructor, unless an exception is unwinding) sets the range from the statistics.
-//   AimetQuantize::forward(x)            -> aimet::QuantizedTensor (integers as floats plus the
-//                                           encoding; .dequantize(), .quantized_repr())
-//   AimetQuantizeDequantize::forward(x)  -> float tensor, differentiable in x (STE with mask)
-//                                           and in min / max (range-learning gradients)
-// State dict: "min", "max" and "initialized" (uint8 0-d: whether the range has been set, so a
-// loaded checkpoint quantizes without set_range()).
+/// @file
+/// AIMET v2's affine quantizer modules (aimet_torch.v2.quantization.affine.Quantize and
+/// QuantizeDequantize) wrapping aimet::AffineQuantizer: learnable float32 Parameters "min" and
+/// "max" of the encoding shape ({} per tensor, {O,1,1,1} per output channel of a conv weight,
+/// broadcast against the input from the trailing dims), the bitwidth, symmetric (signed grid
+/// [-2^(b-1), 2^(b-1)-1]) or asymmetric (unsigned [0, 2^b-1]), set_range(), and the
+/// compute_encodings() scope: while the returned object lives, forward passes gather running
+/// min/max statistics (and quantize with each batch's own encoding); closing it (end() or its
+/// destructor, unless an exception is unwinding) sets the range from the statistics.
+///   AimetQuantize::forward(x)            -> aimet::QuantizedTensor (integers as floats plus the
+///                                           encoding; .dequantize(), .quantized_repr())
+///   AimetQuantizeDequantize::forward(x)  -> float tensor, differentiable in x (STE with mask)
+///                                           and in min / max (range-learning gradients)
+/// State dict: "min", "max" and "initialized" (uint8 0-d: whether the range has been set, so a
+/// loaded checkpoint quantizes without set_range()).
 #pragma once
 
 #include <memory>
@@ -24,7 +25,7 @@
 
 namespace qgrad::quant {
 
-// The compute_encodings scope of an AIMET quantizer module (movable, not copyable).
+/// The compute_encodings scope of an AIMET quantizer module (movable, not copyable).
 class AimetComputeEncodings {
  public:
   AimetComputeEncodings(aimet::AffineQuantizer& quantizer, Tensor initialized_flag);
@@ -32,7 +33,7 @@ class AimetComputeEncodings {
   AimetComputeEncodings(const AimetComputeEncodings&) = delete;
   AimetComputeEncodings& operator=(const AimetComputeEncodings&) = delete;
   AimetComputeEncodings& operator=(AimetComputeEncodings&&) = delete;
-  // Sets the range from the statistics gathered (none: the range is kept).
+  /// Sets the range from the statistics gathered (none: the range is kept).
   void end();
   ~AimetComputeEncodings();
 
@@ -42,22 +43,22 @@ class AimetComputeEncodings {
   Tensor flag_;
 };
 
-// What both modules share; Base is nn::Module (Quantize) or nn::UnaryModule (QDQ).
+/// What both modules share; Base is nn::Module (Quantize) or nn::UnaryModule (QDQ).
 template <typename Base>
 class AimetQuantizerModule : public Base, public Calibratable {
  public:
-  // ValueError / ShapeError for a bitwidth outside [1, 32] or a bad encoding shape.
+  /// ValueError / ShapeError for a bitwidth outside [1, 32] or a bad encoding shape.
   AimetQuantizerModule(const char* name, Shape shape, int bitwidth, bool symmetric);
 
   void set_range(const Tensor& min, const Tensor& max);
   void set_range(double min, double max);
-  // Differentiable in min / max. ValueError before the range is set.
+  /// Differentiable in min / max. ValueError before the range is set.
   Tensor get_scale();
   Tensor get_offset();
   aimet::AffineEncoding get_encoding();
   AimetComputeEncodings compute_encodings();
   bool is_initialized() const;
-  // Inside a compute_encodings() scope (each batch quantized with its own encoding).
+  /// Inside a compute_encodings() scope (each batch quantized with its own encoding).
   bool computing_encodings() const { return quantizer_->computing_encodings(); }
 
   const Tensor& min() const { return min_; }
@@ -68,17 +69,17 @@ class AimetQuantizerModule : public Base, public Calibratable {
   std::int64_t qmin() const { return quantizer_->qmin(); }
   std::int64_t qmax() const { return quantizer_->qmax(); }
 
-  // "shape=(), qmin=0, qmax=255, symmetric=False" (AIMET's printout).
+  /// "shape=(), qmin=0, qmax=255, symmetric=False" (AIMET's printout).
   std::string extra_repr() const override;
 
-  // Opens a compute_encodings scope; closes it (strict: a quantizer that saw no data is a
-  // ValueError, the range is kept either way).
+  /// Opens a compute_encodings scope; closes it (strict: a quantizer that saw no data is a
+  /// ValueError, the range is kept either way).
   void start_calibration() override;
   void finish_calibration(const CalibrationOptions& options) override;
 
  protected:
-  // The state class, with its initialisation brought in line with the "initialized" buffer
-  // (after load_state_dict). ValueError when the range is not set and no scope is open.
+  /// The state class, with its initialisation brought in line with the "initialized" buffer
+  /// (after load_state_dict). ValueError when the range is not set and no scope is open.
   aimet::AffineQuantizer& ready(const char* op);
 
  private:
@@ -101,7 +102,7 @@ class AimetQuantizeDequantize : public AimetQuantizerModule<nn::UnaryModule> {
  public:
   AimetQuantizeDequantize(Shape shape, int bitwidth, bool symmetric);
   Tensor forward(const Tensor& x) override;
-  // The same values with their encoding.
+  /// The same values with their encoding.
   aimet::DequantizedTensor quantize_dequantize(const Tensor& x);
 };
 

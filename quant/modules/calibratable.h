@@ -1,10 +1,11 @@
-// Calibratable: the interface every quantizer module implements so that a whole model can be
-// calibrated without knowing which quantizer family it uses (calibrate.h). start_calibration()
-// switches the quantizer to gathering statistics with its input passing through unchanged;
-// finish_calibration() fixes the quantization parameters from the statistics and switches it
-// back to quantizing. Each family maps this onto its own modes (NVIDIA: disable_quant +
-// enable_calib, then load_calib_amax; torch.ao: observe without fake quantization; Horizon:
-// CALIBRATION then QAT state; AIMET: a compute_encodings scope).
+/// @file
+/// Calibratable: the interface every quantizer module implements so that a whole model can be
+/// calibrated without knowing which quantizer family it uses (calibrate.h). start_calibration()
+/// switches the quantizer to gathering statistics with its input passing through unchanged;
+/// finish_calibration() fixes the quantization parameters from the statistics and switches it
+/// back to quantizing. Each family maps this onto its own modes (NVIDIA: disable_quant +
+/// enable_calib, then load_calib_amax; torch.ao: observe without fake quantization; Horizon:
+/// CALIBRATION then QAT state; AIMET: a compute_encodings scope).
 #pragma once
 
 #include <string>
@@ -14,12 +15,12 @@
 namespace qgrad::quant {
 
 struct CalibrationOptions {
-  // How NVIDIA histogram calibrators choose amax: "entropy", "mse" or "percentile" (max
-  // calibrators always use the running max).
+  /// How NVIDIA histogram calibrators choose amax: "entropy", "mse" or "percentile" (max
+  /// calibrators always use the running max).
   std::string method = "entropy";
-  nvidia::HistogramAmaxOptions histogram;  // start_bin, stride, percentile
-  // A quantizer that saw no data during calibration is an error (false: it keeps its previous
-  // parameters).
+  nvidia::HistogramAmaxOptions histogram;  ///< start_bin, stride, percentile
+  /// A quantizer that saw no data during calibration is an error (false: it keeps its previous
+  /// parameters).
   bool strict = true;
 };
 

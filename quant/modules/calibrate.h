@@ -1,9 +1,10 @@
-// Calibration of a quantized model: every quantizer module in the tree that implements
-// Calibratable (calibratable.h) is switched to gathering statistics, the caller's batches run
-// without gradient, and each quantizer then fixes its parameters and goes back to quantizing.
-// The model runs in eval mode during calibration (batch norm uses and keeps its running
-// statistics) and gets its previous train/eval mode back afterwards. Errors name the quantizer
-// ("calibrate_model: quantizer '1._input_quantizer': ...").
+/// @file
+/// Calibration of a quantized model: every quantizer module in the tree that implements
+/// Calibratable (calibratable.h) is switched to gathering statistics, the caller's batches run
+/// without gradient, and each quantizer then fixes its parameters and goes back to quantizing.
+/// The model runs in eval mode during calibration (batch norm uses and keeps its running
+/// statistics) and gets its previous train/eval mode back afterwards. Errors name the quantizer
+/// ("calibrate_model: quantizer '1._input_quantizer': ...").
 #pragma once
 
 #include <cstdint>
@@ -16,17 +17,17 @@
 
 namespace qgrad::quant {
 
-// Qualified names of the calibratable quantizers of the model, in tree order.
+/// Qualified names of the calibratable quantizers of the model, in tree order.
 std::vector<std::string> calibratable_names(const nn::Module& model);
 
 void start_calibration(nn::Module& model);
 void finish_calibration(nn::Module& model,
                         const CalibrationOptions& options = CalibrationOptions());
 
-// start_calibration; run_batch(i) for i in [0, num_batches) under NoGradGuard (it should run
-// one forward pass of the model); finish_calibration. When run_batch throws, the quantizers are
-// finished leniently (strict = false) and the exception propagates. Returns the number of
-// quantizers calibrated. num_batches must be >= 1 (ValueError).
+/// start_calibration; run_batch(i) for i in [0, num_batches) under NoGradGuard (it should run
+/// one forward pass of the model); finish_calibration. When run_batch throws, the quantizers are
+/// finished leniently (strict = false) and the exception propagates. Returns the number of
+/// quantizers calibrated. num_batches must be >= 1 (ValueError).
 std::size_t calibrate_model(nn::Module& model, std::int64_t num_batches,
                             const std::function<void(std::int64_t)>& run_batch,
                             const CalibrationOptions& options = CalibrationOptions());

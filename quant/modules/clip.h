@@ -1,9 +1,10 @@
-// Clip: pytorch_quantization's Clip module with learnable bounds, the clip stage of a
-// TensorQuantizer with learn_amax. Parameters clip_value_min / clip_value_max are 0-d float32
-// scalars; forward is learnable_clip (quant/learnable/learnable_clip.h): y = clamp(x, min, max)
-// computed as the reference's torch.min/torch.max (a tie returns the bound), with PACT gradients
-// for both bounds (dmin = sum of dy where x <= min, dmax = sum of dy where x >= max, dx = dy * mask
-// as a float multiply, so a masked element keeps the sign of dy on its zero).
+/// @file
+/// Clip: pytorch_quantization's Clip module with learnable bounds, the clip stage of a
+/// TensorQuantizer with learn_amax. Parameters clip_value_min / clip_value_max are 0-d float32
+/// scalars; forward is learnable_clip (quant/learnable/learnable_clip.h): y = clamp(x, min, max)
+/// computed as the reference's torch.min/torch.max (a tie returns the bound), with PACT gradients
+/// for both bounds (dmin = sum of dy where x <= min, dmax = sum of dy where x >= max, dx = dy *
+/// mask as a float multiply, so a masked element keeps the sign of dy on its zero).
 #pragma once
 
 #include <string>
@@ -14,14 +15,14 @@ namespace qgrad::quant {
 
 class Clip : public nn::UnaryModule {
  public:
-  // ValueError unless both are finite and min <= max.
+  /// ValueError unless both are finite and min <= max.
   Clip(double clip_value_min, double clip_value_max, bool learn = true);
 
   Tensor forward(const Tensor& x) override;
-  // max(-min, max), differentiable in both bounds.
+  /// max(-min, max), differentiable in both bounds.
   Tensor amax() const;
-  // Sets the bounds to (clip_value_min, clip_value_max) (no gradient recorded); a TensorQuantizer
-  // with learn_amax passes (-amax, +amax). ValueError unless finite with min <= max.
+  /// Sets the bounds to (clip_value_min, clip_value_max) (no gradient recorded); a TensorQuantizer
+  /// with learn_amax passes (-amax, +amax). ValueError unless finite with min <= max.
   void set_bounds(double clip_value_min, double clip_value_max);
 
   const Tensor& clip_value_min() const { return min_; }

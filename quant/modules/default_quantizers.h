@@ -1,7 +1,8 @@
-// The NVIDIA default quantizers of pytorch_quantization's quant_nn layers: an 8-bit per-tensor
-// input TensorQuantizer (QUANT_DESC_8BIT_PER_TENSOR) and an 8-bit per-output-channel weight
-// TensorQuantizer (axis 0: QUANT_DESC_8BIT_CONV2D_WEIGHT_PER_CHANNEL /
-// QUANT_DESC_8BIT_LINEAR_WEIGHT_PER_ROW) whose amax is sized [O, 1, ...] from the weight shape.
+/// @file
+/// The NVIDIA default quantizers of pytorch_quantization's quant_nn layers: an 8-bit per-tensor
+/// input TensorQuantizer (QUANT_DESC_8BIT_PER_TENSOR) and an 8-bit per-output-channel weight
+/// TensorQuantizer (axis 0: QUANT_DESC_8BIT_CONV2D_WEIGHT_PER_CHANNEL /
+/// QUANT_DESC_8BIT_LINEAR_WEIGHT_PER_ROW) whose amax is sized [O, 1, ...] from the weight shape.
 #pragma once
 
 #include <memory>

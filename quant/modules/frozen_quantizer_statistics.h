@@ -1,12 +1,13 @@
-// FrozenQuantizerStatistics: while it lives, no quantizer of a model learns its quantization
-// parameters from the data passing through it: the observers of torch.ao FakeQuantize and
-// Horizon FakeQuantize modules are switched off (they then quantize with the scale and zero point
-// training left) and LearnableFakeQuantize static estimation is off. The destructor puts every
-// switch back as it was. NVIDIA TensorQuantizer and AIMET quantizers gather statistics only while
-// calibrating and need nothing. `qgrad eval` and the CLI's per-epoch test pass run under it, so a
-// test pass quantizes as the converted model would and leaves the model unchanged: PyTorch's
-// observers ignore eval mode, and a moving-average observer fed the test set would both leak it
-// into the checkpoint and make the accuracy depend on the evaluation batch size.
+/// @file
+/// FrozenQuantizerStatistics: while it lives, no quantizer of a model learns its quantization
+/// parameters from the data passing through it: the observers of torch.ao FakeQuantize and
+/// Horizon FakeQuantize modules are switched off (they then quantize with the scale and zero point
+/// training left) and LearnableFakeQuantize static estimation is off. The destructor puts every
+/// switch back as it was. NVIDIA TensorQuantizer and AIMET quantizers gather statistics only while
+/// calibrating and need nothing. `qgrad eval` and the CLI's per-epoch test pass run under it, so a
+/// test pass quantizes as the converted model would and leaves the model unchanged: PyTorch's
+/// observers ignore eval mode, and a moving-average observer fed the test set would both leak it
+/// into the checkpoint and make the accuracy depend on the evaluation batch size.
 #pragma once
 
 #include <functional>
@@ -23,7 +24,7 @@ class FrozenQuantizerStatistics {
   FrozenQuantizerStatistics(const FrozenQuantizerStatistics&) = delete;
   FrozenQuantizerStatistics& operator=(const FrozenQuantizerStatistics&) = delete;
 
-  // How many quantizers were switched (those whose statistics were on).
+  /// How many quantizers were switched (those whose statistics were on).
   std::size_t frozen() const { return restore_.size(); }
 
  private:

@@ -1,17 +1,18 @@
-// FusedMovingAvgObsFakeQuantize: torch.ao.quantization.FusedMovingAvgObsFakeQuantize (PyTorch
-// 1.13) as an nn module, the fake quantizer of PyTorch's default QAT qconfig
-// (get_default_qat_qconfig("fbgemm" / "x86")). forward(x) is one call of
-// ao::fused_moving_avg_obs_fake_quant on the module's state: observe (moving-average min/max),
-// then, only while fake quantization is enabled, choose scale / zero point with ATen's
-// ChooseQuantizationParams and fake-quantize. So, unlike FakeQuantize, scale and zero_point stay
-// as they were while fake quantization is off, and they can differ from calculate_qparams()
-// (the observer's rule, which PyTorch's module also returns there).
-//
-// State (PyTorch's keys): "fake_quant_enabled", "observer_enabled" (int64 [1]), "scale"
-// (float32), "zero_point" (int32), "activation_post_process.{eps,min_val,max_val}". Per tensor
-// scale / zero_point are [1]; per channel (ch_axis 0 only, as in PyTorch 1.13) they hold
-// channel_len elements when it is given, else they start empty ([0]) and take the channel count
-// of the first batch, as the running statistics do.
+/// @file
+/// FusedMovingAvgObsFakeQuantize: torch.ao.quantization.FusedMovingAvgObsFakeQuantize (PyTorch
+/// 1.13) as an nn module, the fake quantizer of PyTorch's default QAT qconfig
+/// (get_default_qat_qconfig("fbgemm" / "x86")). forward(x) is one call of
+/// ao::fused_moving_avg_obs_fake_quant on the module's state: observe (moving-average min/max),
+/// then, only while fake quantization is enabled, choose scale / zero point with ATen's
+/// ChooseQuantizationParams and fake-quantize. So, unlike FakeQuantize, scale and zero_point stay
+/// as they were while fake quantization is off, and they can differ from calculate_qparams()
+/// (the observer's rule, which PyTorch's module also returns there).
+///
+/// State (PyTorch's keys): "fake_quant_enabled", "observer_enabled" (int64 [1]), "scale"
+/// (float32), "zero_point" (int32), "activation_post_process.{eps,min_val,max_val}". Per tensor
+/// scale / zero_point are [1]; per channel (ch_axis 0 only, as in PyTorch 1.13) they hold
+/// channel_len elements when it is given, else they start empty ([0]) and take the channel count
+/// of the first batch, as the running statistics do.
 #pragma once
 
 #include <memory>
@@ -22,9 +23,9 @@
 
 namespace qgrad::quant {
 
-// The observer child of the fused module: the statistics buffers of a MovingAverageMinMaxObserver
-// or MovingAveragePerChannelMinMaxObserver (their PyTorch class name is the module name), whose
-// values the fused op updates in place.
+/// The observer child of the fused module: the statistics buffers of a MovingAverageMinMaxObserver
+/// or MovingAveragePerChannelMinMaxObserver (their PyTorch class name is the module name), whose
+/// values the fused op updates in place.
 class FusedObserverState : public nn::Module {
  public:
   explicit FusedObserverState(const ObserverConfig& config);
@@ -39,19 +40,19 @@ class FusedObserverState : public nn::Module {
 
  private:
   ObserverConfig config_;
-  std::unique_ptr<ao::UniformQuantizationObserver> observer_;  // options and the qparams rule
+  std::unique_ptr<ao::UniformQuantizationObserver> observer_;  ///< options and the qparams rule
   Tensor eps_, min_val_, max_val_;
 };
 
-// torch.ao's default_fused_act_fake_quant: quint8 [0, 255], per_tensor_affine.
+/// torch.ao's default_fused_act_fake_quant: quint8 [0, 255], per_tensor_affine.
 FakeQuantizeConfig default_fused_act_fake_quant_config();
-// default_fused_wt_fake_quant: qint8 [-128, 127], per_tensor_symmetric.
+/// default_fused_wt_fake_quant: qint8 [-128, 127], per_tensor_symmetric.
 FakeQuantizeConfig default_fused_wt_fake_quant_config();
-// default_fused_per_channel_wt_fake_quant: qint8 [-128, 127], per_channel_symmetric, ch_axis 0.
+/// default_fused_per_channel_wt_fake_quant: qint8 [-128, 127], per_channel_symmetric, ch_axis 0.
 FakeQuantizeConfig default_fused_per_channel_wt_fake_quant_config();
-// get_default_qat_qconfig("fbgemm") (version 1): the activation quantizer is
-// default_fused_act_fake_quant with reduce_range = true (so [0, 127]); the weight quantizer is
-// default_fused_per_channel_wt_fake_quant.
+/// get_default_qat_qconfig("fbgemm") (version 1): the activation quantizer is
+/// default_fused_act_fake_quant with reduce_range = true (so [0, 127]); the weight quantizer is
+/// default_fused_per_channel_wt_fake_quant.
 FakeQuantizeConfig default_qat_activation_config();
 FakeQuantizeConfig default_qat_weight_config();
 
@@ -59,14 +60,14 @@ class FusedMovingAvgObsFakeQuantize : public nn::UnaryModule, public Calibratabl
  public:
   using Factory = std::function<std::shared_ptr<FusedMovingAvgObsFakeQuantize>()>;
 
-  // The observer must be MovingAverageMinMax or MovingAveragePerChannelMinMax (ValueError, as
-  // PyTorch's assertion), per channel along ch_axis 0; no float qparams.
+  /// The observer must be MovingAverageMinMax or MovingAveragePerChannelMinMax (ValueError, as
+  /// PyTorch's assertion), per channel along ch_axis 0; no float qparams.
   explicit FusedMovingAvgObsFakeQuantize(
       const FakeQuantizeConfig& config = default_fused_act_fake_quant_config());
   static Factory with_args(const FakeQuantizeConfig& config);
 
   Tensor forward(const Tensor& x) override;
-  // The observer's qparams (calculate_qparams of its statistics), as PyTorch's module returns.
+  /// The observer's qparams (calculate_qparams of its statistics), as PyTorch's module returns.
   ao::QParams calculate_qparams() const { return observer_->calculate_qparams(); }
   // The scale (float32) and zero point (int32) that forward() fake-quantizes with while fake
   // quantization is on: ATen's ChooseQuantizationParams of the running min/max, as the fused op
@@ -94,12 +95,12 @@ class FusedMovingAvgObsFakeQuantize : public nn::UnaryModule, public Calibratabl
   const std::shared_ptr<FusedObserverState>& activation_post_process() const { return observer_; }
   const FakeQuantizeConfig& config() const { return config_; }
 
-  // PyTorch's: "fake_quant_enabled=tensor([1]), observer_enabled=tensor([1]), scale=..., ..."
-  // in qgrad's value notation.
+  /// PyTorch's: "fake_quant_enabled=tensor([1]), observer_enabled=tensor([1]), scale=..., ..."
+  /// in qgrad's value notation.
   std::string extra_repr() const override;
 
-  // As FakeQuantize: observe without fake quantization, then fake quantization back on. Scale and
-  // zero point are chosen on the first step with fake quantization on.
+  /// As FakeQuantize: observe without fake quantization, then fake quantization back on. Scale and
+  /// zero point are chosen on the first step with fake quantization on.
   void start_calibration() override;
   void finish_calibration(const CalibrationOptions& options) override;
 

@@ -1,17 +1,18 @@
-// HorizonFakeQuantize: Horizon's (horizon_plugin_pytorch) FakeQuantize as an nn module, the
-// module form of horizon::FakeQuantizer. A moving-average min/max Observer child
-// ("activation_post_process", averaging constant 0.01 by default, per tensor or per channel along
-// ch_axis) gathers statistics; with the observer enabled the symmetric scale
-// max(-min, max) / ((qmax - qmin) / 2) (floored at 2^-23) is recomputed from them in the same
-// step, then with fake quantization enabled y = clamp(round(x / scale), qmin, qmax) * scale
-// (horizon::fake_quantize: half-to-even or half-up rounding, saturate = clipped STE or pass-
-// through gradient). Zero point is always 0. dtypes qint8, qint16, qint4, quint4.
-//
-// States: QAT (observe + fake-quantize), CALIBRATION (observe only), VALIDATION (fake-quantize
-// with the fixed scale). with_args(options) builds a factory of identically configured modules.
-//
-// State dict: "fake_quant_enabled", "observer_enabled" (uint8 [1]), "scale" (float32
-// [channel_len]), "zero_point" (int64 zeros), "activation_post_process.{eps,min_val,max_val}".
+/// @file
+/// HorizonFakeQuantize: Horizon's (horizon_plugin_pytorch) FakeQuantize as an nn module, the
+/// module form of horizon::FakeQuantizer. A moving-average min/max Observer child
+/// ("activation_post_process", averaging constant 0.01 by default, per tensor or per channel along
+/// ch_axis) gathers statistics; with the observer enabled the symmetric scale
+/// max(-min, max) / ((qmax - qmin) / 2) (floored at 2^-23) is recomputed from them in the same
+/// step, then with fake quantization enabled y = clamp(round(x / scale), qmin, qmax) * scale
+/// (horizon::fake_quantize: half-to-even or half-up rounding, saturate = clipped STE or pass-
+/// through gradient). Zero point is always 0. dtypes qint8, qint16, qint4, quint4.
+///
+/// States: QAT (observe + fake-quantize), CALIBRATION (observe only), VALIDATION (fake-quantize
+/// with the fixed scale). with_args(options) builds a factory of identically configured modules.
+///
+/// State dict: "fake_quant_enabled", "observer_enabled" (uint8 [1]), "scale" (float32
+/// [channel_len]), "zero_point" (int64 zeros), "activation_post_process.{eps,min_val,max_val}".
 #pragma once
 
 #include <functional>
@@ -31,19 +32,19 @@ class HorizonFakeQuantize : public nn::UnaryModule, public Calibratable {
   using State = horizon::FakeQuantizer::State;
   using Factory = std::function<std::shared_ptr<HorizonFakeQuantize>()>;
 
-  // ValueError: channel_len < 1, channel_len > 1 without ch_axis, a bad averaging constant.
+  /// ValueError: channel_len < 1, channel_len > 1 without ch_axis, a bad averaging constant.
   explicit HorizonFakeQuantize(
       const horizon::FakeQuantizeOptions& options = horizon::FakeQuantizeOptions());
   static Factory with_args(const horizon::FakeQuantizeOptions& options);
 
   Tensor forward(const Tensor& x) override;
 
-  // Sets the scale (one value, or channel_len values, finite and > 0); zero_point must be absent
-  // or all zeros (the quantization is symmetric).
+  /// Sets the scale (one value, or channel_len values, finite and > 0); zero_point must be absent
+  /// or all zeros (the quantization is symmetric).
   void set_qparams(const Tensor& scale, const Tensor& zero_point = Tensor());
   void set_qparams(const std::vector<double>& scale);
   void set_state(State s);
-  State state() const;  // from the switches (observer off + fake quant off reads as Calibration)
+  State state() const;  ///< from the switches (observer off + fake quant off reads as Calibration)
   void enable_fake_quant(bool on = true);
   void disable_fake_quant() { enable_fake_quant(false); }
   void enable_observer(bool on = true);
@@ -51,7 +52,7 @@ class HorizonFakeQuantize : public nn::UnaryModule, public Calibratable {
   bool fake_quant_enabled() const;
   bool observer_enabled() const;
 
-  // The scale implied by the observer's statistics (the current scale before any data).
+  /// The scale implied by the observer's statistics (the current scale before any data).
   Tensor calculate_scale() const;
   const Tensor& scale() const { return scale_; }
   const Tensor& zero_point() const { return zero_point_; }
@@ -59,11 +60,11 @@ class HorizonFakeQuantize : public nn::UnaryModule, public Calibratable {
   horizon::QRange quant_range() const { return horizon::quant_range(options_.dtype_); }
   const std::shared_ptr<Observer>& activation_post_process() const { return observer_; }
 
-  // "dtype=qint8, quant_min=-128, quant_max=127, ch_axis=-1, saturate=True,
-  //  round_mode=half_to_even, averaging_constant=0.01, state=QAT, scale=1.0, zero_point=0"
+  /// "dtype=qint8, quant_min=-128, quant_max=127, ch_axis=-1, saturate=True,
+  ///  round_mode=half_to_even, averaging_constant=0.01, state=QAT, scale=1.0, zero_point=0"
   std::string extra_repr() const override;
 
-  // CALIBRATION state; then QAT state. strict: an observer that saw no data is a ValueError.
+  /// CALIBRATION state; then QAT state. strict: an observer that saw no data is a ValueError.
   void start_calibration() override;
   void finish_calibration(const CalibrationOptions& options) override;
 
@@ -73,6 +74,6 @@ class HorizonFakeQuantize : public nn::UnaryModule, public Calibratable {
   Tensor fake_quant_enabled_, observer_enabled_, scale_, zero_point_;
 };
 
-const char* horizon_state_name(HorizonFakeQuantize::State s);  // "QAT", "CALIBRATION", ...
+const char* horizon_state_name(HorizonFakeQuantize::State s);  ///< "QAT", "CALIBRATION", ...
 
 }  // namespace qgrad::quant

@@ -1,25 +1,26 @@
-// LearnableFakeQuantize: torch.ao's _LearnableFakeQuantize as an nn module, the learned step size
-// quantizer: LSQ (Esser et al. 2020) with a symmetric qscheme (zero point fixed at 0) and LSQ+
-// (Bhalgat et al. 2020) with an affine qscheme (learnable zero point). scale and zero_point are
-// float32 Parameters ([1] per tensor, [channel_len] per channel along the observer's ch_axis).
-//
-// forward(x), PyTorch's order:
-//   static estimation on  -> observe x and copy the observer's qparams into scale / zero_point;
-//   otherwise             -> clamp scale to >= eps (and, with an LSQ/minmax init that has not run
-//                            yet, initialise scale / zero_point from this batch first);
-//   fake quantization on  -> zero the zero point for symmetric schemes, then
-//                            _fake_quantize_learnable_per_{tensor,channel}_affine with
-//                            grad_factor 1/sqrt(numel(x) * quant_max) when use_grad_scaling.
-// Initialisation (init): Observer = PyTorch's (static estimate through the observer until
-// enable_param_learning()); LSQ = on the first learning batch s = 2 * mean|x| / sqrt(quant_max)
-// (per channel: over each channel's slice), zero point 0; MinMax = LSQ+'s min/max rule on the
-// first learning batch, s = (max0 - min0) / (quant_max - quant_min), zero point
-// quant_min - min0 / s with min0 = min(min x, 0), max0 = max(max x, 0). LSQ and MinMax modules
-// start in parameter-learning mode; the "initialized" buffer records that the init has run.
-//
-// State (PyTorch's keys plus "initialized"): "scale", "zero_point", "fake_quant_enabled",
-// "static_enabled", "learning_enabled", "eps", "initialized" and
-// "activation_post_process.{eps,min_val,max_val}".
+/// @file
+/// LearnableFakeQuantize: torch.ao's _LearnableFakeQuantize as an nn module, the learned step size
+/// quantizer: LSQ (Esser et al. 2020) with a symmetric qscheme (zero point fixed at 0) and LSQ+
+/// (Bhalgat et al. 2020) with an affine qscheme (learnable zero point). scale and zero_point are
+/// float32 Parameters ([1] per tensor, [channel_len] per channel along the observer's ch_axis).
+///
+/// forward(x), PyTorch's order:
+///   static estimation on  -> observe x and copy the observer's qparams into scale / zero_point;
+///   otherwise             -> clamp scale to >= eps (and, with an LSQ/minmax init that has not run
+///                            yet, initialise scale / zero_point from this batch first);
+///   fake quantization on  -> zero the zero point for symmetric schemes, then
+///                            _fake_quantize_learnable_per_{tensor,channel}_affine with
+///                            grad_factor 1/sqrt(numel(x) * quant_max) when use_grad_scaling.
+/// Initialisation (init): Observer = PyTorch's (static estimate through the observer until
+/// enable_param_learning()); LSQ = on the first learning batch s = 2 * mean|x| / sqrt(quant_max)
+/// (per channel: over each channel's slice), zero point 0; MinMax = LSQ+'s min/max rule on the
+/// first learning batch, s = (max0 - min0) / (quant_max - quant_min), zero point
+/// quant_min - min0 / s with min0 = min(min x, 0), max0 = max(max x, 0). LSQ and MinMax modules
+/// start in parameter-learning mode; the "initialized" buffer records that the init has run.
+///
+/// State (PyTorch's keys plus "initialized"): "scale", "zero_point", "fake_quant_enabled",
+/// "static_enabled", "learning_enabled", "eps", "initialized" and
+/// "activation_post_process.{eps,min_val,max_val}".
 #pragma once
 
 #include <functional>
@@ -33,15 +34,15 @@
 namespace qgrad::quant {
 
 enum class LearnableInit { Observer, LSQ, MinMax };
-const char* learnable_init_name(LearnableInit i);  // "observer", "lsq", "minmax"
+const char* learnable_init_name(LearnableInit i);  ///< "observer", "lsq", "minmax"
 
 struct LearnableFakeQuantizeConfig {
-  // The observer's quant range is the quantizer's (PyTorch passes quant_min/max to it). Default:
-  // MovingAverageMinMaxObserver, quint8 [0, 255], per_tensor_affine.
+  /// The observer's quant range is the quantizer's (PyTorch passes quant_min/max to it). Default:
+  /// MovingAverageMinMaxObserver, quint8 [0, 255], per_tensor_affine.
   ObserverConfig observer;
   double scale = 1.0;
   double zero_point = 0.0;
-  std::int64_t channel_len = -1;  // -1 per tensor; > 0 with a per-channel observer
+  std::int64_t channel_len = -1;  ///< -1 per tensor; > 0 with a per-channel observer
   bool use_grad_scaling = false;
   LearnableInit init = LearnableInit::Observer;
 };
@@ -50,22 +51,22 @@ class LearnableFakeQuantize : public nn::UnaryModule, public Calibratable {
  public:
   using Factory = std::function<std::shared_ptr<LearnableFakeQuantize>()>;
 
-  // ValueError: quant_min >= quant_max, channel_len inconsistent with the observer,
-  // per_channel_affine_float_qparams, scale not finite and > 0.
+  /// ValueError: quant_min >= quant_max, channel_len inconsistent with the observer,
+  /// per_channel_affine_float_qparams, scale not finite and > 0.
   explicit LearnableFakeQuantize(
       const LearnableFakeQuantizeConfig& config = LearnableFakeQuantizeConfig());
   static Factory with_args(const LearnableFakeQuantizeConfig& config);
 
   Tensor forward(const Tensor& x) override;
-  // The scale clamped to >= eps, the zero point rounded half to even and clamped (int64).
+  /// The scale clamped to >= eps, the zero point rounded half to even and clamped (int64).
   ao::QParams calculate_qparams();
 
-  // PyTorch's modes: learning (parameters learn, no observation), static estimate (observe and
-  // copy qparams, fake-quantize), static observation (observe only, x passes through).
+  /// PyTorch's modes: learning (parameters learn, no observation), static estimate (observe and
+  /// copy qparams, fake-quantize), static observation (observe only, x passes through).
   void enable_param_learning();
   void enable_static_estimate();
   void enable_static_observation();
-  void toggle_qparam_learning(bool on);  // also sets requires_grad of scale / zero_point
+  void toggle_qparam_learning(bool on);  ///< also sets requires_grad of scale / zero_point
   void toggle_fake_quant(bool on);
   void toggle_observer_update(bool on);
   bool learning_enabled() const;
@@ -84,7 +85,7 @@ class LearnableFakeQuantize : public nn::UnaryModule, public Calibratable {
 
   std::string extra_repr() const override;
 
-  // Static observation; then scale / zero_point from the observer, parameter learning on.
+  /// Static observation; then scale / zero_point from the observer, parameter learning on.
   void start_calibration() override;
   void finish_calibration(const CalibrationOptions& options) override;
 

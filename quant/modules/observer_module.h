@@ -1,12 +1,13 @@
-// Observer: torch.ao's observers as nn modules (the `activation_post_process` child of a
-// FakeQuantize). It owns one of the plain observer state classes of quant/observer and registers
-// its statistics as buffers under PyTorch's names, so state_dict() holds "eps", "min_val",
-// "max_val" (and "histogram" for HistogramObserver). forward(x) records x's statistics without
-// gradient and returns x unchanged. Per-channel statistics start empty ([0]) and take the
-// channel count of the first batch (rebound in place, see lazy_buffer.h).
-//
-// ObserverConfig describes an observer (kind, dtype/qscheme/range options, averaging constant,
-// channel axis, histogram bins) and builds it, so quantizers can be configured by value.
+/// @file
+/// Observer: torch.ao's observers as nn modules (the `activation_post_process` child of a
+/// FakeQuantize). It owns one of the plain observer state classes of quant/observer and registers
+/// its statistics as buffers under PyTorch's names, so state_dict() holds "eps", "min_val",
+/// "max_val" (and "histogram" for HistogramObserver). forward(x) records x's statistics without
+/// gradient and returns x unchanged. Per-channel statistics start empty ([0]) and take the
+/// channel count of the first batch (rebound in place, see lazy_buffer.h).
+///
+/// ObserverConfig describes an observer (kind, dtype/qscheme/range options, averaging constant,
+/// channel axis, histogram bins) and builds it, so quantizers can be configured by value.
 #pragma once
 
 #include <cstdint>
@@ -20,25 +21,25 @@
 namespace qgrad::quant {
 
 enum class ObserverKind {
-  MinMax,               // running min/max
-  MovingAverageMinMax,  // first batch, then m += c * (batch - m)
-  PerChannelMinMax,     // per index of ch_axis
+  MinMax,               ///< running min/max
+  MovingAverageMinMax,  ///< first batch, then m += c * (batch - m)
+  PerChannelMinMax,     ///< per index of ch_axis
   MovingAveragePerChannelMinMax,
   Histogram  // per tensor, PyTorch's HistogramObserver
 };
-// PyTorch's class name ("MovingAverageMinMaxObserver", ...).
+/// PyTorch's class name ("MovingAverageMinMaxObserver", ...).
 const char* observer_kind_name(ObserverKind k);
 bool is_per_channel(ObserverKind k);
 
 struct ObserverConfig {
   ObserverKind kind = ObserverKind::MovingAverageMinMax;
-  ao::ObserverOptions options;       // dtype, qscheme, reduce_range, quant range, eps
-  double averaging_constant = 0.01;  // moving-average kinds
-  std::int64_t ch_axis = 0;          // per-channel kinds
-  std::int64_t bins = 2048;          // Histogram
-  std::int64_t upsample_rate = 128;  // Histogram
+  ao::ObserverOptions options;       ///< dtype, qscheme, reduce_range, quant range, eps
+  double averaging_constant = 0.01;  ///< moving-average kinds
+  std::int64_t ch_axis = 0;          ///< per-channel kinds
+  std::int64_t bins = 2048;          ///< Histogram
+  std::int64_t upsample_rate = 128;  ///< Histogram
 
-  // Builds the observer (the state classes validate the options: ValueError).
+  /// Builds the observer (the state classes validate the options: ValueError).
   std::unique_ptr<ao::UniformQuantizationObserver> make() const;
 };
 
@@ -46,9 +47,9 @@ class Observer : public nn::UnaryModule {
  public:
   explicit Observer(const ObserverConfig& config);
 
-  // Records the statistics of x (no gradient) and returns x.
+  /// Records the statistics of x (no gradient) and returns x.
   Tensor forward(const Tensor& x) override;
-  // Scale and zero point from the statistics (scale [1.0], zero point [0] before any data).
+  /// Scale and zero point from the statistics (scale [1.0], zero point [0] before any data).
   ao::QParams calculate_qparams() const;
   void reset_min_max_vals();
 
@@ -58,15 +59,15 @@ class Observer : public nn::UnaryModule {
   std::int64_t quant_min() const { return observer_->quant_min(); }
   std::int64_t quant_max() const { return observer_->quant_max(); }
   const ao::UniformQuantizationObserver& observer() const { return *observer_; }
-  // The registered statistics (0-d per tensor; [C] per channel, [0] before the first batch).
+  /// The registered statistics (0-d per tensor; [C] per channel, [0] before the first batch).
   const Tensor& min_val() const { return min_val_; }
   const Tensor& max_val() const { return max_val_; }
 
-  // "min_val=-1.5, max_val=2.25" (per channel: the values as a list).
+  /// "min_val=-1.5, max_val=2.25" (per channel: the values as a list).
   std::string extra_repr() const override;
 
  private:
-  // The observer's own handles on its statistics, in the order of registered_.
+  /// The observer's own handles on its statistics, in the order of registered_.
   std::vector<Tensor*> state_handles();
   void sync();
 

@@ -1,15 +1,16 @@
-// QuantConv2d: a 2-D convolution with quantized input and weight, as pytorch_quantization's
-// quant_nn.QuantConv2d: y = conv2d(input_quantizer(x), weight_quantizer(W), b, stride, padding,
-// dilation, groups). Quantizers are any UnaryModules, registered as "_input_quantizer" and
-// "_weight_quantizer" (null = that operand stays float); without quantizers given, the NVIDIA
-// defaults: 8-bit per-tensor input, 8-bit per-output-channel (axis 0) weight with amax sized
-// [out_channels, 1, 1, 1].
-//
-// from_float() converts a trained nn::Conv2d, sharing its weight and bias tensors.
-// State dict: "weight", "bias" (when present), then the quantizers' entries.
-// set_int32_bias(true) fake quantizes the bias onto the int32 grid of scale s_in * s_w whenever
-// both quantizers are active (int32_bias.h: what integer runtimes add); off by default, as
-// pytorch_quantization's and torch.ao's layers keep a float bias. A recipe setting, not state.
+/// @file
+/// QuantConv2d: a 2-D convolution with quantized input and weight, as pytorch_quantization's
+/// quant_nn.QuantConv2d: y = conv2d(input_quantizer(x), weight_quantizer(W), b, stride, padding,
+/// dilation, groups). Quantizers are any UnaryModules, registered as "_input_quantizer" and
+/// "_weight_quantizer" (null = that operand stays float); without quantizers given, the NVIDIA
+/// defaults: 8-bit per-tensor input, 8-bit per-output-channel (axis 0) weight with amax sized
+/// [out_channels, 1, 1, 1].
+///
+/// from_float() converts a trained nn::Conv2d, sharing its weight and bias tensors.
+/// State dict: "weight", "bias" (when present), then the quantizers' entries.
+/// set_int32_bias(true) fake quantizes the bias onto the int32 grid of scale s_in * s_w whenever
+/// both quantizers are active (int32_bias.h: what integer runtimes add); off by default, as
+/// pytorch_quantization's and torch.ao's layers keep a float bias. A recipe setting, not state.
 #pragma once
 
 #include <memory>
@@ -23,12 +24,12 @@ namespace qgrad::quant {
 
 class QuantConv2d : public nn::UnaryModule {
  public:
-  // Fresh weights drawn from gen exactly as nn::Conv2d (options validated the same way).
+  /// Fresh weights drawn from gen exactly as nn::Conv2d (options validated the same way).
   QuantConv2d(const nn::Conv2dOptions& options, Generator& gen);
   QuantConv2d(const nn::Conv2dOptions& options, Generator& gen,
               std::shared_ptr<nn::UnaryModule> input_quantizer,
               std::shared_ptr<nn::UnaryModule> weight_quantizer);
-  // Shares conv's weight and bias (see from_float).
+  /// Shares conv's weight and bias (see from_float).
   QuantConv2d(const nn::Conv2d& conv, std::shared_ptr<nn::UnaryModule> input_quantizer,
               std::shared_ptr<nn::UnaryModule> weight_quantizer);
 
@@ -37,12 +38,12 @@ class QuantConv2d : public nn::UnaryModule {
                                                  std::shared_ptr<nn::UnaryModule> input_quantizer,
                                                  std::shared_ptr<nn::UnaryModule> weight_quantizer);
 
-  // x [N, C_in, H, W] (or unbatched [C_in, H, W]); the input quantizer sees the batched form.
+  /// x [N, C_in, H, W] (or unbatched [C_in, H, W]); the input quantizer sees the batched form.
   Tensor forward(const Tensor& input) override;
-  // nn::Conv2d's: "3, 8, kernel_size=(3, 3), stride=(1, 1), padding=(1, 1), bias=False"
+  /// nn::Conv2d's: "3, 8, kernel_size=(3, 3), stride=(1, 1), padding=(1, 1), bias=False"
   std::string extra_repr() const override;
 
-  const nn::Conv2dOptions& options() const { return options_; }  // spatial values as {h, w}
+  const nn::Conv2dOptions& options() const { return options_; }  ///< spatial values as {h, w}
   const Tensor& weight() const { return weight_; }
   const Tensor& bias() const { return bias_; }
   void set_int32_bias(bool on) { int32_bias_ = on; }

@@ -1,17 +1,18 @@
-// QuantLinear: a fully connected layer with quantized input and weight, as pytorch_quantization's
-// quant_nn.QuantLinear: y = linear(input_quantizer(x), weight_quantizer(W), b). The quantizers
-// are any UnaryModules (TensorQuantizer, FakeQuantize, LearnableFakeQuantize,
-// HorizonFakeQuantize, AimetQuantizeDequantize, ...), registered as the children
-// "_input_quantizer" and "_weight_quantizer"; a null quantizer leaves that operand in float.
-// Without quantizers given, the NVIDIA defaults are used: 8-bit per-tensor input and 8-bit
-// per-row (axis 0) weight TensorQuantizers, the weight amax sized [out_features, 1].
-//
-// from_float() converts a trained nn::Linear: the QuantLinear shares its weight and bias tensors
-// (the same TensorImpls, so values, gradients and optimiser state carry over).
-// State dict: "weight", "bias" (when present), then the quantizers' entries.
-// set_int32_bias(true) fake quantizes the bias onto the int32 grid of scale s_in * s_w whenever
-// both quantizers are active (int32_bias.h: what integer runtimes add); off by default, as
-// pytorch_quantization's and torch.ao's layers keep a float bias. A recipe setting, not state.
+/// @file
+/// QuantLinear: a fully connected layer with quantized input and weight, as pytorch_quantization's
+/// quant_nn.QuantLinear: y = linear(input_quantizer(x), weight_quantizer(W), b). The quantizers
+/// are any UnaryModules (TensorQuantizer, FakeQuantize, LearnableFakeQuantize,
+/// HorizonFakeQuantize, AimetQuantizeDequantize, ...), registered as the children
+/// "_input_quantizer" and "_weight_quantizer"; a null quantizer leaves that operand in float.
+/// Without quantizers given, the NVIDIA defaults are used: 8-bit per-tensor input and 8-bit
+/// per-row (axis 0) weight TensorQuantizers, the weight amax sized [out_features, 1].
+///
+/// from_float() converts a trained nn::Linear: the QuantLinear shares its weight and bias tensors
+/// (the same TensorImpls, so values, gradients and optimiser state carry over).
+/// State dict: "weight", "bias" (when present), then the quantizers' entries.
+/// set_int32_bias(true) fake quantizes the bias onto the int32 grid of scale s_in * s_w whenever
+/// both quantizers are active (int32_bias.h: what integer runtimes add); off by default, as
+/// pytorch_quantization's and torch.ao's layers keep a float bias. A recipe setting, not state.
 #pragma once
 
 #include <memory>
@@ -25,13 +26,13 @@ namespace qgrad::quant {
 
 class QuantLinear : public nn::UnaryModule {
  public:
-  // Fresh weights drawn from gen exactly as nn::Linear; NVIDIA default quantizers.
+  /// Fresh weights drawn from gen exactly as nn::Linear; NVIDIA default quantizers.
   QuantLinear(const nn::LinearOptions& options, Generator& gen);
   QuantLinear(const nn::LinearOptions& options, Generator& gen,
               std::shared_ptr<nn::UnaryModule> input_quantizer,
               std::shared_ptr<nn::UnaryModule> weight_quantizer);
 
-  // Shares linear's weight and bias (see from_float).
+  /// Shares linear's weight and bias (see from_float).
   QuantLinear(const nn::Linear& linear, std::shared_ptr<nn::UnaryModule> input_quantizer,
               std::shared_ptr<nn::UnaryModule> weight_quantizer);
 
@@ -41,7 +42,7 @@ class QuantLinear : public nn::UnaryModule {
                                                  std::shared_ptr<nn::UnaryModule> weight_quantizer);
 
   Tensor forward(const Tensor& x) override;
-  // "in_features=4, out_features=3, bias=True"
+  /// "in_features=4, out_features=3, bias=True"
   std::string extra_repr() const override;
 
   const nn::LinearOptions& options() const { return options_; }
@@ -53,8 +54,8 @@ class QuantLinear : public nn::UnaryModule {
   const std::shared_ptr<nn::UnaryModule>& weight_quantizer() const { return weight_quantizer_; }
 
  protected:
-  // Keeps the quantizer handles in step when "_input_quantizer" / "_weight_quantizer" are
-  // replaced (they must stay UnaryModules).
+  /// Keeps the quantizer handles in step when "_input_quantizer" / "_weight_quantizer" are
+  /// replaced (they must stay UnaryModules).
   void on_replace_child(const std::string& name, const std::shared_ptr<Module>& module) override;
 
  private:

@@ -1,15 +1,16 @@
-// Number formats of the NVIDIA quantizers: `NumBits` is either an integer bit width or an (E,M)
-// minifloat (E exponent bits, M mantissa bits), and `MiniFloatSpec` holds the constants of an
-// (E,M) format (bias, largest finite value, smallest normal and subnormal) plus a scalar
-// round-to-nearest-even cast with saturation, the reference the tensor kernels are tested against.
-//
-// Which codes of an (E,M) format are special is not part of (E,M) itself; qgrad follows the OCP
-// 8-bit and microscaling (MX) specifications and generalises by exponent width:
-//   E >= 5  IEEE-like: the top exponent is Inf/NaN   (E5M2: max 57344; E5M10 = fp16; E8M7 = bf16)
-//   E == 4  "FN": only S.1111.1..1 is NaN, no Inf    (E4M3: max 448)
-//   E <= 3  no special codes, every code is finite   (E2M1: max 6, E3M2: 28, E2M3: 7.5)
-// Supported: 2 <= E <= 8 and 1 <= M <= 23. (8,0) is E8M0, the power-of-two scale format of the MX
-// block formats; it is accepted only as a block `scale_bits`, never as an element format.
+/// @file
+/// Number formats of the NVIDIA quantizers: `NumBits` is either an integer bit width or an (E,M)
+/// minifloat (E exponent bits, M mantissa bits), and `MiniFloatSpec` holds the constants of an
+/// (E,M) format (bias, largest finite value, smallest normal and subnormal) plus a scalar
+/// round-to-nearest-even cast with saturation, the reference the tensor kernels are tested against.
+///
+/// Which codes of an (E,M) format are special is not part of (E,M) itself; qgrad follows the OCP
+/// 8-bit and microscaling (MX) specifications and generalises by exponent width:
+///   E >= 5  IEEE-like: the top exponent is Inf/NaN   (E5M2: max 57344; E5M10 = fp16; E8M7 = bf16)
+///   E == 4  "FN": only S.1111.1..1 is NaN, no Inf    (E4M3: max 448)
+///   E <= 3  no special codes, every code is finite   (E2M1: max 6, E3M2: 28, E2M3: 7.5)
+/// Supported: 2 <= E <= 8 and 1 <= M <= 23. (8,0) is E8M0, the power-of-two scale format of the MX
+/// block formats; it is accepted only as a block `scale_bits`, never as an element format.
 #pragma once
 
 #include <string>
@@ -24,7 +25,7 @@ struct FloatFormat {
   }
   bool operator!=(const FloatFormat& o) const { return !(*this == o); }
   bool is_e8m0() const { return exponent_bits == 8 && mantissa_bits == 0; }
-  std::string str() const;  // "E4M3"
+  std::string str() const;  ///< "E4M3"
 };
 
 inline constexpr FloatFormat kE4M3{4, 3};
@@ -32,7 +33,7 @@ inline constexpr FloatFormat kE5M2{5, 2};
 inline constexpr FloatFormat kE2M1{2, 1};
 inline constexpr FloatFormat kE8M0{8, 0};
 
-// An integer bit width or an (E,M) float format, as modelopt's `num_bits` (int or tuple).
+/// An integer bit width or an (E,M) float format, as modelopt's `num_bits` (int or tuple).
 class NumBits {
  public:
   NumBits(int bits = 8) : bits_(bits) {}  // NOLINT: implicit like the Python int argument
@@ -41,9 +42,9 @@ class NumBits {
       : NumBits(FloatFormat{exponent_bits, mantissa_bits}) {}
 
   bool is_float() const { return is_float_; }
-  int bits() const { return bits_; }              // integer width (0 for float formats)
-  FloatFormat format() const { return format_; }  // (E,M) (meaningless for integers)
-  std::string str() const;                        // "8" or "(4, 3)"
+  int bits() const { return bits_; }              ///< integer width (0 for float formats)
+  FloatFormat format() const { return format_; }  ///< (E,M) (meaningless for integers)
+  std::string str() const;                        ///< "8" or "(4, 3)"
   bool operator==(const NumBits& o) const;
   bool operator!=(const NumBits& o) const { return !(*this == o); }
 
@@ -56,19 +57,19 @@ class NumBits {
 struct MiniFloatSpec {
   FloatFormat format;
   int bias = 0;
-  double max_value = 0;      // largest finite magnitude (saturation bound)
-  double min_normal = 0;     // 2^(1-bias)
-  double min_subnormal = 0;  // 2^(1-bias-M)
-  int max_exponent = 0;      // floor(log2(max_value)), the MX "emax" of the element format
+  double max_value = 0;      ///< largest finite magnitude (saturation bound)
+  double min_normal = 0;     ///< 2^(1-bias)
+  double min_subnormal = 0;  ///< 2^(1-bias-M)
+  int max_exponent = 0;      ///< floor(log2(max_value)), the MX "emax" of the element format
 };
 
-// Constants of an element format; throws ValueError naming `op` for unsupported (E,M) (E8M0
-// included: it is a scale-only format).
+/// Constants of an element format; throws ValueError naming `op` for unsupported (E,M) (E8M0
+/// included: it is a scale-only format).
 MiniFloatSpec minifloat_spec(FloatFormat f, const char* op = "minifloat");
 
-// Rounds v to the nearest value of the format, ties to even; finite values beyond the largest
-// magnitude (and +-Inf) saturate to +-max_value; NaN stays NaN; the sign of zero is kept.
-// Plain double arithmetic: the independent reference for the vectorised kernels.
+/// Rounds v to the nearest value of the format, ties to even; finite values beyond the largest
+/// magnitude (and +-Inf) saturate to +-max_value; NaN stays NaN; the sign of zero is kept.
+/// Plain double arithmetic: the independent reference for the vectorised kernels.
 double minifloat_round(double v, const MiniFloatSpec& spec);
 
 }  // namespace qgrad::nvidia

@@ -1,29 +1,30 @@
-// QuantDescriptor: how a tensor is to be quantized in the NVIDIA family (pytorch_quantization's
-// and modelopt's ScaledQuantDescriptor), validated on construction and serialised to JSON.
-//
-// Fields and defaults: num_bits 8 (int, or (E,M)), name none, fake_quant true, axis none (int or
-// tuple: the axes that keep their own amax), block_sizes none, amax none (a number or an array of
-// any rank), learn_amax false, scale_amax none, calib_method "max" ("max" | "histogram"),
-// unsigned false, narrow_range false, dynamic false, fp8_recipe "pytorch_quantization"
-// ("pytorch_quantization" | "modelopt": whose FP8 arithmetic a (4, 3) num_bits runs, pq's
-// scaled_e4m3 or TensorRT Model Optimizer's modelopt_scaled_fp8; see tensor_quant.h).
-//
-// Validation (ValueError naming "QuantDescriptor" and the field): integer num_bits 1..24 (2..24
-// signed); (E,M) must be a supported element format and excludes unsigned and narrow_range; axis
-// and block_sizes are mutually exclusive; axis tuples are non-empty without repeats; block_sizes
-// pass BlockSizes::validate; amax is non-empty, finite and >= 0 and excludes dynamic; learn_amax
-// is per-tensor only (no axis, no block_sizes, not dynamic); scale_amax is finite and > 0;
-// fp8_recipe "modelopt" needs num_bits (4, 3), the only format modelopt's FP8 path takes;
-// calib_method is "max" or "histogram", and histogram is per-tensor only (the reference's
-// HistogramCalibrator rejects an axis).
-//
-// JSON (nlohmann): to_json() writes only non-default fields, under the reference's names
-// ("unsigned", not is_unsigned); from_json() rejects unknown keys and wrong types and restores an
-// equal descriptor; integers never wrap or truncate (num_bits 4294967304 is an error, not 8).
-// Unlike the reference (whose dict() drops narrow_range and calib_method and
-// whose YAML writer crashes on an int axis), every field round-trips; axis keeps the difference
-// between 0 and (0,), amax keeps its shape. to_dict()/from_dict() are the reference's dict()
-// format, for moving descriptors between pq and qgrad.
+/// @file
+/// QuantDescriptor: how a tensor is to be quantized in the NVIDIA family (pytorch_quantization's
+/// and modelopt's ScaledQuantDescriptor), validated on construction and serialised to JSON.
+///
+/// Fields and defaults: num_bits 8 (int, or (E,M)), name none, fake_quant true, axis none (int or
+/// tuple: the axes that keep their own amax), block_sizes none, amax none (a number or an array of
+/// any rank), learn_amax false, scale_amax none, calib_method "max" ("max" | "histogram"),
+/// unsigned false, narrow_range false, dynamic false, fp8_recipe "pytorch_quantization"
+/// ("pytorch_quantization" | "modelopt": whose FP8 arithmetic a (4, 3) num_bits runs, pq's
+/// scaled_e4m3 or TensorRT Model Optimizer's modelopt_scaled_fp8; see tensor_quant.h).
+///
+/// Validation (ValueError naming "QuantDescriptor" and the field): integer num_bits 1..24 (2..24
+/// signed); (E,M) must be a supported element format and excludes unsigned and narrow_range; axis
+/// and block_sizes are mutually exclusive; axis tuples are non-empty without repeats; block_sizes
+/// pass BlockSizes::validate; amax is non-empty, finite and >= 0 and excludes dynamic; learn_amax
+/// is per-tensor only (no axis, no block_sizes, not dynamic); scale_amax is finite and > 0;
+/// fp8_recipe "modelopt" needs num_bits (4, 3), the only format modelopt's FP8 path takes;
+/// calib_method is "max" or "histogram", and histogram is per-tensor only (the reference's
+/// HistogramCalibrator rejects an axis).
+///
+/// JSON (nlohmann): to_json() writes only non-default fields, under the reference's names
+/// ("unsigned", not is_unsigned); from_json() rejects unknown keys and wrong types and restores an
+/// equal descriptor; integers never wrap or truncate (num_bits 4294967304 is an error, not 8).
+/// Unlike the reference (whose dict() drops narrow_range and calib_method and
+/// whose YAML writer crashes on an int axis), every field round-trips; axis keeps the difference
+/// between 0 and (0,), amax keeps its shape. to_dict()/from_dict() are the reference's dict()
+/// format, for moving descriptors between pq and qgrad.
 #pragma once
 
 #include <optional>
@@ -41,11 +42,11 @@ namespace qgrad::nvidia {
 enum class CalibMethod { Max, Histogram };
 const char* calib_method_name(CalibMethod m);
 
-// Whose FP8 fake quant a (4, 3) descriptor runs.
+/// Whose FP8 fake quant a (4, 3) descriptor runs.
 enum class Fp8Recipe { PytorchQuantization, Modelopt };
 const char* fp8_recipe_name(Fp8Recipe r);
 
-// none, a single int, or a tuple of ints.
+/// none, a single int, or a tuple of ints.
 struct QuantAxis {
   enum class Kind { None, Int, Tuple };
   Kind kind = Kind::None;
@@ -59,7 +60,7 @@ struct QuantAxis {
   bool operator!=(const QuantAxis& o) const { return !(*this == o); }
 };
 
-// A user amax: shape {} for a plain number, else the array's shape; values row-major.
+/// A user amax: shape {} for a plain number, else the array's shape; values row-major.
 struct AmaxValue {
   Shape shape;
   std::vector<double> values;
@@ -67,7 +68,7 @@ struct AmaxValue {
   bool operator!=(const AmaxValue& o) const { return !(*this == o); }
 };
 
-// Chainable options (libtorch style): QuantDescriptorOptions().num_bits(4).axis(0).
+/// Chainable options (libtorch style): QuantDescriptorOptions().num_bits(4).axis(0).
 struct QuantDescriptorOptions {
   NumBits num_bits_ = 8;
   std::optional<std::string> name_;
@@ -117,8 +118,8 @@ struct QuantDescriptorOptions {
 
 class QuantDescriptor {
  public:
-  QuantDescriptor();                                             // all defaults
-  explicit QuantDescriptor(const QuantDescriptorOptions& opts);  // validates
+  QuantDescriptor();                                             ///< all defaults
+  explicit QuantDescriptor(const QuantDescriptorOptions& opts);  ///< validates
 
   const NumBits& num_bits() const { return o_.num_bits_; }
   const std::optional<std::string>& name() const { return o_.name_; }
@@ -136,24 +137,24 @@ class QuantDescriptor {
   const QuantDescriptorOptions& options() const { return o_; }
 
   nlohmann::json to_json() const;
-  // pytorch_quantization's ScaledQuantDescriptor.dict(), key for key: always "num_bits" and
-  // "name" (null when unset); "fake_quant", "axis", "amax", "scale_amax", "learn_amax" and
-  // "unsigned" only when not default; never "calib_method" nor "narrow_range" (pq drops them);
-  // amax holds the float32 value of each element as a double (0.1 -> 0.10000000149011612), as
-  // pq stores amax in a float32 array. Fields pq does not have (modelopt's block_sizes and
-  // dynamic, qgrad's fp8_recipe) are written under their names when set, so that nothing is lost
-  // silently.
+  /// pytorch_quantization's ScaledQuantDescriptor.dict(), key for key: always "num_bits" and
+  /// "name" (null when unset); "fake_quant", "axis", "amax", "scale_amax", "learn_amax" and
+  /// "unsigned" only when not default; never "calib_method" nor "narrow_range" (pq drops them);
+  /// amax holds the float32 value of each element as a double (0.1 -> 0.10000000149011612), as
+  /// pq stores amax in a float32 array. Fields pq does not have (modelopt's block_sizes and
+  /// dynamic, qgrad's fp8_recipe) are written under their names when set, so that nothing is lost
+  /// silently.
   nlohmann::json to_dict() const;
-  // Reads pq's dict() (or its constructor keyword arguments): to_json's fields, with "name"
-  // allowed to be null. from_dict(d.to_dict()).to_dict() == d.to_dict().
+  /// Reads pq's dict() (or its constructor keyword arguments): to_json's fields, with "name"
+  /// allowed to be null. from_dict(d.to_dict()).to_dict() == d.to_dict().
   static QuantDescriptor from_dict(const nlohmann::json& j);
   static QuantDescriptor from_json(const nlohmann::json& j);
-  // from_json's reading alone: each field type-checked (the same errors), the fields not yet
-  // validated together, as the constructor does. A QAT recipe's layer rules hold such partial
-  // descriptors, validated once merged over a layer's settings.
+  /// from_json's reading alone: each field type-checked (the same errors), the fields not yet
+  /// validated together, as the constructor does. A QAT recipe's layer rules hold such partial
+  /// descriptors, validated once merged over a layer's settings.
   static QuantDescriptorOptions read_options(const nlohmann::json& j);
-  // JSON text through parse_json (depth-bounded, no duplicate keys, no 1e400), then from_json;
-  // every problem is a ValueError.
+  /// JSON text through parse_json (depth-bounded, no duplicate keys, no 1e400), then from_json;
+  /// every problem is a ValueError.
   static QuantDescriptor parse(const std::string& text);
 
   bool operator==(const QuantDescriptor& o) const;

@@ -1,10 +1,11 @@
-// torch.ao per-tensor min/max observers as plain state classes (the statistics are float32 0-d
-// tensors so a module can register them as buffers):
-//   MinMaxObserver: running min/max over all batches (initial +inf / -inf).
-//   MovingAverageMinMaxObserver: the first batch sets min/max; later batches update
-//     m = m + c * (batch_m - m) in float32 (PyTorch's form, not (1-c)*m + c*batch_m).
-// Empty inputs are ignored. NaN in a batch makes the statistics NaN (as PyTorch) and
-// calculate_qparams then throws ValueError.
+/// @file
+/// torch.ao per-tensor min/max observers as plain state classes (the statistics are float32 0-d
+/// tensors so a module can register them as buffers):
+///   MinMaxObserver: running min/max over all batches (initial +inf / -inf).
+///   MovingAverageMinMaxObserver: the first batch sets min/max; later batches update
+///     m = m + c * (batch_m - m) in float32 (PyTorch's form, not (1-c)*m + c*batch_m).
+/// Empty inputs are ignored. NaN in a batch makes the statistics NaN (as PyTorch) and
+/// calculate_qparams then throws ValueError.
 #pragma once
 
 #include "quant/observer/uniform_observer.h"
@@ -13,7 +14,7 @@ namespace qgrad::ao {
 
 class MinMaxObserver : public UniformQuantizationObserver {
  public:
-  // Default: quint8, per_tensor_affine.
+  /// Default: quint8, per_tensor_affine.
   explicit MinMaxObserver(const ObserverOptions& options = ObserverOptions());
 
   Tensor forward(const Tensor& x) override;
@@ -22,7 +23,7 @@ class MinMaxObserver : public UniformQuantizationObserver {
 
  protected:
   MinMaxObserver(const char* name, const ObserverOptions& options);
-  // The batch (min, max) of x, after PyTorch's conversion of x to float32.
+  /// The batch (min, max) of x, after PyTorch's conversion of x to float32.
   static void batch_min_max(const char* name, const Tensor& x, float& mn, float& mx);
 };
 

@@ -1,10 +1,11 @@
-// torch.ao per-channel min/max observers as plain state classes: one running (min, max) per index
-// of ch_axis, held in float32 1-D tensors that start empty (shape [0]) and take the channel count
-// of the first batch.
-//   PerChannelMinMaxObserver: running min/max per channel.
-//   MovingAveragePerChannelMinMaxObserver: first batch sets, then m = m + c * (batch_m - m).
-// A later batch with another channel count is a ShapeError. calculate_qparams returns [C] scales
-// and zero points ([1.0] and [0] when nothing was observed).
+/// @file
+/// torch.ao per-channel min/max observers as plain state classes: one running (min, max) per index
+/// of ch_axis, held in float32 1-D tensors that start empty (shape [0]) and take the channel count
+/// of the first batch.
+///   PerChannelMinMaxObserver: running min/max per channel.
+///   MovingAveragePerChannelMinMaxObserver: first batch sets, then m = m + c * (batch_m - m).
+/// A later batch with another channel count is a ShapeError. calculate_qparams returns [C] scales
+/// and zero points ([1.0] and [0] when nothing was observed).
 #pragma once
 
 #include "quant/observer/uniform_observer.h"
@@ -17,7 +18,7 @@ inline ObserverOptions per_channel_affine_options() {
 
 class PerChannelMinMaxObserver : public UniformQuantizationObserver {
  public:
-  // Default: ch_axis 0, quint8, per_channel_affine.
+  /// Default: ch_axis 0, quint8, per_channel_affine.
   explicit PerChannelMinMaxObserver(std::int64_t ch_axis = 0,
                                     const ObserverOptions& options = per_channel_affine_options());
 
@@ -29,8 +30,8 @@ class PerChannelMinMaxObserver : public UniformQuantizationObserver {
 
  protected:
   PerChannelMinMaxObserver(const char* name, std::int64_t ch_axis, const ObserverOptions& options);
-  // Per-channel (min, max) of a batch, as float32 vectors; checks the channel count against the
-  // running statistics.
+  /// Per-channel (min, max) of a batch, as float32 vectors; checks the channel count against the
+  /// running statistics.
   void batch_min_max(const Tensor& x, std::vector<float>& mn, std::vector<float>& mx) const;
 
   std::int64_t ch_axis_;

@@ -1,15 +1,16 @@
-// The base of torch.ao's min/max observers (UniformQuantizationObserverBase): options, the
-// integer range, the eps buffer and the rule that turns running min/max statistics into a scale
-// and zero point (_calculate_qparams), reproduced in float32 arithmetic:
-//   min_neg = min(min, 0), max_pos = max(max, 0)
-//   symmetric: scale = max(max(-min_neg, max_pos) / ((qmax - qmin) / 2), eps),
-//              zero_point = 0 (quint8: 128, or (qmin + qmax) // 2 for a user range)
-//   affine:    scale = max((max_pos - min_neg) / (qmax - qmin), eps),
-//              zero_point = clamp(qmin - rne(min_neg / scale), qmin, qmax)
-//   float qparams (per-channel): scale = (max - min) / (qmax - qmin) (1 where <= eps),
-//              zero_point = -min / scale (float)
-// Never-observed statistics give scale [1.0] and zero_point [0]. eps defaults to float32's
-// epsilon 2^-23. Zero points are returned as int64 (PyTorch returns int32 for affine schemes).
+/// @file
+/// The base of torch.ao's min/max observers (UniformQuantizationObserverBase): options, the
+/// integer range, the eps buffer and the rule that turns running min/max statistics into a scale
+/// and zero point (_calculate_qparams), reproduced in float32 arithmetic:
+///   min_neg = min(min, 0), max_pos = max(max, 0)
+///   symmetric: scale = max(max(-min_neg, max_pos) / ((qmax - qmin) / 2), eps),
+///              zero_point = 0 (quint8: 128, or (qmin + qmax) // 2 for a user range)
+///   affine:    scale = max((max_pos - min_neg) / (qmax - qmin), eps),
+///              zero_point = clamp(qmin - rne(min_neg / scale), qmin, qmax)
+///   float qparams (per-channel): scale = (max - min) / (qmax - qmin) (1 where <= eps),
+///              zero_point = -min / scale (float)
+/// Never-observed statistics give scale [1.0] and zero_point [0]. eps defaults to float32's
+/// epsilon 2^-23. Zero points are returned as int64 (PyTorch returns int32 for affine schemes).
 #pragma once
 
 #include <cstdint>
@@ -20,7 +21,7 @@
 
 namespace qgrad::ao {
 
-inline constexpr double kFloat32Eps = 1.1920928955078125e-07;  // 2^-23
+inline constexpr double kFloat32Eps = 1.1920928955078125e-07;  ///< 2^-23
 
 struct ObserverOptions {
   QuantDType dtype_ = QuantDType::QUInt8;
@@ -53,8 +54,8 @@ struct ObserverOptions {
 };
 
 struct QParams {
-  Tensor scale;       // float32 [n]
-  Tensor zero_point;  // int64 [n] (float32 for per_channel_affine_float_qparams)
+  Tensor scale;       ///< float32 [n]
+  Tensor zero_point;  ///< int64 [n] (float32 for per_channel_affine_float_qparams)
 };
 
 class UniformQuantizationObserver {
@@ -64,31 +65,31 @@ class UniformQuantizationObserver {
   const ObserverOptions& options() const { return options_; }
   std::int64_t quant_min() const { return range_.quant_min; }
   std::int64_t quant_max() const { return range_.quant_max; }
-  // The eps buffer (float32 [1]).
+  /// The eps buffer (float32 [1]).
   Tensor& eps() { return eps_; }
   const Tensor& eps() const { return eps_; }
 
-  // Records statistics of x (any floating dtype; converted to float32); returns x.
+  /// Records statistics of x (any floating dtype; converted to float32); returns x.
   virtual Tensor forward(const Tensor& x) = 0;
   virtual QParams calculate_qparams() const = 0;
   virtual void reset_min_max_vals() = 0;
 
-  // The running statistics, float32: 0-d per tensor (+inf / -inf before any data), [C] per
-  // channel ([0] before the first batch). Here on the base so code holding any observer can
-  // read them; the concrete observers update them.
+  /// The running statistics, float32: 0-d per tensor (+inf / -inf before any data), [C] per
+  /// channel ([0] before the first batch). Here on the base so code holding any observer can
+  /// read them; the concrete observers update them.
   Tensor& min_val() { return min_val_; }
   Tensor& max_val() { return max_val_; }
   const Tensor& min_val() const { return min_val_; }
   const Tensor& max_val() const { return max_val_; }
 
-  // _calculate_qparams for given statistics (0-d for per-tensor, 1-D per channel).
+  /// _calculate_qparams for given statistics (0-d for per-tensor, 1-D per channel).
   QParams calculate_qparams_from(const Tensor& min_val, const Tensor& max_val) const;
 
  protected:
-  // `name` is used in error messages; `per_channel` says which schemes the observer accepts.
+  /// `name` is used in error messages; `per_channel` says which schemes the observer accepts.
   UniformQuantizationObserver(const char* name, const ObserverOptions& options, bool per_channel);
   const char* name_;
-  Tensor min_val_, max_val_;  // set by the concrete observers' constructors
+  Tensor min_val_, max_val_;  ///< set by the concrete observers' constructors
 
  private:
   ObserverOptions options_;

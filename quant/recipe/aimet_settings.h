@@ -1,7 +1,8 @@
-// AimetSettings: the "weight" / "input" settings of the "aimet" recipe family,
-// AimetQuantizeDequantize: "bitwidth" [8] (1..32, AIMET's affine grid), "symmetric" [weights
-// true, inputs false], "per_channel" [weights true; inputs: an error] (encoding shape
-// [O, 1, ...]). Each member is set when the recipe gives the key.
+/// @file
+/// AimetSettings: the "weight" / "input" settings of the "aimet" recipe family,
+/// AimetQuantizeDequantize: "bitwidth" [8] (1..32, AIMET's affine grid), "symmetric" [weights
+/// true, inputs false], "per_channel" [weights true; inputs: an error] (encoding shape
+/// [O, 1, ...]). Each member is set when the recipe gives the key.
 #pragma once
 
 #include <cstdint>

@@ -1,7 +1,8 @@
-// HorizonSettings: the "weight" / "input" settings of the "horizon" recipe family,
-// HorizonFakeQuantize: "dtype" ["qint8"] | "qint16" | "qint4" | "quint4", "saturate" [true],
-// "round_mode" ["half_to_even"] | "half_up", "per_channel" [weights true, axis 0; inputs: an
-// error], "averaging_constant" [0.01]. Each member is set when the recipe gives the key.
+/// @file
+/// HorizonSettings: the "weight" / "input" settings of the "horizon" recipe family,
+/// HorizonFakeQuantize: "dtype" ["qint8"] | "qint16" | "qint4" | "quint4", "saturate" [true],
+/// "round_mode" ["half_to_even"] | "half_up", "per_channel" [weights true, axis 0; inputs: an
+/// error], "averaging_constant" [0.01]. Each member is set when the recipe gives the key.
 #pragma once
 
 #include <optional>

@@ -1,9 +1,10 @@
-// LsqSettings: the "weight" / "input" settings of the "lsq" recipe family,
-// LearnableFakeQuantize: "num_bits" [8] (2..16), "signed" [weights true, inputs false],
-// "per_channel" [false] (weights only, axis 0), "learn_zero_point" [weights false, inputs true]
-// (true: affine LSQ+, false: symmetric LSQ), "use_grad_scaling" [true], "init" ("lsq" |
-// "minmax" | "observer"; ["minmax"] with a learned zero point, else ["lsq"]),
-// "averaging_constant" [0.01]. Each member is set when the recipe gives the key.
+/// @file
+/// LsqSettings: the "weight" / "input" settings of the "lsq" recipe family,
+/// LearnableFakeQuantize: "num_bits" [8] (2..16), "signed" [weights true, inputs false],
+/// "per_channel" [false] (weights only, axis 0), "learn_zero_point" [weights false, inputs true]
+/// (true: affine LSQ+, false: symmetric LSQ), "use_grad_scaling" [true], "init" ("lsq" |
+/// "minmax" | "observer"; ["minmax"] with a learned zero point, else ["lsq"]),
+/// "averaging_constant" [0.01]. Each member is set when the recipe gives the key.
 #pragma once
 
 #include <cstdint>

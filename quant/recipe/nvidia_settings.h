@@ -1,14 +1,15 @@
-// NvidiaSettings: the "weight" / "input" settings of the "nvidia" recipe family, a TensorQuantizer
-// with a QuantDescriptor: the descriptor's JSON fields (quant/nvidia/quant_descriptor.h, read
-// and type-checked by it: "num_bits" (int or [E, M]), "name", "fake_quant", "axis",
-// "block_sizes", "amax", "learn_amax", "scale_amax", "calib_method", "unsigned",
-// "narrow_range", "dynamic", "fp8_recipe") plus "num_bins" [2048] for histogram calibration.
-// The descriptor validates the fields together when the quantizer is built; an input with axis
-// 0 (the batch axis) is an error. "amax" (a number or an array of any rank) and "block_sizes"
-// (an object of axes and options) are kept in the JSON form given: it is what the descriptor
-// reads, a rule's "block_sizes" merges key by key over the layer's as it always has, and their
-// typed forms do not keep how the recipe wrote them (1 against 1.0, an absent "type"), which the
-// stored recipe must. Each member is set when the recipe gives the key.
+/// @file
+/// NvidiaSettings: the "weight" / "input" settings of the "nvidia" recipe family, a TensorQuantizer
+/// with a QuantDescriptor: the descriptor's JSON fields (quant/nvidia/quant_descriptor.h, read
+/// and type-checked by it: "num_bits" (int or [E, M]), "name", "fake_quant", "axis",
+/// "block_sizes", "amax", "learn_amax", "scale_amax", "calib_method", "unsigned",
+/// "narrow_range", "dynamic", "fp8_recipe") plus "num_bins" [2048] for histogram calibration.
+/// The descriptor validates the fields together when the quantizer is built; an input with axis
+/// 0 (the batch axis) is an error. "amax" (a number or an array of any rank) and "block_sizes"
+/// (an object of axes and options) are kept in the JSON form given: it is what the descriptor
+/// reads, a rule's "block_sizes" merges key by key over the layer's as it always has, and their
+/// typed forms do not keep how the recipe wrote them (1 against 1.0, an absent "type"), which the
+/// stored recipe must. Each member is set when the recipe gives the key.
 #pragma once
 
 #include <cstdint>

@@ -1,12 +1,13 @@
-// QuantizerSettings: the typed settings of one quantizer role ("weight" or "input") of a QAT
-// recipe, one struct per family (nvidia_settings.h, torch_ao_settings.h, lsq_settings.h,
-// horizon_settings.h, aimet_settings.h, pact_settings.h) held in a variant whose alternative is
-// the recipe's family. Settings hold the keys the recipe gave (a layer rule's override holds
-// only its own); what a key left out means is the family's default, applied when the quantizers
-// are built. The functions below dispatch on the family: reading from the JSON edge, writing
-// back, merging an override, the conflict test of equally specific rules, and building the
-// quantizer factories (the keys' combinations are checked there). The table of families, their
-// names, default settings per role and default calibration batches, is here too.
+/// @file
+/// QuantizerSettings: the typed settings of one quantizer role ("weight" or "input") of a QAT
+/// recipe, one struct per family (nvidia_settings.h, torch_ao_settings.h, lsq_settings.h,
+/// horizon_settings.h, aimet_settings.h, pact_settings.h) held in a variant whose alternative is
+/// the recipe's family. Settings hold the keys the recipe gave (a layer rule's override holds
+/// only its own); what a key left out means is the family's default, applied when the quantizers
+/// are built. The functions below dispatch on the family: reading from the JSON edge, writing
+/// back, merging an override, the conflict test of equally specific rules, and building the
+/// quantizer factories (the keys' combinations are checked there). The table of families, their
+/// names, default settings per role and default calibration batches, is here too.
 #pragma once
 
 #include <cstdint>
@@ -27,35 +28,35 @@
 
 namespace qgrad::quant {
 
-// In the order of QuantizerSettings' alternatives.
+/// In the order of QuantizerSettings' alternatives.
 enum class QuantFamily { NVIDIA, TorchAO, LSQ, Horizon, AIMET, PACT };
-// "nvidia", "torch_ao", "lsq", "horizon", "aimet", "pact"
+/// "nvidia", "torch_ao", "lsq", "horizon", "aimet", "pact"
 const char* quant_family_name(QuantFamily f);
-// Every family's name, in the enum's order.
+/// Every family's name, in the enum's order.
 const std::vector<std::string>& quant_family_names();
-// The family called `name`; nullopt for another name.
+/// The family called `name`; nullopt for another name.
 std::optional<QuantFamily> quant_family_named(const std::string& name);
-// Calibration batches a family's recipe runs unless it says otherwise.
+/// Calibration batches a family's recipe runs unless it says otherwise.
 std::int64_t default_calibration_batches(QuantFamily f);
 
 using QuantizerSettings = std::variant<NvidiaSettings, TorchAoSettings, LsqSettings,
                                        HorizonSettings, AimetSettings, PactSettings>;
 
 QuantFamily settings_family(const QuantizerSettings& s);
-// The settings `family` uses for `role` when the recipe does not give them.
+/// The settings `family` uses for `role` when the recipe does not give them.
 const QuantizerSettings& default_quantizer_settings(QuantFamily family, QuantRole role);
 
-// `j`, a JSON object of the family's keys, checked key by key (ValueError naming `path`.key).
+/// `j`, a JSON object of the family's keys, checked key by key (ValueError naming `path`.key).
 QuantizerSettings parse_quantizer_settings(QuantFamily family, const nlohmann::json& j,
                                            QuantRole role, const std::string& path);
-// The keys given, as given.
+/// The keys given, as given.
 nlohmann::json quantizer_settings_json(const QuantizerSettings& s);
-// `over`'s keys replace `base`'s (both of one family).
+/// `over`'s keys replace `base`'s (both of one family).
 void merge_quantizer_settings(QuantizerSettings& base, const QuantizerSettings& over);
-// Whether a key both give has different values (both of one family).
+/// Whether a key both give has different values (both of one family).
 bool quantizer_settings_conflict(const QuantizerSettings& a, const QuantizerSettings& b);
-// The quantizers the settings describe; ValueError naming `path` for keys that do not go
-// together (or that the quantizers reject when built).
+/// The quantizers the settings describe; ValueError naming `path` for keys that do not go
+/// together (or that the quantizers reject when built).
 QuantizerFactories quantizer_factories(const QuantizerSettings& s, QuantRole role,
                                        const std::string& path);
 

@@ -1,12 +1,13 @@
-// The keys of a family's quantizer settings, handled alike for every family: each settings
-// struct holds one std::optional per recipe key (set: the recipe gave the key) and lists them in
-// a static fields() tuple of {key, member}. From that list come the JSON the settings write back
-// (exactly the keys given, in the form given), the merge of a layer rule's override over a
-// layer's settings (the keys the override gives replace; nested objects merge key by key, as
-// they always have), equality, and the conflict test of two equally specific rules (a key both
-// give, with different values). Values are typed: bool, integers, strings, RecipeNumber, and
-// nvidia's NumBits and QuantAxis; nvidia's nested "amax" and "block_sizes" stay in the JSON form
-// the descriptor reads (see nvidia_settings.h).
+/// @file
+/// The keys of a family's quantizer settings, handled alike for every family: each settings
+/// struct holds one std::optional per recipe key (set: the recipe gave the key) and lists them in
+/// a static fields() tuple of {key, member}. From that list come the JSON the settings write back
+/// (exactly the keys given, in the form given), the merge of a layer rule's override over a
+/// layer's settings (the keys the override gives replace; nested objects merge key by key, as
+/// they always have), equality, and the conflict test of two equally specific rules (a key both
+/// give, with different values). Values are typed: bool, integers, strings, RecipeNumber, and
+/// nvidia's NumBits and QuantAxis; nvidia's nested "amax" and "block_sizes" stay in the JSON form
+/// the descriptor reads (see nvidia_settings.h).
 #pragma once
 
 #include <cstdint>
@@ -70,7 +71,7 @@ inline void merge_settings_value(std::optional<nlohmann::json>& base,
     base = over;
 }
 
-// The keys given, as the recipe wrote them.
+/// The keys given, as the recipe wrote them.
 template <typename S>
 nlohmann::json settings_to_json(const S& s) {
   nlohmann::json j = nlohmann::json::object();
@@ -82,7 +83,7 @@ nlohmann::json settings_to_json(const S& s) {
   return j;
 }
 
-// `over`'s keys replace `base`'s.
+/// `over`'s keys replace `base`'s.
 template <typename S>
 void merge_settings(S& base, const S& over) {
   std::apply([&](const auto&... f) { (merge_settings_value(base.*f.member, over.*f.member), ...); },
@@ -95,7 +96,7 @@ bool settings_equal(const S& a, const S& b) {
                     S::fields());
 }
 
-// Whether a key that both give has different values.
+/// Whether a key that both give has different values.
 template <typename S>
 bool settings_conflict(const S& a, const S& b) {
   return std::apply(

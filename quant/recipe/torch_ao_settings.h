@@ -1,11 +1,12 @@
-// TorchAoSettings: the "weight" / "input" settings of the "torch_ao" recipe family, FakeQuantize
-// or, with the fused observer, FusedMovingAvgObsFakeQuantize: "observer"
-// ["moving_average_minmax"] | "minmax" | "histogram" | "fused_moving_average_minmax", "dtype"
-// ["quint8"] | "qint8" | "qint32", "qscheme" ["per_tensor_affine"] | "per_tensor_symmetric" |
-// "per_channel_affine" | "per_channel_symmetric", "quant_min" and "quant_max" (together) [the
-// dtype's range], "reduce_range" [false], "averaging_constant" [0.01], "ch_axis" [0], "eps"
-// [2^-23], "bins" [2048]. Per-channel weights are sized along ch_axis; per-channel inputs along
-// axis 0 (the batch) are an error. Each member is set when the recipe gives the key.
+/// @file
+/// TorchAoSettings: the "weight" / "input" settings of the "torch_ao" recipe family, FakeQuantize
+/// or, with the fused observer, FusedMovingAvgObsFakeQuantize: "observer"
+/// ["moving_average_minmax"] | "minmax" | "histogram" | "fused_moving_average_minmax", "dtype"
+/// ["quint8"] | "qint8" | "qint32", "qscheme" ["per_tensor_affine"] | "per_tensor_symmetric" |
+/// "per_channel_affine" | "per_channel_symmetric", "quant_min" and "quant_max" (together) [the
+/// dtype's range], "reduce_range" [false], "averaging_constant" [0.01], "ch_axis" [0], "eps"
+/// [2^-23], "bins" [2048]. Per-channel weights are sized along ch_axis; per-channel inputs along
+/// axis 0 (the batch) are an error. Each member is set when the recipe gives the key.
 #pragma once
 
 #include <cstdint>

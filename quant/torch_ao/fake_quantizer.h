@@ -1,10 +1,11 @@
-// torch.ao's FakeQuantize as a plain state class (a module will wrap it later): an observer,
-// the scale / zero_point buffers and the fake_quant_enabled / observer_enabled switches. forward()
-// first observes the batch and recomputes the qparams from the observer (every step, when
-// observing), then fake-quantizes with them (per tensor, or per channel along the observer's
-// ch_axis); the gradient is the straight-through estimator only. Buffers start at scale [1.0],
-// zero_point [0]; a per-channel quantizer's buffers take the channel count at the first step
-// (the tensors are replaced, as PyTorch resizes them).
+/// @file
+/// torch.ao's FakeQuantize as a plain state class (a module will wrap it later): an observer,
+/// the scale / zero_point buffers and the fake_quant_enabled / observer_enabled switches. forward()
+/// first observes the batch and recomputes the qparams from the observer (every step, when
+/// observing), then fake-quantizes with them (per tensor, or per channel along the observer's
+/// ch_axis); the gradient is the straight-through estimator only. Buffers start at scale [1.0],
+/// zero_point [0]; a per-channel quantizer's buffers take the channel count at the first step
+/// (the tensors are replaced, as PyTorch resizes them).
 #pragma once
 
 #include <memory>
@@ -16,11 +17,11 @@ namespace qgrad::ao {
 
 class FakeQuantizer {
  public:
-  // Any of the min/max observers except per_channel_affine_float_qparams (ValueError).
+  /// Any of the min/max observers except per_channel_affine_float_qparams (ValueError).
   explicit FakeQuantizer(std::unique_ptr<UniformQuantizationObserver> observer);
-  // PyTorch's default FakeQuantize: MovingAverageMinMaxObserver, quint8, per_tensor_affine, with
-  // the user range [0, 255] (so a symmetric quint8 zero point is 127, PyTorch's rule for user
-  // ranges).
+  /// PyTorch's default FakeQuantize: MovingAverageMinMaxObserver, quint8, per_tensor_affine, with
+  /// the user range [0, 255] (so a symmetric quint8 zero point is 127, PyTorch's rule for user
+  /// ranges).
   static std::unique_ptr<FakeQuantizer> make_default();
 
   Tensor forward(const Tensor& x);
@@ -32,13 +33,13 @@ class FakeQuantizer {
   bool observer_enabled() const;
 
   bool is_per_channel() const;
-  std::int64_t ch_axis() const;  // -1 per tensor
+  std::int64_t ch_axis() const;  ///< -1 per tensor
   std::int64_t quant_min() const { return observer_->quant_min(); }
   std::int64_t quant_max() const { return observer_->quant_max(); }
-  Tensor& scale() { return scale_; }                                   // float32
-  Tensor& zero_point() { return zero_point_; }                         // int64
-  Tensor& fake_quant_enabled_buffer() { return fake_quant_enabled_; }  // uint8 [1]
-  Tensor& observer_enabled_buffer() { return observer_enabled_; }      // uint8 [1]
+  Tensor& scale() { return scale_; }                                   ///< float32
+  Tensor& zero_point() { return zero_point_; }                         ///< int64
+  Tensor& fake_quant_enabled_buffer() { return fake_quant_enabled_; }  ///< uint8 [1]
+  Tensor& observer_enabled_buffer() { return observer_enabled_; }      ///< uint8 [1]
   UniformQuantizationObserver& observer() { return *observer_; }
 
  private:

@@ -1,11 +1,12 @@
-// torch.ao's _LearnableFakeQuantize as a plain state class: learnable float32 scale and
-// zero_point (per tensor, or channel_len values per channel along the observer's ch_axis), an
-// observer for static estimates, and the fake_quant_enabled / static_enabled / learning_enabled
-// switches. forward(): with static estimation on, observe and copy the observer's qparams into
-// the parameters; otherwise clamp the scale to >= eps (2^-23). With fake quantization on, zero the
-// zero point for symmetric schemes and apply the learnable fake quantization
-// (learnable_fake_quantize.h) with grad_factor 1/sqrt(numel * quant_max) when use_grad_scaling.
-// The quantization range is the observer's.
+/// @file
+/// torch.ao's _LearnableFakeQuantize as a plain state class: learnable float32 scale and
+/// zero_point (per tensor, or channel_len values per channel along the observer's ch_axis), an
+/// observer for static estimates, and the fake_quant_enabled / static_enabled / learning_enabled
+/// switches. forward(): with static estimation on, observe and copy the observer's qparams into
+/// the parameters; otherwise clamp the scale to >= eps (2^-23). With fake quantization on, zero the
+/// zero point for symmetric schemes and apply the learnable fake quantization
+/// (learnable_fake_quantize.h) with grad_factor 1/sqrt(numel * quant_max) when use_grad_scaling.
+/// The quantization range is the observer's.
 #pragma once
 
 #include <memory>
@@ -18,7 +19,7 @@ namespace qgrad::ao {
 struct LearnableFakeQuantizeOptions {
   double scale_ = 1.0;
   double zero_point_ = 0.0;
-  std::int64_t channel_len_ = -1;  // -1: per tensor
+  std::int64_t channel_len_ = -1;  ///< -1: per tensor
   bool use_grad_scaling_ = false;
 
   LearnableFakeQuantizeOptions& scale(double s) {
@@ -45,20 +46,20 @@ class LearnableFakeQuantizer {
                          const LearnableFakeQuantizeOptions& options = {});
 
   Tensor forward(const Tensor& x);
-  // The scale clamped to >= eps and the zero point rounded (half to even) and clamped (int64).
+  /// The scale clamped to >= eps and the zero point rounded (half to even) and clamped (int64).
   QParams calculate_qparams();
 
-  // PyTorch's modes: learning (parameters learn, no observation), static estimate (observe and
-  // copy qparams, fake-quantize), static observation (observe only, x passes through).
+  /// PyTorch's modes: learning (parameters learn, no observation), static estimate (observe and
+  /// copy qparams, fake-quantize), static observation (observe only, x passes through).
   void enable_param_learning();
   void enable_static_estimate();
   void enable_static_observation();
-  void toggle_qparam_learning(bool on);  // also sets requires_grad of scale / zero_point
+  void toggle_qparam_learning(bool on);  ///< also sets requires_grad of scale / zero_point
   void toggle_fake_quant(bool on);
   void toggle_observer_update(bool on);
 
-  Tensor& scale() { return scale_; }            // float32 parameter
-  Tensor& zero_point() { return zero_point_; }  // float32 parameter
+  Tensor& scale() { return scale_; }            ///< float32 parameter
+  Tensor& zero_point() { return zero_point_; }  ///< float32 parameter
   std::int64_t quant_min() const { return observer_->quant_min(); }
   std::int64_t quant_max() const { return observer_->quant_max(); }
   UniformQuantizationObserver& observer() { return *observer_; }

@@ -1,0 +1,95 @@
+# Runs Doxygen over qgrad's public headers (cmake -P; see cmake/QgradDocs.cmake).
+#   -DDOXYGEN=   the doxygen program          -DSOURCE_DIR=  the source tree
+#   -DOUTPUT_DIR= where Doxyfile, the warning log and html/ go
+#   -DVERSION=   the project version         -DCHECKED=     path prefixes (qgrad.h,core/,...)
+#   -DCHECK=ON   fail, printing them, when Doxygen warns about a header under CHECKED
+#   -DPROBE=ON   (with CHECK) also document a generated header with one undocumented function,
+#                which the check must report: the test that shows the check can fail
+# The public headers: qgrad.h and every header it includes from core/ ops/ nn/ quant/,
+# transitively (a header qgrad.h does not reach, such as a family's *_kernels.h, is internal).
+cmake_minimum_required(VERSION 3.25)
+foreach(var DOXYGEN SOURCE_DIR OUTPUT_DIR VERSION CHECKED)
+  if(NOT DEFINED ${var})
+    message(FATAL_ERROR "QgradDoxygen.cmake: -D${var}= is required")
+  endif()
+endforeach()
+
+set(headers "")
+set(queue qgrad.h)
+while(queue)
+  list(POP_FRONT queue header)
+  if(header IN_LIST headers)
+    continue()
+  endif()
+  list(APPEND headers ${header})
+  file(STRINGS ${SOURCE_DIR}/${header} includes REGEX "^#include \"")
+  foreach(line IN LISTS includes)
+    string(REGEX REPLACE "^#include \"([^\"]+)\".*" "\\1" included "${line}")
+    if(included MATCHES "^(core|ops|nn|quant)/" AND EXISTS ${SOURCE_DIR}/${included})
+      list(APPEND queue ${included})
+    endif()
+  endforeach()
+endwhile()
+list(SORT headers)
+list(LENGTH headers count)
+
+set(input "")
+foreach(header IN LISTS headers)
+  string(APPEND input " \\\n    \"${SOURCE_DIR}/${header}\"")
+endforeach()
+string(REPLACE "," ";" CHECKED "${CHECKED}")
+set(checked_prefixes "")
+foreach(prefix IN LISTS CHECKED)
+  list(APPEND checked_prefixes "${SOURCE_DIR}/${prefix}")
+endforeach()
+if(PROBE)
+  set(probe ${OUTPUT_DIR}/probe/qgrad_doc_probe.h)
+  file(WRITE ${probe} "/// @file\n/// A probe of the documentation check.\n#pragma once\n\n"
+                      "namespace qgrad {\n\nint undocumented_probe(int x);\n\n}  // namespace qgrad\n")
+  string(APPEND input " \\\n    \"${probe}\"")
+  list(APPEND checked_prefixes "${probe}")
+endif()
+
+set(QGRAD_DOCS_VERSION ${VERSION})
+set(QGRAD_DOCS_SOURCE_DIR ${SOURCE_DIR})
+set(QGRAD_DOCS_OUTPUT_DIR ${OUTPUT_DIR})
+set(QGRAD_DOCS_INPUT "${input}")
+file(MAKE_DIRECTORY ${OUTPUT_DIR})
+configure_file(${CMAKE_CURRENT_LIST_DIR}/Doxyfile.in ${OUTPUT_DIR}/Doxyfile @ONLY)
+file(REMOVE ${OUTPUT_DIR}/doxygen_warnings.log)
+execute_process(COMMAND ${DOXYGEN} ${OUTPUT_DIR}/Doxyfile WORKING_DIRECTORY ${OUTPUT_DIR}
+                RESULT_VARIABLE rc)
+if(NOT rc EQUAL 0)
+  message(FATAL_ERROR "doxygen failed (exit ${rc})")
+endif()
+
+# The warnings, one a line ("FILE:LINE: warning: ..."), and those about the checked headers.
+set(warnings "")
+if(EXISTS ${OUTPUT_DIR}/doxygen_warnings.log)
+  file(STRINGS ${OUTPUT_DIR}/doxygen_warnings.log warnings)
+endif()
+list(REMOVE_DUPLICATES warnings)
+set(checked_warnings "")
+foreach(warning IN LISTS warnings)
+  foreach(prefix IN LISTS checked_prefixes)
+    string(FIND "${warning}" "${prefix}" at)
+    if(at GREATER_EQUAL 0)
+      list(APPEND checked_warnings "${warning}")
+      break()
+    endif()
+  endforeach()
+endforeach()
+list(LENGTH warnings n_all)
+list(LENGTH checked_warnings n_checked)
+string(REPLACE ";" "," checked_list "${CHECKED}")
+message(STATUS "Doxygen: ${count} public headers, ${n_all} warnings (${n_checked} about the "
+               "checked headers: ${checked_list}); HTML in ${OUTPUT_DIR}/html, warnings in "
+               "${OUTPUT_DIR}/doxygen_warnings.log")
+if(CHECK AND n_checked GREATER 0)
+  foreach(warning IN LISTS checked_warnings)
+    string(REPLACE "${SOURCE_DIR}/" "" warning "${warning}")
+    message(NOTICE "${warning}")
+  endforeach()
+  message(FATAL_ERROR "the API documentation has ${n_checked} warnings, listed above: document "
+                      "each entity with a /// comment (see docs/testing.md)")
+endif()
