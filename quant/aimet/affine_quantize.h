@@ -21,9 +21,12 @@
 
 namespace qgrad::aimet {
 
+/// clamp(rne(x / scale) - offset, qmin, qmax), differentiable in x, scale and offset.
 Tensor quantize(const Tensor& x, const Tensor& scale, const Tensor& offset, std::int64_t qmin,
                 std::int64_t qmax);
+/// (q + offset) * scale, differentiable in q, scale and offset.
 Tensor dequantize(const Tensor& q, const Tensor& scale, const Tensor& offset);
+/// dequantize(quantize(x)), with AIMET's fused gradients (see the file comment).
 Tensor quantize_dequantize(const Tensor& x, const Tensor& scale, const Tensor& offset,
                            std::int64_t qmin, std::int64_t qmax);
 

@@ -15,13 +15,17 @@
 
 namespace qgrad::aimet {
 
+/// A tensor name and its encoding, one entry of the encodings file.
 struct NamedEncoding {
-  std::string name;
-  AffineEncoding encoding;
+  std::string name;         ///< the tensor's name in the file
+  AffineEncoding encoding;  ///< its encoding
 };
 
+/// The layout of AIMET's encodings file (see the file comment).
 enum class EncodingFileVersion { V0_6_1, V1_0_0 };
 
+/// The encodings file as JSON: activation_encodings and param_encodings in the layout of version.
+/// ValueError when an offset is not finite or too large to write exactly.
 nlohmann::json encodings_to_json(const std::vector<NamedEncoding>& activation_encodings,
                                  const std::vector<NamedEncoding>& param_encodings,
                                  EncodingFileVersion version = EncodingFileVersion::V1_0_0);

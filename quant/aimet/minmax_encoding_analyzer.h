@@ -18,27 +18,37 @@
 
 namespace qgrad::aimet {
 
+/// Running min/max statistics of the encoding shape.
 struct MinMaxStats {
   Tensor min;  ///< undefined when nothing was observed
-  Tensor max;
+  Tensor max;  ///< undefined when nothing was observed
+  /// True when nothing was observed.
   bool empty() const { return !min.defined(); }
 };
 
+/// Gathers min/max statistics reduced to an encoding shape and turns them into an encoding
+/// range (AIMET's MinMaxEncodingAnalyzer; see the file comment).
 class MinMaxEncodingAnalyzer {
  public:
+  /// shape: the encoding shape (ShapeError when a dim is below 1).
   explicit MinMaxEncodingAnalyzer(Shape shape);
 
+  /// The encoding shape.
   const Shape& shape() const { return shape_; }
   /// The statistics of one batch (no state change). x must broadcast from the encoding shape.
   MinMaxStats collect_stats(const Tensor& x) const;
   /// Collects, merges into the running statistics and returns the batch statistics.
   MinMaxStats update_stats(const Tensor& x);
+  /// Forgets the running statistics.
   void reset_stats() { stats_ = MinMaxStats(); }
+  /// The running statistics (empty() before any update).
   const MinMaxStats& stats() const { return stats_; }
 
   /// (min, max) of the encoding for the running statistics; empty when none were gathered.
   std::optional<std::pair<Tensor, Tensor>> compute_encodings(std::int64_t num_steps,
                                                              bool symmetric) const;
+  /// (min, max) of the encoding for stats with num_steps = 2^b - 1 bins (the file comment's rule).
+  /// ValueError when num_steps < 1, symmetric with num_steps < 2, or stats is empty.
   static std::pair<Tensor, Tensor> compute_encodings_from_stats(const MinMaxStats& stats,
                                                                 std::int64_t num_steps,
                                                                 bool symmetric);

@@ -69,12 +69,12 @@ class FusedMovingAvgObsFakeQuantize : public nn::UnaryModule, public Calibratabl
   Tensor forward(const Tensor& x) override;
   /// The observer's qparams (calculate_qparams of its statistics), as PyTorch's module returns.
   ao::QParams calculate_qparams() const { return observer_->calculate_qparams(); }
-  // The scale (float32) and zero point (int32) that forward() fake-quantizes with while fake
-  // quantization is on: ATen's ChooseQuantizationParams of the running min/max, as the fused op
-  // chooses them. The stored scale() / zero_point() are these as of the last such step, so they
-  // are stale after observing with fake quantization off (calibration); int8 conversion and ONNX
-  // export read these instead, so all three agree. ValueError naming `op` when the statistics
-  // saw no data (a channel's min above its max).
+  /// The scale (float32) and zero point (int32) that forward() fake-quantizes with while fake
+  /// quantization is on: ATen's ChooseQuantizationParams of the running min/max, as the fused op
+  /// chooses them. The stored scale() / zero_point() are these as of the last such step, so they
+  /// are stale after observing with fake quantization off (calibration); int8 conversion and ONNX
+  /// export read these instead, so all three agree. ValueError naming `op` when the statistics
+  /// saw no data (a channel's min above its max).
   ao::QParams fake_quant_qparams(const std::string& op) const;
 
   void enable_fake_quant(bool on = true);
