@@ -9,17 +9,21 @@
 
 namespace qgrad::horizon {
 
+/// The integer dtypes Horizon emulates: qint8, qint16, qint4 (signed) and quint4.
 enum class QDType { QInt8, QInt16, QInt4, QUInt4 };
 /// HalfToEven: rne(x / scale) (default). HalfUp: floor(x / scale + 0.5) (the legacy formula of
 /// Horizon's documentation).
 enum class RoundMode { HalfToEven, HalfUp };
 
+/// An inclusive integer range.
 struct QRange {
-  std::int64_t quant_min;
-  std::int64_t quant_max;
+  std::int64_t quant_min;  ///< lowest integer
+  std::int64_t quant_max;  ///< highest integer
 };
 
+/// The range of d: qint8 [-128,127], qint16 [-32768,32767], qint4 [-8,7], quint4 [0,15].
 QRange quant_range(QDType d);
+/// "qint8", "qint16", "qint4" or "quint4".
 const char* qdtype_name(QDType d);
 
 inline constexpr float kMinScale = 1.1920928955078125e-07f;  ///< 2^-23

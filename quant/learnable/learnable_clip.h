@@ -14,6 +14,8 @@
 
 namespace qgrad::learnable {
 
+/// clip(x, cmin, cmax) with learnable bounds (see the file comment); ValueError when a bound is
+/// NaN or (scalar bounds) cmin exceeds cmax.
 Tensor learnable_clip(const Tensor& x, const Tensor& cmin, const Tensor& cmax);
 /// max(-cmin, cmax), differentiable.
 Tensor learnable_clip_amax(const Tensor& cmin, const Tensor& cmax);

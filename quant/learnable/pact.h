@@ -11,6 +11,7 @@
 
 namespace qgrad::learnable {
 
+/// clip(x, 0, alpha) with PACT's gradients; ValueError unless alpha is finite and > 0.
 Tensor pact_clip(const Tensor& x, const Tensor& alpha);
 /// num_bits in [1, 16] (pact_bits.h).
 Tensor pact_quantize(const Tensor& x, const Tensor& alpha, int num_bits);
