@@ -17,18 +17,24 @@
 
 namespace qgrad::ao {
 
+/// torch.ao's HistogramObserver (per tensor): a running histogram and PyTorch's non-linear
+/// search for the range (see the file comment).
 class HistogramObserver : public UniformQuantizationObserver {
  public:
+  /// bins and upsample_rate must be >= 1 (ValueError), options as UniformQuantizationObserver's.
   explicit HistogramObserver(std::int64_t bins = 2048, std::int64_t upsample_rate = 128,
                              const ObserverOptions& options = ObserverOptions());
 
   /// Inputs must be finite (ValueError otherwise).
   Tensor forward(const Tensor& x) override;
+  /// The qparams of the range the non-linear search selects ([1.0] / [0] before any data).
   QParams calculate_qparams() const override;
-  void reset_min_max_vals() override;
+  void reset_min_max_vals() override;  ///< empties the histogram and the range
 
+  /// The number of histogram bins.
   std::int64_t bins() const { return bins_; }
   Tensor& histogram() { return histogram_; }  ///< float32 [bins]
+  /// float32 [bins].
   const Tensor& histogram() const { return histogram_; }
 
   /// The (min, max) the non-linear search selects (exposed for tests and diagnostics).

@@ -12,26 +12,35 @@
 
 namespace qgrad::ao {
 
+/// torch.ao's MinMaxObserver: running min/max over all batches (see the file comment).
 class MinMaxObserver : public UniformQuantizationObserver {
  public:
   /// Default: quint8, per_tensor_affine.
   explicit MinMaxObserver(const ObserverOptions& options = ObserverOptions());
 
+  /// Folds x's min/max into the running statistics; returns x.
   Tensor forward(const Tensor& x) override;
+  /// The qparams of the running min/max (ValueError when they are NaN or infinite after data).
   QParams calculate_qparams() const override;
-  void reset_min_max_vals() override;
+  void reset_min_max_vals() override;  ///< back to +inf / -inf (nothing observed)
 
  protected:
+  /// For subclasses: name is used in error messages.
   MinMaxObserver(const char* name, const ObserverOptions& options);
   /// The batch (min, max) of x, after PyTorch's conversion of x to float32.
   static void batch_min_max(const char* name, const Tensor& x, float& mn, float& mx);
 };
 
+/// torch.ao's MovingAverageMinMaxObserver: the first batch sets min/max, later ones move them
+/// by averaging_constant (see the file comment).
 class MovingAverageMinMaxObserver : public MinMaxObserver {
  public:
+  /// averaging_constant in [0, 1] (ValueError).
   explicit MovingAverageMinMaxObserver(double averaging_constant = 0.01,
                                        const ObserverOptions& options = ObserverOptions());
+  /// Updates the moving averages with x's min/max; returns x.
   Tensor forward(const Tensor& x) override;
+  /// The weight c of a new batch.
   double averaging_constant() const { return averaging_constant_; }
 
  private:

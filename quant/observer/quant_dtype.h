@@ -10,7 +10,9 @@
 
 namespace qgrad::ao {
 
+/// torch.ao's quantized dtypes (torch.qint8, quint8, qint32, quint4x2).
 enum class QuantDType { QInt8, QUInt8, QInt32, QUInt4x2 };
+/// torch.ao's quantization schemes (torch.per_tensor_affine, ...).
 enum class QScheme {
   PerTensorAffine,
   PerTensorSymmetric,
@@ -21,12 +23,13 @@ enum class QScheme {
 
 const char* quant_dtype_name(QuantDType d);  ///< "qint8", ...
 const char* qscheme_name(QScheme q);         ///< "per_tensor_affine", ...
-bool is_per_channel(QScheme q);
-bool is_symmetric(QScheme q);
+bool is_per_channel(QScheme q);              ///< whether q is one of the per-channel schemes
+bool is_symmetric(QScheme q);                ///< whether q is a symmetric scheme
 
+/// An inclusive integer range of an observer.
 struct QuantRange {
-  std::int64_t quant_min = 0;
-  std::int64_t quant_max = 255;
+  std::int64_t quant_min = 0;    ///< lowest integer
+  std::int64_t quant_max = 255;  ///< highest integer
 };
 
 /// quant_min and quant_max must be given together (or not at all); a user range must satisfy

@@ -23,63 +23,83 @@ namespace qgrad::ao {
 
 inline constexpr double kFloat32Eps = 1.1920928955078125e-07;  ///< 2^-23
 
+/// An observer's configuration (chainable setters); the range and scheme rules are
+/// calculate_qmin_qmax's and the file comment's.
 struct ObserverOptions {
-  QuantDType dtype_ = QuantDType::QUInt8;
-  QScheme qscheme_ = QScheme::PerTensorAffine;
-  bool reduce_range_ = false;
-  std::optional<std::int64_t> quant_min_, quant_max_;
-  double eps_ = kFloat32Eps;
+  QuantDType dtype_ = QuantDType::QUInt8;       ///< the quantized dtype
+  QScheme qscheme_ = QScheme::PerTensorAffine;  ///< the quantization scheme
+  bool reduce_range_ = false;  ///< halve the integer range (PyTorch's reduce_range)
+  /// The low end of a user integer range (both ends or neither; empty: the dtype's range).
+  std::optional<std::int64_t> quant_min_, quant_max_;  ///< the high end of a user range
+  double eps_ = kFloat32Eps;                           ///< the smallest scale (finite, > 0)
 
+  /// Sets dtype_.
   ObserverOptions& dtype(QuantDType d) {
     dtype_ = d;
     return *this;
   }
+  /// Sets qscheme_.
   ObserverOptions& qscheme(QScheme q) {
     qscheme_ = q;
     return *this;
   }
+  /// Sets reduce_range_.
   ObserverOptions& reduce_range(bool r) {
     reduce_range_ = r;
     return *this;
   }
+  /// Sets the user range.
   ObserverOptions& quant_range(std::int64_t qmin, std::int64_t qmax) {
     quant_min_ = qmin;
     quant_max_ = qmax;
     return *this;
   }
+  /// Sets eps_.
   ObserverOptions& eps(double e) {
     eps_ = e;
     return *this;
   }
 };
 
+/// A scale and zero point per tensor ([1]) or per channel ([C]).
 struct QParams {
   Tensor scale;       ///< float32 [n]
   Tensor zero_point;  ///< int64 [n] (float32 for per_channel_affine_float_qparams)
 };
 
+/// The base of torch.ao's min/max observers (UniformQuantizationObserverBase): options, integer
+/// range, eps and the qparams rule (see the file comment).
 class UniformQuantizationObserver {
  public:
   virtual ~UniformQuantizationObserver() = default;
 
+  /// The options it was built with.
   const ObserverOptions& options() const { return options_; }
+  /// The lowest integer of the range.
   std::int64_t quant_min() const { return range_.quant_min; }
+  /// The highest integer of the range.
   std::int64_t quant_max() const { return range_.quant_max; }
   /// The eps buffer (float32 [1]).
   Tensor& eps() { return eps_; }
+  /// The eps buffer (float32 [1]).
   const Tensor& eps() const { return eps_; }
 
   /// Records statistics of x (any floating dtype; converted to float32); returns x.
   virtual Tensor forward(const Tensor& x) = 0;
+  /// The scale and zero point of the running statistics (see the file comment). ValueError when
+  /// the statistics are NaN, infinite or min > max after data.
   virtual QParams calculate_qparams() const = 0;
-  virtual void reset_min_max_vals() = 0;
+  virtual void reset_min_max_vals() = 0;  ///< forgets the running statistics
 
   /// The running statistics, float32: 0-d per tensor (+inf / -inf before any data), [C] per
   /// channel ([0] before the first batch). Here on the base so code holding any observer can
   /// read them; the concrete observers update them.
   Tensor& min_val() { return min_val_; }
+  /// The running max (see min_val()).
   Tensor& max_val() { return max_val_; }
+  /// The running min (see min_val()).
   const Tensor& min_val() const { return min_val_; }
+  /// The running max (see min_val()).
   const Tensor& max_val() const { return max_val_; }
 
   /// _calculate_qparams for given statistics (0-d for per-tensor, 1-D per channel).
@@ -88,8 +108,9 @@ class UniformQuantizationObserver {
  protected:
   /// `name` is used in error messages; `per_channel` says which schemes the observer accepts.
   UniformQuantizationObserver(const char* name, const ObserverOptions& options, bool per_channel);
-  const char* name_;
-  Tensor min_val_, max_val_;  ///< set by the concrete observers' constructors
+  const char* name_;  ///< the observer's name in error messages
+  /// The running min (see min_val()); both are set by the concrete observers' constructors.
+  Tensor min_val_, max_val_;  ///< the running max
 
  private:
   ObserverOptions options_;
