@@ -46,26 +46,34 @@
 
 namespace qgrad::nvidia {
 
+/// Static: the per-block amax comes from calibration; Dynamic: it is recomputed from x every call.
 enum class BlockQuantType { Static, Dynamic };
 
+/// modelopt's block_sizes: the blocked axes and sizes, static or dynamic, and the optional double
+/// quantization of the per-block amax (see the file comment).
 struct BlockSizes {
   /// (axis, block size); axes may be negative; order does not matter (== ignores it).
   std::vector<std::pair<std::int64_t, std::int64_t>> axes;
-  BlockQuantType type = BlockQuantType::Static;
+  BlockQuantType type = BlockQuantType::Static;  ///< static (calibrated) or dynamic amax
+  /// Format of the second-level quantization of the amax grid (none: not quantized).
   std::optional<NumBits> scale_bits;
+  /// Blocks of the amax grid for double quantization ((axis, size); empty: one per-tensor A2).
   std::vector<std::pair<std::int64_t, std::int64_t>> scale_block_sizes;
 
+  /// Equal axes (in any order), type, scale_bits and scale_block_sizes.
   bool operator==(const BlockSizes& o) const;
+  /// !(*this == o).
   bool operator!=(const BlockSizes& o) const { return !(*this == o); }
   /// Checks what can be checked without a tensor (ValueError naming op): at least one axis,
   /// unique axes, positive sizes, valid scale_bits, scale_block_sizes only with scale_bits.
   void validate(const char* op) const;
 };
 
+/// What a block quantization does: the element format, the blocks, and the integer grid options.
 struct BlockQuantSpec {
-  NumBits num_bits = 8;
-  BlockSizes block_sizes;
-  bool is_unsigned = false;
+  NumBits num_bits = 8;       ///< element format: integer bits or (E,M)
+  BlockSizes block_sizes;     ///< the blocks and double quantization
+  bool is_unsigned = false;   ///< unsigned integer grid (integer num_bits only)
   bool narrow_range = false;  ///< the descriptor's default
 };
 
@@ -89,6 +97,7 @@ Tensor block_effective_amax(const Tensor& x, const BlockQuantSpec& spec,
 /// it was calibrated for.
 class BlockQuantizer {
  public:
+  /// Validates spec (its block_sizes and element format; ValueError).
   explicit BlockQuantizer(BlockQuantSpec spec);
 
   /// Static: folds max |x| per block into the stored amax (several batches allowed, same shape).
@@ -97,11 +106,14 @@ class BlockQuantizer {
   /// Fake-quantizes x: static needs calibration and the calibrated shape (ValueError/ShapeError).
   Tensor operator()(const Tensor& x) const;
 
+  /// Whether a static amax was calibrated.
   bool calibrated() const { return amax_.defined(); }
   const Tensor& amax() const { return amax_; }  ///< grid-shaped; undefined before calibration
+  /// The shape calibrated for (empty before calibration).
   const Shape& input_shape() const { return shape_; }
+  /// The quantization it performs.
   const BlockQuantSpec& spec() const { return spec_; }
-  void reset();
+  void reset();  ///< forgets the calibrated amax and shape
 
  private:
   BlockQuantSpec spec_;

@@ -38,13 +38,22 @@
 
 namespace qgrad::nvidia {
 
+/// Running max |x| over the non-kept axes (see the file comment).
 class MaxCalibrator {
  public:
+  /// axis: the axes that keep their own amax (empty: per tensor; a repeat is a ValueError);
+  /// is_unsigned: negative data is a ValueError.
   explicit MaxCalibrator(std::vector<std::int64_t> axis = {}, bool is_unsigned = false);
+  /// Folds max |x| of a batch into the running amax. IndexError for an axis out of range,
+  /// ValueError for NaN / Inf (or negative data when unsigned), ShapeError when the amax shape
+  /// changes.
   void collect(const Tensor& x);
+  /// The amax: 0-d per tensor, else keepdim-shaped, in the data's dtype; ValueError before any
+  /// data.
   Tensor compute_amax() const;
+  /// Whether a batch was collected.
   bool has_data() const { return amax_.defined(); }
-  void reset();
+  void reset();  ///< forgets the collected amax
 
  private:
   std::vector<std::int64_t> axis_;
@@ -53,33 +62,39 @@ class MaxCalibrator {
   Shape input_shape_;
 };
 
+/// The options of HistogramCalibrator.
 struct HistogramCalibratorOptions {
-  int num_bits = 8;
-  bool is_unsigned = false;
-  std::int64_t num_bins = 2048;
-  bool skip_zeros = false;
+  int num_bits = 8;              ///< bits of the quantizer the amax is chosen for (1..24)
+  bool is_unsigned = false;      ///< whether that quantizer is unsigned
+  std::int64_t num_bins = 2048;  ///< histogram bins of the first batch (>= 2)
+  bool skip_zeros = false;       ///< leave zeros out of the histogram
 };
 
+/// The search options of HistogramCalibrator::compute_amax.
 struct HistogramAmaxOptions {
-  std::int64_t start_bin = 128;
-  std::int64_t stride = 1;
-  double percentile = 99.99;
+  std::int64_t start_bin = 128;  ///< first candidate bin (entropy, mse)
+  std::int64_t stride = 1;       ///< step between candidate bins (entropy, mse)
+  double percentile = 99.99;     ///< the percentile of the percentile method, in [0, 100]
 };
 
+/// pytorch_quantization's histogram calibrator (per tensor; see the file comment).
 class HistogramCalibrator {
  public:
+  /// ValueError when num_bins < 2 or num_bits is unusable.
   explicit HistogramCalibrator(HistogramCalibratorOptions opts = {});
+  /// Adds |x| of a batch to the histogram, growing its range as needed; ValueError for NaN / Inf.
   void collect(const Tensor& x);
   /// 0-d float32 amax; method is "entropy", "mse" or "percentile".
   Tensor compute_amax(const std::string& method, const HistogramAmaxOptions& opts = {}) const;
+  /// Whether anything was collected.
   bool has_data() const { return !hist_.counts.empty() || pending_zeros_ > 0; }
   /// The histogram so far (empty counts and edges while only zeros were seen).
   const Histogram& histogram() const { return hist_; }
   /// The reference's _calib_bin_edges (float32, 1-D) and _calib_hist (int64, 1-D); empty (shape
   /// {0}) while only zeros were seen.
   Tensor edges() const;
-  Tensor counts() const;
-  void reset();
+  Tensor counts() const;  ///< the counts (int64, 1-D; see edges())
+  void reset();           ///< forgets the histogram
 
  private:
   HistogramCalibratorOptions opts_;

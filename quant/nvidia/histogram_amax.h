@@ -34,8 +34,9 @@
 
 namespace qgrad::nvidia {
 
+/// A histogram of |x|: integer counts and float32 bin edges.
 struct Histogram {
-  std::vector<std::int64_t> counts;
+  std::vector<std::int64_t> counts;  ///< the count of each bin
   /// At least counts.size() + 1 edges. The reference's edges after growth come from torch.arange
   /// and its counts from torch.histc over [0, edges.back()] with counts.size() bins, which can make
   /// one edge more than counts.size() + 1; only the edges are then indexed.
@@ -66,10 +67,14 @@ std::vector<float> torch_arange_f32(double end, double step);
 /// float32, the top edge in the last bin; -1 when v is outside [0, range_max] or NaN.
 std::int64_t torch_histc_bin(float v, float range_max, std::int64_t bins);
 
+/// The bin of the entropy search (see the file comment); its left edge is the amax.
 std::int64_t entropy_best_bin(const Histogram& h, int num_bits = 8, bool is_unsigned = false,
                               std::int64_t stride = 1, std::int64_t start_bin = 128);
+/// The bin of the mse search (see the file comment); its centre is the amax.
 std::int64_t mse_best_bin(const Histogram& h, int num_bits = 8, bool is_unsigned = false,
                           std::int64_t stride = 1, std::int64_t start_bin = 128);
+/// The bin of the percentile method (see the file comment); its left edge is the amax.
+/// ValueError unless 0 <= percentile <= 100.
 std::int64_t percentile_bin(const Histogram& h, double percentile = 99.99);
 
 }  // namespace qgrad::nvidia

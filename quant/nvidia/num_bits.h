@@ -17,35 +17,49 @@
 
 namespace qgrad::nvidia {
 
+/// An (E,M) minifloat format: E exponent bits, M mantissa bits.
 struct FloatFormat {
-  int exponent_bits = 4;
-  int mantissa_bits = 3;
+  int exponent_bits = 4;  ///< E
+  int mantissa_bits = 3;  ///< M
+  /// Same E and M.
   bool operator==(const FloatFormat& o) const {
     return exponent_bits == o.exponent_bits && mantissa_bits == o.mantissa_bits;
   }
+  /// !(*this == o).
   bool operator!=(const FloatFormat& o) const { return !(*this == o); }
+  /// E8M0, the MX scale-only format.
   bool is_e8m0() const { return exponent_bits == 8 && mantissa_bits == 0; }
   std::string str() const;  ///< "E4M3"
 };
 
+/// FP8 E4M3 (max 448).
 inline constexpr FloatFormat kE4M3{4, 3};
+/// FP8 E5M2 (max 57344).
 inline constexpr FloatFormat kE5M2{5, 2};
+/// FP4 E2M1 (max 6).
 inline constexpr FloatFormat kE2M1{2, 1};
+/// E8M0, the MX block scale format.
 inline constexpr FloatFormat kE8M0{8, 0};
 
 /// An integer bit width or an (E,M) float format, as modelopt's `num_bits` (int or tuple).
 class NumBits {
  public:
+  /// An integer width.
   NumBits(int bits = 8) : bits_(bits) {}  // NOLINT: implicit like the Python int argument
+  /// A float format.
   NumBits(FloatFormat f) : bits_(0), format_(f), is_float_(true) {}  // NOLINT
+  /// The float format (exponent_bits, mantissa_bits).
   NumBits(int exponent_bits, int mantissa_bits)
       : NumBits(FloatFormat{exponent_bits, mantissa_bits}) {}
 
+  /// Whether this is an (E,M) format.
   bool is_float() const { return is_float_; }
   int bits() const { return bits_; }              ///< integer width (0 for float formats)
   FloatFormat format() const { return format_; }  ///< (E,M) (meaningless for integers)
   std::string str() const;                        ///< "8" or "(4, 3)"
+  /// Same width, or same float format.
   bool operator==(const NumBits& o) const;
+  /// !(*this == o).
   bool operator!=(const NumBits& o) const { return !(*this == o); }
 
  private:
@@ -54,9 +68,10 @@ class NumBits {
   bool is_float_ = false;
 };
 
+/// The constants of an (E,M) element format (minifloat_spec()).
 struct MiniFloatSpec {
-  FloatFormat format;
-  int bias = 0;
+  FloatFormat format;        ///< the format
+  int bias = 0;              ///< the exponent bias
   double max_value = 0;      ///< largest finite magnitude (saturation bound)
   double min_normal = 0;     ///< 2^(1-bias)
   double min_subnormal = 0;  ///< 2^(1-bias-M)

@@ -42,9 +42,11 @@ namespace qgrad::nvidia {
 
 /// The integer grid of tensor_quant; throws ValueError naming `op` for an unusable num_bits.
 struct IntRange {
-  double min_bound = 0;
-  double max_bound = 0;
+  double min_bound = 0;  ///< the lowest integer
+  double max_bound = 0;  ///< the highest integer
 };
+/// The grid for num_bits / is_unsigned / narrow_range (see the file comment); ValueError naming
+/// op when num_bits is unusable.
 IntRange int_quant_range(int num_bits, bool is_unsigned, bool narrow_range, const char* op);
 
 /// Below this amax a channel quantizes to zero (the smallest fp16 subnormal).
@@ -54,17 +56,20 @@ inline constexpr double kMinAmax = 1.0 / (1 << 24);
 /// differentiable with respect to x (clipped STE); scale is not.
 std::pair<Tensor, Tensor> tensor_quant(const Tensor& x, const Tensor& amax, int num_bits = 8,
                                        bool is_unsigned = false, bool narrow_range = true);
+/// tensor_quant's q / scale: x fake-quantized against amax (see the file comment).
 Tensor fake_tensor_quant(const Tensor& x, const Tensor& amax, int num_bits = 8,
                          bool is_unsigned = false, bool narrow_range = true);
 /// Same math as fake_tensor_quant (pytorch_quantization kept it as the pure-PyTorch fallback).
 Tensor legacy_fake_tensor_quant(const Tensor& x, const Tensor& amax, int num_bits = 8,
                                 bool is_unsigned = false, bool narrow_range = true);
 
+/// gemmlowp's affine fake quantization of x over [min_range, max_range] (see the file comment).
 Tensor fake_affine_tensor_quant(const Tensor& x, double min_range, double max_range,
                                 int num_bits = 8);
 
 /// amax may be undefined (plain cast). scaled_e4m3 is the same function with modelopt's defaults.
 Tensor scaled_minifloat_quant(const Tensor& x, const Tensor& amax, FloatFormat format);
+/// scaled_minifloat_quant in the (E, M) format.
 Tensor scaled_e4m3(const Tensor& x, const Tensor& amax, int E = 4, int M = 3);
 
 /// The plain cast into an (E,M) format (round to nearest even, saturating, NaN stays NaN, the sign
