@@ -14,6 +14,7 @@
 
 namespace qgrad::quant {
 
+/// How finish_calibration() turns statistics into quantization parameters.
 struct CalibrationOptions {
   /// How NVIDIA histogram calibrators choose amax: "entropy", "mse" or "percentile" (max
   /// calibrators always use the running max).
@@ -24,10 +25,14 @@ struct CalibrationOptions {
   bool strict = true;
 };
 
+/// The interface of quantizer modules that calibrate_model() drives (see the file comment).
 class Calibratable {
  public:
   virtual ~Calibratable() = default;
+  /// Starts gathering statistics; the input passes through unchanged meanwhile.
   virtual void start_calibration() = 0;
+  /// Fixes the quantization parameters from the statistics and goes back to quantizing; with
+  /// options.strict, a quantizer that saw no data is a ValueError.
   virtual void finish_calibration(const CalibrationOptions& options) = 0;
 };
 

@@ -20,7 +20,10 @@ namespace qgrad::quant {
 /// Qualified names of the calibratable quantizers of the model, in tree order.
 std::vector<std::string> calibratable_names(const nn::Module& model);
 
+/// Calls start_calibration() on every Calibratable quantizer of model, in tree order.
 void start_calibration(nn::Module& model);
+/// Calls finish_calibration(options) on every Calibratable quantizer of model; an error is
+/// rethrown as a ValueError naming the quantizer.
 void finish_calibration(nn::Module& model,
                         const CalibrationOptions& options = CalibrationOptions());
 

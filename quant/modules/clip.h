@@ -13,6 +13,7 @@
 
 namespace qgrad::quant {
 
+/// pytorch_quantization's Clip module with learnable bounds (see the file comment).
 class Clip : public nn::UnaryModule {
  public:
   /// ValueError unless both are finite and min <= max.
@@ -25,7 +26,9 @@ class Clip : public nn::UnaryModule {
   /// with learn_amax passes (-amax, +amax). ValueError unless finite with min <= max.
   void set_bounds(double clip_value_min, double clip_value_max);
 
+  /// The lower bound (0-d float32 parameter).
   const Tensor& clip_value_min() const { return min_; }
+  /// The upper bound (0-d float32 parameter).
   const Tensor& clip_value_max() const { return max_; }
 
  private:

@@ -12,7 +12,10 @@
 
 namespace qgrad::quant {
 
+/// pytorch_quantization's default input quantizer: an 8-bit per-tensor TensorQuantizer.
 std::shared_ptr<nn::UnaryModule> default_input_quantizer();
+/// The default weight quantizer: an 8-bit TensorQuantizer per output channel (axis 0), its amax
+/// sized [O, 1, ...] from weight_shape.
 std::shared_ptr<nn::UnaryModule> default_weight_quantizer(const Shape& weight_shape);
 
 }  // namespace qgrad::quant

@@ -26,6 +26,7 @@
 
 namespace qgrad::quant {
 
+/// The configuration of a FakeQuantize: its observer and, per channel, the channel count.
 struct FakeQuantizeConfig {
   /// Default: MovingAverageMinMaxObserver(0.01), quint8, per_tensor_affine, [0, 255].
   ObserverConfig observer;
@@ -47,30 +48,42 @@ FakeQuantizeConfig default_weight_fake_quant_config();
 /// qint8 [-128, 127], per_channel_symmetric.
 FakeQuantizeConfig default_per_channel_weight_fake_quant_config();
 
+/// torch.ao's FakeQuantize as an nn module (see the file comment).
 class FakeQuantize : public nn::UnaryModule, public Calibratable {
  public:
+  /// A maker of identically configured FakeQuantize modules (with_args()).
   using Factory = std::function<std::shared_ptr<FakeQuantize>()>;
 
   /// ValueError for per_channel_affine_float_qparams, a channel_len with a per-tensor observer or
   /// a channel_len < 1.
   explicit FakeQuantize(const FakeQuantizeConfig& config = FakeQuantizeConfig());
+  /// A factory of FakeQuantize(config), as torch.ao's with_args.
   static Factory with_args(const FakeQuantizeConfig& config);
 
   Tensor forward(const Tensor& x) override;
+  /// The observer's qparams of its current statistics.
   ao::QParams calculate_qparams() const { return observer_->calculate_qparams(); }
 
-  void enable_fake_quant(bool on = true);
+  void enable_fake_quant(bool on = true);  ///< switches fake quantization in forward()
+  /// enable_fake_quant(false).
   void disable_fake_quant() { enable_fake_quant(false); }
-  void enable_observer(bool on = true);
+  void enable_observer(bool on = true);  ///< switches observation in forward()
+  /// enable_observer(false).
   void disable_observer() { enable_observer(false); }
-  bool fake_quant_enabled() const;
-  bool observer_enabled() const;
+  bool fake_quant_enabled() const;  ///< whether forward() fake-quantizes
+  bool observer_enabled() const;    ///< whether forward() observes
 
+  /// Whether the observer is per channel.
   bool is_per_channel() const { return observer_->is_per_channel(); }
+  /// The observer's channel axis (-1 per tensor).
   std::int64_t ch_axis() const { return observer_->ch_axis(); }
+  /// The lowest integer of the range.
   std::int64_t quant_min() const { return observer_->quant_min(); }
+  /// The highest integer of the range.
   std::int64_t quant_max() const { return observer_->quant_max(); }
+  /// The "scale" buffer (float32, [1] or [C]).
   const Tensor& scale() const { return scale_; }
+  /// The "zero_point" buffer (int32, [1] or [C]).
   const Tensor& zero_point() const { return zero_point_; }
   /// Set the qparams directly (no state_dict round trip), e.g. to freeze a quantizer: call
   /// disable_observer() too, or the next observing forward recomputes them. Per tensor: one value
@@ -81,9 +94,11 @@ class FakeQuantize : public nn::UnaryModule, public Calibratable {
   /// other buffer, so they need its current element count.
   void set_qparams(const Tensor& scale, const Tensor& zero_point);
   void set_qparams(double scale, std::int64_t zero_point);  ///< per tensor
-  void set_scale(const Tensor& scale);
-  void set_zero_point(const Tensor& zero_point);
+  void set_scale(const Tensor& scale);            ///< set_qparams with the current zero point
+  void set_zero_point(const Tensor& zero_point);  ///< set_qparams with the current scale
+  /// The observer child.
   const std::shared_ptr<Observer>& activation_post_process() const { return observer_; }
+  /// The configuration.
   const FakeQuantizeConfig& config() const { return config_; }
 
   /// PyTorch's: "fake_quant_enabled=1, observer_enabled=1, quant_min=0, quant_max=255,

@@ -17,10 +17,13 @@
 
 namespace qgrad::quant {
 
+/// While it lives, no quantizer of a model learns its parameters from the data (see the file
+/// comment).
 class FrozenQuantizerStatistics {
  public:
+  /// Switches the statistics of model's quantizers off.
   explicit FrozenQuantizerStatistics(nn::Module& model);
-  ~FrozenQuantizerStatistics();
+  ~FrozenQuantizerStatistics();  ///< puts every switch back as it was
   FrozenQuantizerStatistics(const FrozenQuantizerStatistics&) = delete;
   FrozenQuantizerStatistics& operator=(const FrozenQuantizerStatistics&) = delete;
 

@@ -28,13 +28,19 @@ namespace qgrad::quant {
 /// values the fused op updates in place.
 class FusedObserverState : public nn::Module {
  public:
+  /// Validates and builds the statistics buffers of config's moving-average observer.
   explicit FusedObserverState(const ObserverConfig& config);
 
-  ao::QParams calculate_qparams() const;
+  ao::QParams calculate_qparams() const;  ///< the qparams of the current statistics
+  /// The observer configuration.
   const ObserverConfig& config() const { return config_; }
+  /// The lowest integer of the range.
   std::int64_t quant_min() const { return observer_->quant_min(); }
+  /// The highest integer of the range.
   std::int64_t quant_max() const { return observer_->quant_max(); }
+  /// The running min (float32, 0-d or [C]).
   const Tensor& min_val() const { return min_val_; }
+  /// The running max (float32, 0-d or [C]).
   const Tensor& max_val() const { return max_val_; }
   std::string extra_repr() const override;
 
@@ -54,16 +60,21 @@ FakeQuantizeConfig default_fused_per_channel_wt_fake_quant_config();
 /// default_fused_act_fake_quant with reduce_range = true (so [0, 127]); the weight quantizer is
 /// default_fused_per_channel_wt_fake_quant.
 FakeQuantizeConfig default_qat_activation_config();
+/// default_fused_per_channel_wt_fake_quant (see above).
 FakeQuantizeConfig default_qat_weight_config();
 
+/// torch.ao's FusedMovingAvgObsFakeQuantize: moving-average observation and fake quantization
+/// in one op (see the file comment).
 class FusedMovingAvgObsFakeQuantize : public nn::UnaryModule, public Calibratable {
  public:
+  /// A maker of identically configured modules (with_args()).
   using Factory = std::function<std::shared_ptr<FusedMovingAvgObsFakeQuantize>()>;
 
   /// The observer must be MovingAverageMinMax or MovingAveragePerChannelMinMax (ValueError, as
   /// PyTorch's assertion), per channel along ch_axis 0; no float qparams.
   explicit FusedMovingAvgObsFakeQuantize(
       const FakeQuantizeConfig& config = default_fused_act_fake_quant_config());
+  /// A factory of modules built with config.
   static Factory with_args(const FakeQuantizeConfig& config);
 
   Tensor forward(const Tensor& x) override;
@@ -77,22 +88,31 @@ class FusedMovingAvgObsFakeQuantize : public nn::UnaryModule, public Calibratabl
   /// saw no data (a channel's min above its max).
   ao::QParams fake_quant_qparams(const std::string& op) const;
 
-  void enable_fake_quant(bool on = true);
+  void enable_fake_quant(bool on = true);  ///< switches fake quantization in forward()
+  /// enable_fake_quant(false).
   void disable_fake_quant() { enable_fake_quant(false); }
-  void enable_observer(bool on = true);
+  void enable_observer(bool on = true);  ///< switches observation in forward()
+  /// enable_observer(false).
   void disable_observer() { enable_observer(false); }
-  bool fake_quant_enabled() const;
-  bool observer_enabled() const;
+  bool fake_quant_enabled() const;  ///< whether forward() fake-quantizes
+  bool observer_enabled() const;    ///< whether forward() observes
 
-  bool is_per_channel() const;
-  bool is_symmetric_quant() const;
-  std::int64_t ch_axis() const;
+  bool is_per_channel() const;      ///< whether the qscheme is per channel
+  bool is_symmetric_quant() const;  ///< whether the qscheme is symmetric
+  std::int64_t ch_axis() const;     ///< 0 per channel, -1 per tensor
+  /// The lowest integer of the range.
   std::int64_t quant_min() const { return observer_->quant_min(); }
+  /// The highest integer of the range.
   std::int64_t quant_max() const { return observer_->quant_max(); }
+  /// The observer's moving-average weight.
   double averaging_constant() const { return config_.observer.averaging_constant; }
+  /// The "scale" buffer (see fake_quant_qparams()).
   const Tensor& scale() const { return scale_; }
+  /// The "zero_point" buffer (see fake_quant_qparams()).
   const Tensor& zero_point() const { return zero_point_; }
+  /// The observer child.
   const std::shared_ptr<FusedObserverState>& activation_post_process() const { return observer_; }
+  /// The configuration.
   const FakeQuantizeConfig& config() const { return config_; }
 
   /// PyTorch's: "fake_quant_enabled=tensor([1]), observer_enabled=tensor([1]), scale=..., ..."
@@ -102,6 +122,7 @@ class FusedMovingAvgObsFakeQuantize : public nn::UnaryModule, public Calibratabl
   /// As FakeQuantize: observe without fake quantization, then fake quantization back on. Scale and
   /// zero point are chosen on the first step with fake quantization on.
   void start_calibration() override;
+  /// Fake quantization back on; with options.strict, ValueError when the observer saw no data.
   void finish_calibration(const CalibrationOptions& options) override;
 
  private:

@@ -33,30 +33,37 @@
 
 namespace qgrad::quant {
 
+/// How the learnable scale / zero point are initialised (see the file comment).
 enum class LearnableInit { Observer, LSQ, MinMax };
 const char* learnable_init_name(LearnableInit i);  ///< "observer", "lsq", "minmax"
 
+/// The configuration of a LearnableFakeQuantize.
 struct LearnableFakeQuantizeConfig {
   /// The observer's quant range is the quantizer's (PyTorch passes quant_min/max to it). Default:
   /// MovingAverageMinMaxObserver, quint8 [0, 255], per_tensor_affine.
   ObserverConfig observer;
-  double scale = 1.0;
-  double zero_point = 0.0;
+  double scale = 1.0;             ///< initial scale (finite, > 0)
+  double zero_point = 0.0;        ///< initial zero point
   std::int64_t channel_len = -1;  ///< -1 per tensor; > 0 with a per-channel observer
-  bool use_grad_scaling = false;
-  LearnableInit init = LearnableInit::Observer;
+  bool use_grad_scaling = false;  ///< scale the gradients by 1/sqrt(numel * quant_max)
+  LearnableInit init = LearnableInit::Observer;  ///< how scale / zero point are initialised
 };
 
+/// torch.ao's _LearnableFakeQuantize as an nn module (see the file comment).
 class LearnableFakeQuantize : public nn::UnaryModule, public Calibratable {
  public:
+  /// A maker of identically configured modules (with_args()).
   using Factory = std::function<std::shared_ptr<LearnableFakeQuantize>()>;
 
   /// ValueError: quant_min >= quant_max, channel_len inconsistent with the observer,
   /// per_channel_affine_float_qparams, scale not finite and > 0.
   explicit LearnableFakeQuantize(
       const LearnableFakeQuantizeConfig& config = LearnableFakeQuantizeConfig());
+  /// A factory of modules built with config.
   static Factory with_args(const LearnableFakeQuantizeConfig& config);
 
+  /// Fake-quantizes x with the learnable scale and zero point (observing and copying the
+  /// observer's qparams first when static estimation is on); see the file comment.
   Tensor forward(const Tensor& x) override;
   /// The scale clamped to >= eps, the zero point rounded half to even and clamped (int64).
   ao::QParams calculate_qparams();
@@ -64,29 +71,41 @@ class LearnableFakeQuantize : public nn::UnaryModule, public Calibratable {
   /// PyTorch's modes: learning (parameters learn, no observation), static estimate (observe and
   /// copy qparams, fake-quantize), static observation (observe only, x passes through).
   void enable_param_learning();
+  /// Static estimate: no learning, observe and copy the qparams, fake-quantize.
   void enable_static_estimate();
+  /// Static observation: no learning, observe only, x passes through.
   void enable_static_observation();
   void toggle_qparam_learning(bool on);  ///< also sets requires_grad of scale / zero_point
-  void toggle_fake_quant(bool on);
-  void toggle_observer_update(bool on);
-  bool learning_enabled() const;
-  bool static_enabled() const;
-  bool fake_quant_enabled() const;
-  bool is_initialized() const;
+  void toggle_fake_quant(bool on);       ///< switches fake quantization
+  void toggle_observer_update(bool on);  ///< switches observation with static estimates
+  bool learning_enabled() const;         ///< whether the parameters learn
+  bool static_enabled() const;           ///< whether static estimation is on
+  bool fake_quant_enabled() const;       ///< whether forward() fake-quantizes
+  bool is_initialized() const;  ///< whether the parameters were initialised (see LearnableInit)
 
+  /// The learnable scale (float32).
   const Tensor& scale() const { return scale_; }
+  /// The learnable zero point (float32).
   const Tensor& zero_point() const { return zero_point_; }
+  /// The lowest integer of the range.
   std::int64_t quant_min() const { return observer_->quant_min(); }
+  /// The highest integer of the range.
   std::int64_t quant_max() const { return observer_->quant_max(); }
+  /// Whether the observer is per channel.
   bool is_per_channel() const { return observer_->is_per_channel(); }
+  /// The observer's channel axis (-1 per tensor).
   std::int64_t ch_axis() const { return observer_->ch_axis(); }
+  /// The observer child.
   const std::shared_ptr<Observer>& activation_post_process() const { return observer_; }
+  /// The configuration.
   const LearnableFakeQuantizeConfig& config() const { return config_; }
 
   std::string extra_repr() const override;
 
   /// Static observation; then scale / zero_point from the observer, parameter learning on.
   void start_calibration() override;
+  /// Scale / zero point from the observer and parameter learning on; with options.strict,
+  /// ValueError when the observer saw no data.
   void finish_calibration(const CalibrationOptions& options) override;
 
  private:

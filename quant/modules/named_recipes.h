@@ -20,8 +20,9 @@
 
 namespace qgrad::quant {
 
+/// A built-in recipe that a recipe's "recipe" key names (see the file comment).
 struct NamedRecipe {
-  std::string name;
+  std::string name;         ///< the name a recipe's "recipe" key gives
   std::string description;  ///< one line
   std::string reference;    ///< the paper or implementation it follows
   nlohmann::json recipe;    ///< a full recipe object, without "recipe"

@@ -20,19 +20,21 @@
 
 namespace qgrad::quant {
 
+/// The torch.ao observer classes an Observer module can wrap.
 enum class ObserverKind {
-  MinMax,               ///< running min/max
-  MovingAverageMinMax,  ///< first batch, then m += c * (batch - m)
-  PerChannelMinMax,     ///< per index of ch_axis
-  MovingAveragePerChannelMinMax,
-  Histogram  // per tensor, PyTorch's HistogramObserver
+  MinMax,                         ///< running min/max
+  MovingAverageMinMax,            ///< first batch, then m += c * (batch - m)
+  PerChannelMinMax,               ///< per index of ch_axis
+  MovingAveragePerChannelMinMax,  ///< moving average per channel
+  Histogram                       ///< per tensor, PyTorch's HistogramObserver
 };
 /// PyTorch's class name ("MovingAverageMinMaxObserver", ...).
 const char* observer_kind_name(ObserverKind k);
-bool is_per_channel(ObserverKind k);
+bool is_per_channel(ObserverKind k);  ///< whether k is one of the per-channel kinds
 
+/// Which observer to build and its options.
 struct ObserverConfig {
-  ObserverKind kind = ObserverKind::MovingAverageMinMax;
+  ObserverKind kind = ObserverKind::MovingAverageMinMax;  ///< the observer class
   ao::ObserverOptions options;       ///< dtype, qscheme, reduce_range, quant range, eps
   double averaging_constant = 0.01;  ///< moving-average kinds
   std::int64_t ch_axis = 0;          ///< per-channel kinds
@@ -43,24 +45,34 @@ struct ObserverConfig {
   std::unique_ptr<ao::UniformQuantizationObserver> make() const;
 };
 
+/// A torch.ao observer as an nn module, its statistics registered as buffers (see the file
+/// comment).
 class Observer : public nn::UnaryModule {
  public:
+  /// Builds config's observer (ValueError for invalid options).
   explicit Observer(const ObserverConfig& config);
 
   /// Records the statistics of x (no gradient) and returns x.
   Tensor forward(const Tensor& x) override;
   /// Scale and zero point from the statistics (scale [1.0], zero point [0] before any data).
   ao::QParams calculate_qparams() const;
-  void reset_min_max_vals();
+  void reset_min_max_vals();  ///< forgets the statistics
 
+  /// The configuration.
   const ObserverConfig& config() const { return config_; }
+  /// Whether the kind is per channel.
   bool is_per_channel() const { return quant::is_per_channel(config_.kind); }
+  /// config's ch_axis per channel, else -1.
   std::int64_t ch_axis() const { return is_per_channel() ? config_.ch_axis : -1; }
+  /// The lowest integer of the range.
   std::int64_t quant_min() const { return observer_->quant_min(); }
+  /// The highest integer of the range.
   std::int64_t quant_max() const { return observer_->quant_max(); }
+  /// The wrapped state class.
   const ao::UniformQuantizationObserver& observer() const { return *observer_; }
   /// The registered statistics (0-d per tensor; [C] per channel, [0] before the first batch).
   const Tensor& min_val() const { return min_val_; }
+  /// The running max (see min_val()).
   const Tensor& max_val() const { return max_val_; }
 
   /// "min_val=-1.5, max_val=2.25" (per channel: the values as a list).

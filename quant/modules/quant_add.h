@@ -16,19 +16,25 @@
 
 namespace qgrad::quant {
 
+/// pytorch_quantization's QuantAdd: an Add whose two inputs each pass a quantizer first.
 class QuantAdd : public nn::Add {
  public:
   QuantAdd();
+  /// The given quantizers (QuantAdd() uses two default input quantizers).
   QuantAdd(std::shared_ptr<nn::UnaryModule> input0_quantizer,
            std::shared_ptr<nn::UnaryModule> input1_quantizer);
 
   /// q0(a) + q1(b) with broadcasting.
   Tensor forward(const Tensor& a, const Tensor& b) override;
 
+  /// The quantizer of the first input ("_input0_quantizer").
   const std::shared_ptr<nn::UnaryModule>& input0_quantizer() const { return q0_; }
+  /// The quantizer of the second input ("_input1_quantizer").
   const std::shared_ptr<nn::UnaryModule>& input1_quantizer() const { return q1_; }
 
  protected:
+  /// Keeps the quantizer handles in step when a quantizer child is replaced (ValueError unless
+  /// the replacement is a UnaryModule).
   void on_replace_child(const std::string& name, const std::shared_ptr<Module>& module) override;
 
  private:
