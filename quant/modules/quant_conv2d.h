@@ -22,10 +22,14 @@
 
 namespace qgrad::quant {
 
+/// pytorch_quantization's QuantConv2d: a 2-D convolution with quantized input and weight (see
+/// the file comment).
 class QuantConv2d : public nn::UnaryModule {
  public:
   /// Fresh weights drawn from gen exactly as nn::Conv2d (options validated the same way).
   QuantConv2d(const nn::Conv2dOptions& options, Generator& gen);
+  /// Fresh weights drawn from gen as nn::Conv2d, with the given quantizers (null: that operand
+  /// stays float).
   QuantConv2d(const nn::Conv2dOptions& options, Generator& gen,
               std::shared_ptr<nn::UnaryModule> input_quantizer,
               std::shared_ptr<nn::UnaryModule> weight_quantizer);
@@ -33,7 +37,9 @@ class QuantConv2d : public nn::UnaryModule {
   QuantConv2d(const nn::Conv2d& conv, std::shared_ptr<nn::UnaryModule> input_quantizer,
               std::shared_ptr<nn::UnaryModule> weight_quantizer);
 
+  /// conv with the NVIDIA default quantizers, sharing its weight and bias.
   static std::shared_ptr<QuantConv2d> from_float(const nn::Conv2d& conv);
+  /// conv with the given quantizers, sharing its weight and bias (see the file comment).
   static std::shared_ptr<QuantConv2d> from_float(const nn::Conv2d& conv,
                                                  std::shared_ptr<nn::UnaryModule> input_quantizer,
                                                  std::shared_ptr<nn::UnaryModule> weight_quantizer);
@@ -44,14 +50,22 @@ class QuantConv2d : public nn::UnaryModule {
   std::string extra_repr() const override;
 
   const nn::Conv2dOptions& options() const { return options_; }  ///< spatial values as {h, w}
+  /// The weight [C_out, C_in / groups, kH, kW].
   const Tensor& weight() const { return weight_; }
+  /// The bias [C_out]; undefined without one.
   const Tensor& bias() const { return bias_; }
+  /// fake-quantize the bias to int32 (see the file comment).
   void set_int32_bias(bool on) { int32_bias_ = on; }
+  /// Whether the bias is fake-quantized to int32.
   bool int32_bias() const { return int32_bias_; }
+  /// "_input_quantizer" (null: float input).
   const std::shared_ptr<nn::UnaryModule>& input_quantizer() const { return input_quantizer_; }
+  /// "_weight_quantizer" (null: float weight).
   const std::shared_ptr<nn::UnaryModule>& weight_quantizer() const { return weight_quantizer_; }
 
  protected:
+  /// Keeps the quantizer handles in step when "_input_quantizer" / "_weight_quantizer" are
+  /// replaced (they must stay UnaryModules).
   void on_replace_child(const std::string& name, const std::shared_ptr<Module>& module) override;
 
  private:

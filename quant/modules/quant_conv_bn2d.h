@@ -44,6 +44,8 @@
 
 namespace qgrad::quant {
 
+/// torch.ao's ConvBn2d (QAT): a convolution with its batch norm folded into the quantized
+/// weight (see the file comment).
 class QuantConvBn2d : public nn::UnaryModule {
  public:
   /// Shares conv's weight and bias and takes bn as the child "bn" (see from_float).
@@ -73,6 +75,7 @@ class QuantConvBn2d : public nn::UnaryModule {
   void freeze_bn_stats();
   /// bn follows this module's mode again.
   void update_bn_stats();
+  /// Whether the bn statistics are frozen.
   bool bn_frozen() const { return bn_frozen_; }
 
   /// The per-channel factor s = bn.weight / sqrt(bn.running_var + bn.eps) of the forward pass
@@ -80,13 +83,19 @@ class QuantConvBn2d : public nn::UnaryModule {
   Tensor scale_factor() const;
 
   const nn::Conv2dOptions& options() const { return options_; }  ///< spatial values as {h, w}
+  /// The conv weight [C_out, C_in / groups, kH, kW].
   const Tensor& weight() const { return weight_; }
   const Tensor& bias() const { return bias_; }  ///< undefined without a conv bias
+  /// The batch norm child "bn".
   const std::shared_ptr<nn::BatchNorm2d>& bn() const { return bn_; }
+  /// "_input_quantizer" (null: float input).
   const std::shared_ptr<nn::UnaryModule>& input_quantizer() const { return input_quantizer_; }
+  /// "_weight_quantizer" (null: float weight).
   const std::shared_ptr<nn::UnaryModule>& weight_quantizer() const { return weight_quantizer_; }
 
  protected:
+  /// Keeps the handles in step when "bn" (a fusable BatchNorm2d, else ValueError) or a quantizer
+  /// child is replaced.
   void on_replace_child(const std::string& name, const std::shared_ptr<Module>& module) override;
 
  private:
@@ -105,6 +114,6 @@ std::string conv_bn_mismatch(std::int64_t out_channels, const nn::BatchNormBase&
 /// torch.ao.nn.intrinsic.qat.freeze_bn_stats / update_bn_stats over a whole model: calls the
 /// method of every QuantConvBn2d in `model` (itself included) and returns how many there were.
 std::size_t freeze_bn_stats(nn::Module& model);
-std::size_t update_bn_stats(nn::Module& model);
+std::size_t update_bn_stats(nn::Module& model);  ///< the same with update_bn_stats
 
 }  // namespace qgrad::quant

@@ -24,10 +24,14 @@
 
 namespace qgrad::quant {
 
+/// pytorch_quantization's QuantLinear: a fully connected layer with quantized input and weight
+/// (see the file comment).
 class QuantLinear : public nn::UnaryModule {
  public:
   /// Fresh weights drawn from gen exactly as nn::Linear; NVIDIA default quantizers.
   QuantLinear(const nn::LinearOptions& options, Generator& gen);
+  /// Fresh weights drawn from gen as nn::Linear, with the given quantizers (null: that operand
+  /// stays float).
   QuantLinear(const nn::LinearOptions& options, Generator& gen,
               std::shared_ptr<nn::UnaryModule> input_quantizer,
               std::shared_ptr<nn::UnaryModule> weight_quantizer);
@@ -36,21 +40,31 @@ class QuantLinear : public nn::UnaryModule {
   QuantLinear(const nn::Linear& linear, std::shared_ptr<nn::UnaryModule> input_quantizer,
               std::shared_ptr<nn::UnaryModule> weight_quantizer);
 
+  /// linear with the NVIDIA default quantizers, sharing its weight and bias.
   static std::shared_ptr<QuantLinear> from_float(const nn::Linear& linear);
+  /// linear with the given quantizers, sharing its weight and bias (see the file comment).
   static std::shared_ptr<QuantLinear> from_float(const nn::Linear& linear,
                                                  std::shared_ptr<nn::UnaryModule> input_quantizer,
                                                  std::shared_ptr<nn::UnaryModule> weight_quantizer);
 
+  /// linear(input_quantizer(x), weight_quantizer(W), b) for x [..., in_features].
   Tensor forward(const Tensor& x) override;
   /// "in_features=4, out_features=3, bias=True"
   std::string extra_repr() const override;
 
+  /// in_features, out_features, bias.
   const nn::LinearOptions& options() const { return options_; }
+  /// The weight [out_features, in_features].
   const Tensor& weight() const { return weight_; }
+  /// The bias [out_features]; undefined without one.
   const Tensor& bias() const { return bias_; }
+  /// fake-quantize the bias to int32 (see the file comment).
   void set_int32_bias(bool on) { int32_bias_ = on; }
+  /// Whether the bias is fake-quantized to int32.
   bool int32_bias() const { return int32_bias_; }
+  /// "_input_quantizer" (null: float input).
   const std::shared_ptr<nn::UnaryModule>& input_quantizer() const { return input_quantizer_; }
+  /// "_weight_quantizer" (null: float weight).
   const std::shared_ptr<nn::UnaryModule>& weight_quantizer() const { return weight_quantizer_; }
 
  protected:

@@ -42,11 +42,13 @@ namespace qgrad::quant {
 struct QuantizableLayer {
   std::string name;        ///< qualified, as named_modules prints it
   LayerPosition position;  ///< "@first" / "@last" among the Conv2d and Linear layers
-  bool is_add = false;
+  bool is_add = false;     ///< an Add (else a Conv2d or Linear)
 };
 /// The model's Conv2d, Linear and Add layers in module-tree order.
 std::vector<QuantizableLayer> quantizable_layers(const nn::Module& model);
 
+/// Replaces model's layers by quantized ones as recipe says (see the file comment); returns
+/// the replaced modules' qualified names. ValueError for an unusable recipe.
 std::vector<std::string> quantize_model(nn::Module& model, const QuantRecipe& recipe);
 /// QuantRecipe::from_json(recipe), then the above.
 std::vector<std::string> quantize_model(nn::Module& model, const nlohmann::json& recipe);
