@@ -28,13 +28,17 @@ namespace qgrad::quant {
 /// The compute_encodings scope of an AIMET quantizer module (movable, not copyable).
 class AimetComputeEncodings {
  public:
+  /// Opens quantizer's compute_encodings scope; closing it sets initialized_flag when a range
+  /// was set. ValueError when a scope is already open.
   AimetComputeEncodings(aimet::AffineQuantizer& quantizer, Tensor initialized_flag);
+  /// Takes over other's scope (other no longer closes it).
   AimetComputeEncodings(AimetComputeEncodings&& other) noexcept;
   AimetComputeEncodings(const AimetComputeEncodings&) = delete;
   AimetComputeEncodings& operator=(const AimetComputeEncodings&) = delete;
   AimetComputeEncodings& operator=(AimetComputeEncodings&&) = delete;
   /// Sets the range from the statistics gathered (none: the range is kept).
   void end();
+  /// Calls end() unless an exception is unwinding; never throws.
   ~AimetComputeEncodings();
 
  private:
@@ -50,23 +54,33 @@ class AimetQuantizerModule : public Base, public Calibratable {
   /// ValueError / ShapeError for a bitwidth outside [1, 32] or a bad encoding shape.
   AimetQuantizerModule(const char* name, Shape shape, int bitwidth, bool symmetric);
 
+  /// Sets the range (the "min" / "max" parameters) and marks the module initialized; ValueError
+  /// when either is undefined.
   void set_range(const Tensor& min, const Tensor& max);
-  void set_range(double min, double max);
+  void set_range(double min, double max);  ///< set_range with per-tensor scalars
   /// Differentiable in min / max. ValueError before the range is set.
   Tensor get_scale();
-  Tensor get_offset();
-  aimet::AffineEncoding get_encoding();
+  Tensor get_offset();                   ///< the offset of the range (see get_scale())
+  aimet::AffineEncoding get_encoding();  ///< the encoding of the range (see get_scale())
+  /// Opens a compute_encodings scope (see the file comment).
   AimetComputeEncodings compute_encodings();
-  bool is_initialized() const;
+  bool is_initialized() const;  ///< whether the range was set ("initialized" buffer)
   /// Inside a compute_encodings() scope (each batch quantized with its own encoding).
   bool computing_encodings() const { return quantizer_->computing_encodings(); }
 
+  /// The learnable "min" parameter (float32, the encoding shape).
   const Tensor& min() const { return min_; }
+  /// The learnable "max" parameter (float32, the encoding shape).
   const Tensor& max() const { return max_; }
+  /// The encoding shape.
   const Shape& shape() const { return quantizer_->shape(); }
+  /// Bits of the integer grid.
   int bitwidth() const { return quantizer_->bitwidth(); }
+  /// Whether the grid is signed with offset 0.
   bool symmetric() const { return quantizer_->symmetric(); }
+  /// The grid's smallest integer.
   std::int64_t qmin() const { return quantizer_->qmin(); }
+  /// The grid's largest integer.
   std::int64_t qmax() const { return quantizer_->qmax(); }
 
   /// "shape=(), qmin=0, qmax=255, symmetric=False" (AIMET's printout).
@@ -75,6 +89,8 @@ class AimetQuantizerModule : public Base, public Calibratable {
   /// Opens a compute_encodings scope; closes it (strict: a quantizer that saw no data is a
   /// ValueError, the range is kept either way).
   void start_calibration() override;
+  /// Closes the scope: the range from the statistics; with options.strict, ValueError when
+  /// none were gathered.
   void finish_calibration(const CalibrationOptions& options) override;
 
  protected:
@@ -88,19 +104,29 @@ class AimetQuantizerModule : public Base, public Calibratable {
   std::optional<AimetComputeEncodings> calibration_;
 };
 
+/// @cond
 extern template class AimetQuantizerModule<nn::Module>;
 extern template class AimetQuantizerModule<nn::UnaryModule>;
+/// @endcond
 
+/// AIMET v2's Quantize module: forward() gives the quantized integers with their encoding.
 class AimetQuantize : public AimetQuantizerModule<nn::Module> {
  public:
+  /// See AimetQuantizerModule's constructor.
   AimetQuantize(Shape shape, int bitwidth, bool symmetric);
+  /// x (a CPU floating tensor) quantized with the module's encoding (see the file comment).
   aimet::QuantizedTensor forward(const Tensor& x);
+  /// forward(x).
   aimet::QuantizedTensor operator()(const Tensor& x) { return forward(x); }
 };
 
+/// AIMET v2's QuantizeDequantize module: forward() gives the represented values,
+/// differentiable in x, min and max.
 class AimetQuantizeDequantize : public AimetQuantizerModule<nn::UnaryModule> {
  public:
+  /// See AimetQuantizerModule's constructor.
   AimetQuantizeDequantize(Shape shape, int bitwidth, bool symmetric);
+  /// quantize_dequantize(x).data(), x a CPU floating tensor.
   Tensor forward(const Tensor& x) override;
   /// The same values with their encoding.
   aimet::DequantizedTensor quantize_dequantize(const Tensor& x);

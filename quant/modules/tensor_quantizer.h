@@ -44,44 +44,54 @@
 
 namespace qgrad::quant {
 
+/// The module options of a TensorQuantizer that are not in its QuantDescriptor (chainable
+/// setters).
 struct TensorQuantizerOptions {
   /// The shape of a per-channel or block amax when known up front (a weight's); registers "_amax"
   /// with that shape (not set) so checkpoints load without a calibration pass.
   std::optional<Shape> amax_shape_;
   /// Histogram calibrator settings (calib_method "histogram").
   std::int64_t num_bins_ = 2048;
-  bool skip_zeros_ = false;
+  bool skip_zeros_ = false;  ///< leave zeros out of the histogram
   /// Initial switches (pytorch_quantization's defaults: enabled, quantizing, not calibrating).
   bool disabled_ = false;
-  bool if_quant_ = true;
-  bool if_calib_ = false;
+  bool if_quant_ = true;   ///< start quantizing
+  bool if_calib_ = false;  ///< start calibrating
 
+  /// Sets amax_shape_.
   TensorQuantizerOptions& amax_shape(Shape s) {
     amax_shape_ = std::move(s);
     return *this;
   }
+  /// Sets num_bins_.
   TensorQuantizerOptions& num_bins(std::int64_t n) {
     num_bins_ = n;
     return *this;
   }
+  /// Sets skip_zeros_.
   TensorQuantizerOptions& skip_zeros(bool s) {
     skip_zeros_ = s;
     return *this;
   }
+  /// Sets disabled_.
   TensorQuantizerOptions& disabled(bool d) {
     disabled_ = d;
     return *this;
   }
+  /// Sets if_quant_.
   TensorQuantizerOptions& if_quant(bool q) {
     if_quant_ = q;
     return *this;
   }
+  /// Sets if_calib_.
   TensorQuantizerOptions& if_calib(bool c) {
     if_calib_ = c;
     return *this;
   }
 };
 
+/// pytorch_quantization's TensorQuantizer (with TensorRT Model Optimizer's block and FP8
+/// formats) as an nn module (see the file comment).
 class TensorQuantizer : public nn::UnaryModule, public Calibratable {
  public:
   /// ValueError for combinations the quantizer cannot run: histogram calibration with (E,M)
@@ -93,15 +103,15 @@ class TensorQuantizer : public nn::UnaryModule, public Calibratable {
   Tensor forward(const Tensor& x) override;
 
   // ---- switches ----
-  void enable();
-  void disable();
-  void enable_quant();
-  void disable_quant();
-  void enable_calib();
-  void disable_calib();
-  bool is_enabled() const;
-  bool quant_enabled() const;
-  bool calib_enabled() const;
+  void enable();               ///< clears the "_disabled" switch
+  void disable();              ///< sets "_disabled": x passes through unchanged
+  void enable_quant();         ///< quantizes in forward()
+  void disable_quant();        ///< stops quantizing
+  void enable_calib();         ///< collects calibration statistics in forward()
+  void disable_calib();        ///< stops collecting statistics
+  bool is_enabled() const;     ///< not disabled
+  bool quant_enabled() const;  ///< whether forward() quantizes
+  bool calib_enabled() const;  ///< whether forward() collects statistics
 
   // ---- amax ----
   /// True when "_amax" holds a value (or learn_amax, whose amax is always defined).
@@ -112,7 +122,7 @@ class TensorQuantizer : public nn::UnaryModule, public Calibratable {
   /// Sets amax (finite, >= 0; one value per tensor, any broadcastable shape per channel). With
   /// learn_amax the clip bounds become -amax / +amax.
   void set_amax(const Tensor& amax);
-  void set_amax(double amax);
+  void set_amax(double amax);  ///< set_amax with one value
   /// Back to "not set" (dynamic amax); the buffer keeps its shape.
   void reset_amax();
   /// The amax the last quantizing forward used (detached, times scale_amax when given): for a
@@ -133,11 +143,15 @@ class TensorQuantizer : public nn::UnaryModule, public Calibratable {
   /// Drops the statistics collected so far.
   void reset_calibrator();
 
+  /// The quantization descriptor.
   const nvidia::QuantDescriptor& descriptor() const { return desc_; }
   /// The scale of the last real quantization (fake_quant false), undefined before.
   const Tensor& scale() const { return scale_; }
+  /// The max calibrator (null without one).
   const nvidia::MaxCalibrator* max_calibrator() const { return max_calib_.get(); }
+  /// The histogram calibrator (null without one).
   const nvidia::HistogramCalibrator* histogram_calibrator() const { return hist_calib_.get(); }
+  /// The learn_amax clip child (null without learn_amax).
   std::shared_ptr<Clip> clip() const { return clip_; }
 
   std::string extra_repr() const override;
