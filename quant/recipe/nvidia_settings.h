@@ -27,22 +27,25 @@
 
 namespace qgrad::quant {
 
+/// The "weight" / "input" settings of the "nvidia" recipe family (see the file comment);
+/// each member is set when the recipe gives its key.
 struct NvidiaSettings {
-  std::optional<nvidia::NumBits> num_bits;
-  std::optional<std::string> name;
-  std::optional<bool> fake_quant;
-  std::optional<nvidia::QuantAxis> axis;
-  std::optional<nlohmann::json> block_sizes;
-  std::optional<nlohmann::json> amax;
-  std::optional<bool> learn_amax;
-  std::optional<RecipeNumber> scale_amax;
-  std::optional<std::string> calib_method;
-  std::optional<bool> is_unsigned;
-  std::optional<bool> narrow_range;
-  std::optional<bool> dynamic;
-  std::optional<std::string> fp8_recipe;
-  std::optional<std::int64_t> num_bins;
+  std::optional<nvidia::NumBits> num_bits;    ///< "num_bits": an int or [E, M]
+  std::optional<std::string> name;            ///< "name"
+  std::optional<bool> fake_quant;             ///< "fake_quant"
+  std::optional<nvidia::QuantAxis> axis;      ///< "axis": an int or a list of ints
+  std::optional<nlohmann::json> block_sizes;  ///< "block_sizes", as the recipe wrote it
+  std::optional<nlohmann::json> amax;         ///< "amax", as the recipe wrote it
+  std::optional<bool> learn_amax;             ///< "learn_amax"
+  std::optional<RecipeNumber> scale_amax;     ///< "scale_amax"
+  std::optional<std::string> calib_method;    ///< "calib_method"
+  std::optional<bool> is_unsigned;            ///< "unsigned"
+  std::optional<bool> narrow_range;           ///< "narrow_range"
+  std::optional<bool> dynamic;                ///< "dynamic"
+  std::optional<std::string> fp8_recipe;      ///< "fp8_recipe"
+  std::optional<std::int64_t> num_bins;       ///< "num_bins" [2048], histogram calibration
 
+  /// The recipe keys and the members that hold them, {key, member} (settings_fields.h).
   static auto fields() {
     return std::make_tuple(settings_field("num_bits", &NvidiaSettings::num_bits),
                            settings_field("name", &NvidiaSettings::name),
@@ -59,8 +62,13 @@ struct NvidiaSettings {
                            settings_field("fp8_recipe", &NvidiaSettings::fp8_recipe),
                            settings_field("num_bins", &NvidiaSettings::num_bins));
   }
+  /// `j`, a JSON object of the family's keys for role, read key by key (ValueError naming
+  /// `path`.key for an unknown key or a wrong type or value).
   static NvidiaSettings parse(const nlohmann::json& j, QuantRole role, const std::string& path);
+  /// The quantizer factory of role these settings describe (the family's defaults for the keys
+  /// left out); ValueError naming `path` for keys that do not go together.
   QuantizerFactories factories(QuantRole role, const std::string& path) const;
+  /// Same keys given, with equal values.
   bool operator==(const NvidiaSettings& o) const { return settings_equal(*this, o); }
 };
 

@@ -18,17 +18,23 @@
 
 namespace qgrad::quant {
 
+/// The "weight" / "input" settings of the "pact" recipe family (see the file comment);
+/// each member is set when the recipe gives its key.
 struct PactSettings {
-  std::optional<std::int64_t> num_bits;
-  std::optional<RecipeNumber> alpha;  ///< inputs only
+  std::optional<std::int64_t> num_bits;  ///< "num_bits" [8]
+  std::optional<RecipeNumber> alpha;     ///< inputs only
 
+  /// The recipe keys and the members that hold them, {key, member} (settings_fields.h).
   static auto fields() {
     return std::make_tuple(settings_field("num_bits", &PactSettings::num_bits),
                            settings_field("alpha", &PactSettings::alpha));
   }
   /// Checks each key given (ValueError naming `path`.key).
   static PactSettings parse(const nlohmann::json& j, QuantRole role, const std::string& path);
+  /// The quantizer factory of role these settings describe (the family's defaults for the keys
+  /// left out); ValueError naming `path` for keys that do not go together.
   QuantizerFactories factories(QuantRole role, const std::string& path) const;
+  /// Same keys given, with equal values.
   bool operator==(const PactSettings& o) const { return settings_equal(*this, o); }
 };
 

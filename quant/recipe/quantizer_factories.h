@@ -17,18 +17,20 @@
 
 namespace qgrad::quant {
 
+/// Which operand of a layer a quantizer is for: its weight or its input.
 enum class QuantRole { Weight, Input };
 /// "weight", "input": the recipe's key of the role.
 const char* quant_role_name(QuantRole role);
 
 /// Builds a quantizer for a weight of the given shape ([O, I] or [O, I/groups, kh, kw]).
 using WeightQuantizerFactory = std::function<std::shared_ptr<nn::UnaryModule>(const Shape&)>;
+/// Builds a quantizer for a layer's input.
 using InputQuantizerFactory = std::function<std::shared_ptr<nn::UnaryModule>()>;
 
 /// One of the two is set, the one of the role the settings were built for.
 struct QuantizerFactories {
-  WeightQuantizerFactory weight;
-  InputQuantizerFactory input;
+  WeightQuantizerFactory weight;  ///< set for QuantRole::Weight
+  InputQuantizerFactory input;    ///< set for QuantRole::Input
 };
 
 /// Axis a of a weight of rank `rank`, normalised; ValueError naming `what` (a quoted key path).

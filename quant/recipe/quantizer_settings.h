@@ -39,10 +39,11 @@ std::optional<QuantFamily> quant_family_named(const std::string& name);
 /// Calibration batches a family's recipe runs unless it says otherwise.
 std::int64_t default_calibration_batches(QuantFamily f);
 
+/// The settings of one role, the alternative of the recipe's family (see the file comment).
 using QuantizerSettings = std::variant<NvidiaSettings, TorchAoSettings, LsqSettings,
                                        HorizonSettings, AimetSettings, PactSettings>;
 
-QuantFamily settings_family(const QuantizerSettings& s);
+QuantFamily settings_family(const QuantizerSettings& s);  ///< the family of s's alternative
 /// The settings `family` uses for `role` when the recipe does not give them.
 const QuantizerSettings& default_quantizer_settings(QuantFamily family, QuantRole role);
 

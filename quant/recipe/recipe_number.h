@@ -13,15 +13,19 @@
 
 namespace qgrad::quant {
 
+/// A real-valued recipe setting that writes back as it was written (see the file comment).
 class RecipeNumber {
  public:
+  /// A number written as the double value.
   explicit RecipeNumber(double value) : written_(value) {}
   /// `number` must be a JSON number (RecipeFields checks it).
   static RecipeNumber from_json(const nlohmann::json& number);
 
-  double value() const;
-  nlohmann::json to_json() const;
+  double value() const;            ///< the number as a double
+  nlohmann::json to_json() const;  ///< the number in the form it was written (10 or 10.0)
+  /// Equal values, as JSON compares numbers.
   bool operator==(const RecipeNumber& o) const { return value() == o.value(); }
+  /// !(*this == o).
   bool operator!=(const RecipeNumber& o) const { return !(*this == o); }
 
  private:

@@ -23,45 +23,56 @@
 
 namespace qgrad::quant {
 
+/// One recipe key of a settings struct S and the member (an optional T) that holds it.
 template <typename S, typename T>
 struct SettingsField {
-  const char* key;
-  std::optional<T> S::*member;
+  const char* key;              ///< the recipe key
+  std::optional<T> S::*member;  ///< the member that holds its value
 };
 
+/// The SettingsField {key, member}, its types deduced.
 template <typename S, typename T>
 constexpr SettingsField<S, T> settings_field(const char* key, std::optional<T> S::*member) {
   return {key, member};
 }
 
+/// A value as the recipe JSON writes it (bool, integer, string, number, JSON, NumBits, QuantAxis).
 inline nlohmann::json settings_value_json(bool v) {
   return v;
 }
+/// An integer value as JSON.
 inline nlohmann::json settings_value_json(std::int64_t v) {
   return v;
 }
+/// A string value as JSON.
 inline nlohmann::json settings_value_json(const std::string& v) {
   return v;
 }
+/// A RecipeNumber in the form it was written.
 inline nlohmann::json settings_value_json(const RecipeNumber& v) {
   return v.to_json();
 }
+/// A JSON value as it is.
 inline nlohmann::json settings_value_json(const nlohmann::json& v) {
   return v;
 }
+/// num_bits as the recipe writes it: an int, or [E, M] for a float format.
 inline nlohmann::json settings_value_json(const nvidia::NumBits& v) {
   if (!v.is_float()) return v.bits();
   return nlohmann::json::array({v.format().exponent_bits, v.format().mantissa_bits});
 }
+/// An axis as the recipe writes it: an int for a single axis, else the list of axes.
 inline nlohmann::json settings_value_json(const nvidia::QuantAxis& v) {
   if (v.kind == nvidia::QuantAxis::Kind::Int) return v.axes.at(0);
   return v.axes;
 }
 
+/// Merges one key: over's value, when given, replaces base's.
 template <typename T>
 void merge_settings_value(std::optional<T>& base, const std::optional<T>& over) {
   if (over) base = over;
 }
+/// Merges one JSON key: objects key by key (merge_recipe_json), any other value replaces.
 inline void merge_settings_value(std::optional<nlohmann::json>& base,
                                  const std::optional<nlohmann::json>& over) {
   if (!over) return;
@@ -90,6 +101,7 @@ void merge_settings(S& base, const S& over) {
              S::fields());
 }
 
+/// Whether a and b give the same keys with equal values.
 template <typename S>
 bool settings_equal(const S& a, const S& b) {
   return std::apply([&](const auto&... f) { return ((a.*f.member == b.*f.member) && ...); },

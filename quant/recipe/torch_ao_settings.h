@@ -22,18 +22,21 @@
 
 namespace qgrad::quant {
 
+/// The "weight" / "input" settings of the "torch_ao" recipe family (see the file comment);
+/// each member is set when the recipe gives its key.
 struct TorchAoSettings {
-  std::optional<std::string> observer;
-  std::optional<std::string> dtype;
-  std::optional<std::string> qscheme;
-  std::optional<std::int64_t> quant_min;
-  std::optional<std::int64_t> quant_max;
-  std::optional<bool> reduce_range;
-  std::optional<RecipeNumber> averaging_constant;
-  std::optional<std::int64_t> ch_axis;
-  std::optional<RecipeNumber> eps;
-  std::optional<std::int64_t> bins;
+  std::optional<std::string> observer;             ///< "observer" ["moving_average_minmax"]
+  std::optional<std::string> dtype;                ///< "dtype" ["quint8"]
+  std::optional<std::string> qscheme;              ///< "qscheme" ["per_tensor_affine"]
+  std::optional<std::int64_t> quant_min;           ///< "quant_min" (with quant_max) [the dtype's]
+  std::optional<std::int64_t> quant_max;           ///< "quant_max" (with quant_min) [the dtype's]
+  std::optional<bool> reduce_range;                ///< "reduce_range" [false]
+  std::optional<RecipeNumber> averaging_constant;  ///< "averaging_constant" [0.01]
+  std::optional<std::int64_t> ch_axis;             ///< "ch_axis" [0]
+  std::optional<RecipeNumber> eps;                 ///< "eps" [2^-23]
+  std::optional<std::int64_t> bins;                ///< "bins" [2048]
 
+  /// The recipe keys and the members that hold them, {key, member} (settings_fields.h).
   static auto fields() {
     return std::make_tuple(
         settings_field("observer", &TorchAoSettings::observer),
@@ -47,8 +50,13 @@ struct TorchAoSettings {
         settings_field("eps", &TorchAoSettings::eps),
         settings_field("bins", &TorchAoSettings::bins));
   }
+  /// `j`, a JSON object of the family's keys for role, read key by key (ValueError naming
+  /// `path`.key for an unknown key or a wrong type or value).
   static TorchAoSettings parse(const nlohmann::json& j, QuantRole role, const std::string& path);
+  /// The quantizer factory of role these settings describe (the family's defaults for the keys
+  /// left out); ValueError naming `path` for keys that do not go together.
   QuantizerFactories factories(QuantRole role, const std::string& path) const;
+  /// Same keys given, with equal values.
   bool operator==(const TorchAoSettings& o) const { return settings_equal(*this, o); }
 };
 
