@@ -40,26 +40,31 @@ namespace qgrad::quant {
 
 /// Where a layer sits among the model's Conv2d and Linear layers (for "@first" / "@last").
 struct LayerPosition {
-  bool first = false;
-  bool last = false;
+  bool first = false;  ///< the layer is the model's first Conv2d or Linear
+  bool last = false;   ///< the layer is the model's last Conv2d or Linear
 };
 
+/// The "layers" rules of a recipe, read and ordered for application (see the file comment).
 class LayerRules {
  public:
   /// What a rule does to one role of a layer.
   struct RoleOverride {
     bool given = false;                         ///< the rule names the role
     std::optional<QuantizerSettings> settings;  ///< merged over the layer's; nullopt: float
+    /// Same given flag and settings.
     bool operator==(const RoleOverride& o) const {
       return given == o.given && settings == o.settings;
     }
   };
+  /// One rule: its patterns and what it does to each role.
   struct Rule {
-    std::vector<std::string> patterns;
-    RoleOverride weight, input;
-    bool exact = false;        ///< exact names, "@first" or "@last" only
-    std::size_t literals = 0;  ///< literal characters of the least specific pattern
-    std::string label;         ///< how errors name the rule: layers["layer3.*"] or layers[2]
+    std::vector<std::string> patterns;  ///< the patterns that select the layers
+    /// What the rule does to the weight.
+    RoleOverride weight, input;  ///< what the rule does to the input
+    bool exact = false;          ///< exact names, "@first" or "@last" only
+    std::size_t literals = 0;    ///< literal characters of the least specific pattern
+    std::string label;           ///< how errors name the rule: layers["layer3.*"] or layers[2]
+    /// Weight or input, by role.
     const RoleOverride& role(QuantRole r) const { return r == QuantRole::Weight ? weight : input; }
   };
 
@@ -71,7 +76,9 @@ class LayerRules {
   /// The list form, in application order (from_json reads it back to the same rules).
   nlohmann::json to_json() const;
 
+  /// Whether there are no rules.
   bool empty() const { return rules_.empty(); }
+  /// The rules, in application order.
   const std::vector<Rule>& rules() const { return rules_; }
 
   /// The rules matching `name`, in application order.

@@ -124,47 +124,70 @@
 
 namespace qgrad::quant {
 
+/// A QAT recipe read and validated: the family, the quantizers of each role, the layer rules, and
+/// the model and calibration options (see the file comment).
 class QuantRecipe {
  public:
+  /// Builds a weight quantizer for a weight shape.
   using WeightQuantizerFactory = quant::WeightQuantizerFactory;
+  /// Builds an input quantizer.
   using InputQuantizerFactory = quant::InputQuantizerFactory;
 
+  /// The recipe JSON object (see the file comment); ValueError ("quant recipe: ...") naming the key
+  /// for anything malformed.
   static QuantRecipe from_json(const nlohmann::json& recipe);
   /// JSON text; a syntax error is a ValueError too.
   static QuantRecipe parse(const std::string& text);
+  /// The recipe as JSON, the keys given as they were written (from_json reads it back to an
+  /// equal recipe).
   nlohmann::json to_json() const;
 
   /// Recipes that quantize every layer alike (the factories are not compared).
   bool operator==(const QuantRecipe& o) const;
+  /// !(*this == o).
   bool operator!=(const QuantRecipe& o) const { return !(*this == o); }
 
+  /// The quantizer family.
   QuantFamily family() const { return family_; }
   /// The top-level settings of each role; nullopt: that role stays float.
   const std::optional<QuantizerSettings>& weight_settings() const { return weight_; }
+  /// The top-level input settings (see weight_settings()).
   const std::optional<QuantizerSettings>& input_settings() const { return input_; }
+  /// Whether weights are quantized (top level).
   bool quantizes_weights() const { return static_cast<bool>(weight_factory_); }
+  /// Whether inputs are quantized (top level).
   bool quantizes_inputs() const { return static_cast<bool>(input_factory_); }
+  /// "add": residual Adds become QuantAdd.
   bool quantize_add() const { return add_; }
+  /// "fuse_bn": Conv2d + BatchNorm2d become QuantConvBn2d.
   bool fuse_bn() const { return fuse_bn_; }
+  /// "bias": "int32".
   bool int32_bias() const { return int32_bias_; }
+  /// "exclude": module names kept float.
   const std::vector<std::string>& exclude() const { return exclude_; }
+  /// "calibration"."batches" (or the family's default).
   std::int64_t calibration_batches() const { return calibration_batches_; }
+  /// The rest of "calibration".
   const CalibrationOptions& calibration_options() const { return calibration_; }
 
   /// Fresh quantizer modules of the top-level settings (nullptr when that role is not quantized).
   std::shared_ptr<nn::UnaryModule> make_weight_quantizer(const Shape& weight_shape) const;
+  /// A fresh input quantizer (nullptr when inputs stay float).
   std::shared_ptr<nn::UnaryModule> make_input_quantizer() const;
 
   /// The quantizers of one layer after the "layers" rules.
   struct LayerQuantizers {
+    /// The resolved weight settings (nullopt: float); `input` likewise for the input.
     std::optional<QuantizerSettings> weight, input;  ///< resolved; nullopt: that role stays float
     WeightQuantizerFactory make_weight;              ///< empty when `weight` is nullopt
     InputQuantizerFactory make_input;                ///< empty when `input` is nullopt
+    /// Whether both roles stay float.
     bool is_float() const { return !weight && !input; }
   };
   /// ValueError naming the layer for settings its family rejects, or two equally specific rules
   /// that disagree (layer_rules.h).
   LayerQuantizers layer(const std::string& name, LayerPosition pos) const;
+  /// The "layers" rules.
   const LayerRules& layer_rules() const { return layer_rules_; }
 
  private:
