@@ -117,10 +117,9 @@ int run(const std::string& checkpoint, const std::string& path, const std::strin
     const serialize::Checkpoint ckpt = serialize::load_checkpoint(checkpoint);
     const cli::TrainConfig config = cli::stored_train_config(ckpt, "bench_deploy", checkpoint);
     std::shared_ptr<nn::UnaryModule> qat = cli::build_model(config);
-    const std::optional<quant::QuantRecipe> recipe = cli::quant_recipe(config);
-    QGRAD_CHECK(recipe.has_value(), ValueError, "bench_deploy: ", checkpoint,
+    QGRAD_CHECK(config.quant.has_value(), ValueError, "bench_deploy: ", checkpoint,
                 " is not a quantization-aware checkpoint");
-    cli::quantize_for_training(*qat, *recipe);
+    cli::quantize_for_training(*qat, *config.quant);
     quant::load_quant_state_dict(*qat, ckpt.model, /*strict=*/true);
     int8 = std::make_unique<quant::Int8Model>(quant::convert(*qat));
     forward = [&](const Tensor& x) { return int8->forward(x); };

@@ -21,8 +21,8 @@ EvalSetup load_checkpoint_model(const std::string& command, const std::string& c
   // The same model as training built: quantized with the stored (normalised) recipe, then the
   // checkpoint's state, which also sizes the quantizers' lazily sized buffers.
   s.model = build_model(s.config);
-  if (std::optional<quant::QuantRecipe> recipe = quant_recipe(s.config)) {
-    s.quantized = ", fake-quantized " + quantize_for_training(*s.model, *recipe).family;
+  if (s.config.quant) {
+    s.quantized = ", fake-quantized " + quantize_for_training(*s.model, *s.config.quant).family;
     s.has_recipe = true;
   }
   quant::load_quant_state_dict(*s.model, s.ckpt.model, /*strict=*/true);

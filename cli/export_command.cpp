@@ -45,8 +45,8 @@ void run_export(const ExportOptions& options, std::ostream& out) {
   TrainConfig config = stored_train_config(ckpt, "export", options.checkpoint);
   std::shared_ptr<nn::UnaryModule> model = build_model(config);
   std::string kind = "float", family;
-  if (std::optional<quant::QuantRecipe> recipe = quant_recipe(config)) {
-    family = quantize_for_training(*model, *recipe).family;
+  if (config.quant) {
+    family = quantize_for_training(*model, *config.quant).family;
     kind = "QDQ (" + family + " recipe)";
   }
   quant::load_quant_state_dict(*model, ckpt.model, /*strict=*/true);

@@ -41,7 +41,7 @@ TrainConfig float_checkpoint_config(const PretrainedFile& file, const std::strin
                      " needs the checkpoint of a float model (qgrad train without \"quant\", or "
                      "a state dict with --model). To fine-tune a quantized checkpoint, use it as "
                      "\"pretrained\" in qgrad train");
-  config.quant = nullptr;
+  config.quant.reset();
   config.resume.clear();
   return config;
 }

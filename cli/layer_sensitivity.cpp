@@ -36,7 +36,7 @@ SensitivityBench::SensitivityBench(TrainConfig config, PretrainedFile file,
 
 std::shared_ptr<nn::UnaryModule> SensitivityBench::float_model() const {
   std::shared_ptr<nn::UnaryModule> model = build_model(config_);
-  load_pretrained(*model, config_.model, file_, nullptr);
+  load_pretrained(*model, config_.model, file_, std::nullopt);
   return model;
 }
 

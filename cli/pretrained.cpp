@@ -64,14 +64,15 @@ PretrainedFile read_pretrained(const std::string& path, const std::string& op) {
 }
 
 PretrainedInfo load_pretrained(nn::Module& model, const std::string& model_name,
-                               const PretrainedFile& file, const nlohmann::json& training_quant) {
+                               const PretrainedFile& file,
+                               const std::optional<quant::QuantRecipe>& training_quant) {
   const std::string& path = file.path;
   const std::string& op = file.op;
   if (!file.model.empty() && file.model != model_name)
     throw ValueError(op + ": '" + path + "' holds a " + file.model +
                      " model, but this config trains " + model_name);
   if (file.quantized()) {
-    if (!training_quant.is_object())
+    if (!training_quant)
       throw ValueError(
           op + ": '" + path +
           "' is a checkpoint of a quantized model (quantization-aware training or qgrad ptq, "
@@ -81,7 +82,7 @@ PretrainedInfo load_pretrained(nn::Module& model, const std::string& model_name,
           "quantization, set \"quant\" to its recipe; to continue a training run, use "
           "\"resume\"");
     if (const auto d = first_difference(without_calibration(file.quant),
-                                        without_calibration(training_quant), "quant"))
+                                        without_calibration(training_quant->to_json()), "quant"))
       throw ValueError(op + ": '" + path +
                        "' holds a model quantized with another recipe: " + d->path + " is " +
                        ConfigReader::shown(d->was) + " there but " + ConfigReader::shown(d->now) +
@@ -108,7 +109,7 @@ PretrainedInfo load_pretrained(nn::Module& model, const std::string& model_name,
 
 PretrainedInfo load_pretrained(nn::Module& model, const std::string& model_name,
                                const std::string& path) {
-  return load_pretrained(model, model_name, read_pretrained(path), nlohmann::json());
+  return load_pretrained(model, model_name, read_pretrained(path), std::nullopt);
 }
 
 std::string describe(const PretrainedInfo& info, const std::string& path) {

@@ -13,12 +13,14 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <string>
 
 #include <nlohmann/json.hpp>
 
 #include "nn/module.h"
 #include "nn/ordered_dict.h"
+#include "quant/modules/quant_recipe.h"
 
 namespace qgrad::cli {
 
@@ -48,15 +50,17 @@ struct PretrainedInfo {
 PretrainedFile read_pretrained(const std::string& path, const std::string& op = "pretrained");
 
 // Loads `file` into `model` (of zoo model `model_name`). `training_quant` is the recipe of the
-// run (null for float training). A float file goes into the float model, before quantization;
+// run (nullopt for float training). A float file goes into the float model, before quantization;
 // a quantized file (file.quantized()) goes into the model already quantized with
-// `training_quant`, which must equal the file's recipe apart from "calibration". ValueError
+// `training_quant`, which must equal the file's recipe apart from "calibration" (compared as
+// their JSON, so that the error names the first key that differs). ValueError
 // naming the file for another model kind, a quantized file in float training or with another
 // recipe (naming the first key that differs), or tensors that do not fit; the model is then
 // unchanged, except that a strict load of a quantized file that does not fit may have sized
 // the quantizers' still-empty buffers.
 PretrainedInfo load_pretrained(nn::Module& model, const std::string& model_name,
-                               const PretrainedFile& file, const nlohmann::json& training_quant);
+                               const PretrainedFile& file,
+                               const std::optional<quant::QuantRecipe>& training_quant);
 // read_pretrained, then the above for float training.
 PretrainedInfo load_pretrained(nn::Module& model, const std::string& model_name,
                                const std::string& path);

@@ -98,7 +98,7 @@ PtqResult run_ptq(const PtqOptions& options, std::ostream& out) {
 
   PtqResult r;
   std::shared_ptr<nn::UnaryModule> model = build_model(config);
-  const PretrainedInfo loaded = load_pretrained(*model, config.model, file, nullptr);
+  const PretrainedInfo loaded = load_pretrained(*model, config.model, file, std::nullopt);
   out << "qgrad ptq: " << config.model << ": " << describe(loaded, options.source.checkpoint)
       << "\n"
       << "  data " << config.data.dir << ": " << train_set->size() << " train / "
@@ -126,7 +126,7 @@ PtqResult run_ptq(const PtqOptions& options, std::ostream& out) {
 
   // The stored config rebuilds the quantized model; "pretrained" records where it came from.
   TrainConfig stored = config;
-  stored.quant = recipe.to_json();
+  stored.quant = recipe;
   stored.pretrained = fs::absolute(options.source.checkpoint).lexically_normal().string();
   stored.output.dir = target.parent_path().empty() ? "." : target.parent_path().string();
   const nlohmann::json ptq_meta{
@@ -139,7 +139,7 @@ PtqResult run_ptq(const PtqOptions& options, std::ostream& out) {
                               {kPtqMetadataKey, ptq_meta.dump()},
                               {"cli.qgrad_version", version_string()}});
   r.output = target.string();
-  nlohmann::json finetune = stored.quant;
+  nlohmann::json finetune = recipe.to_json();
   finetune.erase("calibration");
   out << "saved " << r.output << "\n"
       << "  evaluate: qgrad eval --checkpoint " << r.output << "\n"

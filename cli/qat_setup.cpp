@@ -12,11 +12,6 @@
 
 namespace qgrad::cli {
 
-std::optional<quant::QuantRecipe> quant_recipe(const TrainConfig& config) {
-  if (config.quant.is_null()) return std::nullopt;
-  return quant::QuantRecipe::from_json(config.quant);
-}
-
 namespace {
 
 // "weight num_bits=8, input num_bits=8": the settings of a layer that differ from the recipe's

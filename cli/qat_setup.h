@@ -1,5 +1,5 @@
-// The quantization-aware training steps of `qgrad train` and `qgrad eval`: the QuantRecipe a
-// TrainConfig holds, quantizing the float model with it (quant::quantize_model: the Conv2d,
+// The quantization-aware training steps of `qgrad train` and `qgrad eval`: quantizing the float
+// model with the recipe a TrainConfig holds (config.quant; quant::quantize_model: the Conv2d,
 // Linear and residual Add layers the recipe covers become their QAT versions, sharing the float
 // weights), calibrating it on a few batches of the training set, and the lines the train command
 // prints about both. A checkpoint of a quantized model is loaded into a freshly built and
@@ -19,9 +19,6 @@
 #include "quant/modules/quant_recipe.h"
 
 namespace qgrad::cli {
-
-// The config's recipe; nullopt for float training (config.quant null).
-std::optional<quant::QuantRecipe> quant_recipe(const TrainConfig& config);
 
 struct QuantizedLayers {
   std::string family;

@@ -39,8 +39,9 @@ namespace {
 std::shared_ptr<nn::UnaryModule> configured_model(const TrainConfig& config,
                                                   std::string& quantized) {
   std::shared_ptr<nn::UnaryModule> model = build_model(config);
-  if (std::optional<quant::QuantRecipe> recipe = quant_recipe(config))
-    quantized = ", quantized " + quantize_for_training(*model, *recipe).family + ", not calibrated";
+  if (config.quant)
+    quantized =
+        ", quantized " + quantize_for_training(*model, *config.quant).family + ", not calibrated";
   return model;
 }
 

@@ -278,8 +278,8 @@ Device resolve_device(const std::string& name, bool quantized) {
 TrainOutcome run_training(const TrainConfig& config_in, std::ostream& out,
                           const StopRequest& stop) {
   TrainConfig config = config_in;
-  // Parsed once: the device check needs to know whether there is one, the model needs it below.
-  const std::optional<quant::QuantRecipe> recipe = quant_recipe(config);
+  // Read with the config: the device check needs to know whether there is one, the model below.
+  const std::optional<quant::QuantRecipe>& recipe = config.quant;
   const Device device = resolve_device(config.device, recipe.has_value());
   const int threads = compute_threads(config);
   omp_set_num_threads(threads);

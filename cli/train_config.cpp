@@ -15,7 +15,6 @@
 #include "core/file_io.h"
 #include "core/json_parse.h"
 #include "nn/models/zoo.h"
-#include "quant/modules/quant_recipe.h"
 
 namespace qgrad::cli {
 
@@ -138,18 +137,18 @@ OutputConfig parse_output(ConfigReader& root) {
   return o;
 }
 
-// The recipe normalised by QuantRecipe (null when absent or null); its errors become usage errors
-// under the key path "quant".
-nlohmann::json parse_quant(ConfigReader& root) {
+// The typed recipe (nullopt when absent or null); its errors become usage errors under the key
+// path "quant".
+std::optional<quant::QuantRecipe> parse_quant(ConfigReader& root) {
   std::optional<nlohmann::json> raw = root.raw("quant");
-  if (!raw) return nullptr;
+  if (!raw) return std::nullopt;
   if (!raw->is_object())
     root.fail("quant",
               "must be a quantization recipe object {\"family\": ...} or {\"recipe\": ...} or "
               "null, got " +
                   ConfigReader::shown(*raw));
   try {
-    return quant::QuantRecipe::from_json(*raw).to_json();
+    return quant::QuantRecipe::from_json(*raw);
   } catch (const Error& e) {
     std::string message = e.what();
     const std::string prefix = "quant recipe: ";
@@ -297,7 +296,7 @@ nlohmann::json to_json(const TrainConfig& c) {
         {"log_interval_s", c.output.log_interval_s}}},
       {"resume", null_if(c.resume.empty(), c.resume)},
       {"pretrained", null_if(c.pretrained.empty(), c.pretrained)},
-      {"quant", c.quant},
+      {"quant", c.quant ? c.quant->to_json() : json()},
   };
 }
 

@@ -8,9 +8,12 @@
 // (every key, defaults filled in), which parses back to the same TrainConfig; a run stores it in
 // its output directory and in its checkpoints so `qgrad eval` and `resume` can rebuild the run.
 //
-// "quant" holds a quantization-aware training recipe (quant/modules/quant_recipe.h), validated
-// by QuantRecipe::from_json when parsing and kept normalised (every default filled in), so the
-// stored config rebuilds exactly the same quantized model. New sections are added as another
+// "quant" holds a quantization-aware training recipe (quant/modules/quant_recipe.h), read once
+// into the typed QuantRecipe when parsing, so the run quantizes with the recipe as written: the
+// object form of "layers" keeps its specificity order and its check of equally specific rules
+// that disagree (an error naming the layer once the model is quantized). JSON is written only at
+// the edges, by to_json() through QuantRecipe::to_json() (normalised, every default filled in),
+// so the stored config rebuilds exactly the same quantized model. New sections are added as another
 // struct member, a parse function called from parse_train_config, a to_json entry and rows in
 // train_config_keys().
 #pragma once
@@ -21,6 +24,8 @@
 #include <vector>
 
 #include <nlohmann/json.hpp>
+
+#include "quant/modules/quant_recipe.h"
 
 namespace qgrad::cli {
 
@@ -106,8 +111,8 @@ struct TrainConfig {
   // Safetensors file (a qgrad checkpoint or a plain state dict) whose weights initialise the
   // float model before quantization; empty = the seed's initialisation. Ignored when resuming.
   std::string pretrained;
-  // The QAT recipe as QuantRecipe::to_json() writes it; null = float training.
-  nlohmann::json quant;
+  // The QAT recipe; nullopt = float training.
+  std::optional<quant::QuantRecipe> quant;
 };
 
 // The model names `train` accepts (those of the model zoo, nn/models/zoo.h).

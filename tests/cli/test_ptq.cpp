@@ -278,7 +278,7 @@ TEST_CASE("ptq: a PTQ checkpoint seeds QAT fine-tuning with the same recipe, and
   TrainConfig config = float_config(tmp, 1);
   json finetune = recipe;
   finetune["calibration"]["batches"] = 2;
-  config.quant = quant::QuantRecipe::from_json(finetune).to_json();
+  config.quant = quant::QuantRecipe::from_json(finetune);
   config.pretrained = p.output;
   config.optimizer.lr = 1e-12;
   config.output.dir = tmp.file("qat");
@@ -310,13 +310,13 @@ TEST_CASE("ptq: a PTQ checkpoint seeds QAT fine-tuning with the same recipe, and
   other.output.dir = tmp.file("other");
   json changed = recipe;
   changed["input"]["num_bits"] = 4;
-  other.quant = quant::QuantRecipe::from_json(changed).to_json();
+  other.quant = quant::QuantRecipe::from_json(changed);
   REQUIRE_THROWS_AS(run_training(other, out), ValueError);
   REQUIRE_THROWS_WITH(run_training(other, out),
                       Catch::Contains("holds a model quantized with another recipe: "
                                       "quant.input.num_bits is 8 there but 4 in this config") &&
                           Catch::Contains("\"quant\": {"));
-  other.quant = nullptr;
+  other.quant.reset();
   REQUIRE_THROWS_WITH(run_training(other, out),
                       Catch::Contains("is a checkpoint of a quantized model") &&
                           Catch::Contains("\"nvidia\"") && Catch::Contains("set \"quant\""));

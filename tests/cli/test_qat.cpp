@@ -179,7 +179,7 @@ TEST_CASE("qat: evaluation freezes the quantizer statistics and restores them af
     INFO(recipe.dump());
     const TrainConfig config = tiny_config("unused", "", 1, recipe);
     auto model = build_model(config);
-    quantize_for_training(*model, *quant_recipe(config));
+    quantize_for_training(*model, *config.quant);
     Generator gen(3);
     model->forward(randn({4, 1, 28, 28}, gen));  // a training step's forward
     const TensorDict before = snapshot(*model);
@@ -436,6 +436,12 @@ TEST_CASE("qat: a bad quant recipe is a usage error naming the key", "[cli]") {
        "Linear or Add of the model (its layers: 0, 4, 9, 11, 13)"},
       {R"({"quant": {"family": "lsq", "layers": {"0": {"weight": {"num_bits": 1}}}}})",
        "quant: \"layers[0].weight.num_bits\" must lie in [2, 16], got 1"},
+      // Equally specific object-form rules that disagree on a layer: the library's error.
+      {R"({"model": "resnet20", "quant": {"family": "lsq", "layers": {
+             "layer1.*": {"weight": {"num_bits": 4}}, "*0.conv1": {"weight": {"num_bits": 6}}}},
+           "data": {"dir": "DATA"}, "output": {"dir": "OUT"}})",
+       "quant: quant recipe: \"layers[*0.conv1]\" and \"layers[layer1.*]\" both match layer "
+       "'layer1.0.conv1', are equally specific and set its \"weight\" differently"},
   };
   qgrad_cli_test::write_synthetic_mnist(tmp.file("data"), 32, 10);
   for (auto [text, message] : cases) {
@@ -453,11 +459,50 @@ TEST_CASE("qat: a bad quant recipe is a usage error naming the key", "[cli]") {
   }
 }
 
+TEST_CASE("qat: a config's object-form layer rules keep their specificity order and conflicts",
+          "[cli]") {
+  // "layer1.*" and "*0.conv1" have seven literal characters each; both match layer1.0.conv1.
+  auto config = [](const std::string& second, int second_bits) {
+    return parse_train_config(json{{"model", "resnet20"},
+                                   {"quant",
+                                    {{"family", "lsq"},
+                                     {"layers",
+                                      {{"layer1.*", {{"weight", {{"num_bits", 4}}}}},
+                                       {second, {{"weight", {{"num_bits", second_bits}}}}}}}}}});
+  };
+  // As `qgrad train` builds the model: the config read, then the model quantized with its recipe.
+  auto quantized = [](const TrainConfig& c) {
+    auto model = build_model(c);
+    return quantize_for_training(*model, *c.quant);
+  };
+  const TrainConfig conflict = config("*0.conv1", 6);
+  REQUIRE_THROWS_AS(quantized(conflict), UsageError);
+  REQUIRE_THROWS_WITH(quantized(conflict),
+                      Catch::StartsWith("quant: quant recipe: \"layers[*0.conv1]\" and "
+                                        "\"layers[layer1.*]\" both match layer 'layer1.0.conv1', "
+                                        "are equally specific") &&
+                          Catch::Contains("write \"layers\" as a list of {\"match\": ...} rules"));
+  // Agreeing on the layer, or one rule more specific than the other (it wins), is fine; the
+  // stored form (the list in application order) reads back to the same recipe.
+  for (const auto& [second, bits] :
+       {std::pair<std::string, int>{"*0.conv1", 4}, {"layer1.0.conv1", 6}, {"*.0.conv1", 6}}) {
+    INFO(second << " " << bits);
+    const TrainConfig ok = config(second, bits);
+    const QuantizedLayers q = quantized(ok);
+    CHECK(q.overrides.at("layer1.0.conv1") == "weight num_bits=" + std::to_string(bits));
+    CHECK(q.overrides.at("layer1.0.conv2") == "weight num_bits=4");
+    const TrainConfig stored = parse_train_config(to_json(ok));
+    REQUIRE(stored.quant);
+    CHECK(*stored.quant == *ok.quant);
+    CHECK(stored.quant->to_json() == ok.quant->to_json());
+  }
+}
+
 TEST_CASE("qat: the quantized-layers line of resnet20 names its residual adds", "[cli]") {
   const TrainConfig config = parse_train_config(
       json{{"model", "resnet20"}, {"quant", {{"family", "torch_ao"}, {"exclude", {"fc"}}}}});
   auto model = build_model(config);
-  const QuantizedLayers q = quantize_for_training(*model, *quant_recipe(config));
+  const QuantizedLayers q = quantize_for_training(*model, *config.quant);
   CHECK(q.names.size() == 30);  // 21 convolutions and 9 adds; fc excluded
   const std::string line = describe(q);
   CHECK_THAT(line, Catch::StartsWith("torch_ao recipe, 30 layers quantized: conv1 (QuantConv2d), "
@@ -470,8 +515,7 @@ TEST_CASE("qat: the quantized-layers line of resnet20 names its residual adds", 
   const TrainConfig fused = parse_train_config(
       json{{"model", "resnet20"}, {"quant", {{"family", "torch_ao"}, {"fuse_bn", true}}}});
   auto fused_model = build_model(fused);
-  const std::string fused_line =
-      describe(quantize_for_training(*fused_model, *quant_recipe(fused)));
+  const std::string fused_line = describe(quantize_for_training(*fused_model, *fused.quant));
   CHECK_THAT(fused_line,
              Catch::StartsWith("torch_ao recipe, 31 layers quantized: conv1 (QuantConvBn2d with "
                                "batch norm bn1), layer1.0.conv1 (QuantConvBn2d with batch norm "
@@ -492,8 +536,7 @@ TEST_CASE("qat: the quantized-layers line of resnet20 names its residual adds", 
                                   {"layer1.0.add", nullptr},
                                   {"@last", {{"weight", {{"observer", "minmax"}}}}}}}}}});
   auto rules_model = build_model(rules);
-  const std::string rules_line =
-      describe(quantize_for_training(*rules_model, *quant_recipe(rules)));
+  const std::string rules_line = describe(quantize_for_training(*rules_model, *rules.quant));
   CHECK_THAT(rules_line,
              Catch::StartsWith("torch_ao recipe, 30 layers quantized: conv1 (QuantConv2d), ") &&
                  !Catch::Contains("layer1.0.add (") &&
