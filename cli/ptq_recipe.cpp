@@ -8,6 +8,7 @@
 #include "cli/usage_error.h"
 #include "core/error.h"
 #include "core/json_parse.h"
+#include "quant/modules/named_recipes.h"
 
 namespace qgrad::cli {
 
@@ -70,9 +71,13 @@ quant::QuantRecipe ptq_recipe(const PtqRecipeOptions& options) {
     throw UsageError(o.command +
                      ": --recipe quantizes nothing (\"weight\" and \"input\" are both null)");
   // The options edit the recipe's JSON, read again below, so that from_json checks what they
-  // combine into with its usual messages. The re-read "layers" are the list form: equally
-  // specific object-form rules that disagree are not caught here (issue 25, left as it was).
+  // combine into with its usual messages. Every key but "layers" is taken normalised (every
+  // default written out, so the options have objects to edit); "layers" stays as given (after
+  // a named recipe's expansion): to_json writes the rules as a list, and the list form would
+  // drop the object form's check that equally specific rules agree.
+  const json given_layers = quant::expand_named_recipe(j).value("layers", json());
   j = parsed.to_json();
+  if (!given_layers.is_null()) j["layers"] = given_layers;
 
   const std::string family = quant::quant_family_name(parsed.family());
   if (!options.method.empty() && options.method != "max" && options.method != "entropy" &&

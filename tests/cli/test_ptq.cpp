@@ -24,7 +24,9 @@
 #include "cli/usage_error.h"
 #include "cli_test_helpers.h"
 #include "core/error.h"
+#include "core/generator.h"
 #include "nn/data/mnist.h"
+#include "nn/models/zoo.h"
 #include "nn/serialize/checkpoint.h"
 #include "nn/serialize/safetensors.h"
 #include "ops/binary/binary.h"
@@ -417,4 +419,26 @@ TEST_CASE("ptq: bad arguments exit with a clear message and write nothing", "[cl
   CHECK_THAT(out.str(), Catch::Contains("(state dict)") &&
                             Catch::Contains("saved " + out_dir + "/plain_ptq.safetensors"));
   CHECK(eval_checkpoint(out_dir + "/plain_ptq.safetensors").count == 100);
+}
+
+TEST_CASE("ptq: --recipe's object-form layer rules keep their conflict check", "[cli][ptq]") {
+  // The calibration options re-read the recipe's JSON; its rules were re-read in the list form,
+  // whose order decides, so two equally specific rules that disagree passed silently.
+  PtqRecipeOptions o;
+  o.method = "max";
+  Generator gen(0);
+  o.recipe = R"({"family": "nvidia", "layers": {"0": {"weight": {"num_bits": 4}},
+                                                  "@first": {"weight": {"num_bits": 6}}}})";
+  auto model = nn::lenet5bn(gen);
+  CHECK_THROWS_WITH(quantize_for_training(*model, ptq_recipe(o)),
+                    Catch::Contains("layer '0'") && Catch::Contains("equally specific"));
+  // Rules that agree, or a more specific one, still apply, with the options over them.
+  o.recipe = R"({"recipe": "nvidia_int8", "layers": {"@first": {"weight": {"num_bits": 6}},
+                                                      "*": {"weight": {"num_bits": 4}}}})";
+  const quant::QuantRecipe r = ptq_recipe(o);
+  CHECK(r.to_json()["input"]["calib_method"] == "max");
+  auto model2 = nn::lenet5bn(gen);
+  const QuantizedLayers q = quantize_for_training(*model2, r);
+  CHECK(q.overrides.at("0").find("num_bits=6") != std::string::npos);
+  CHECK(q.overrides.at("4").find("num_bits=4") != std::string::npos);
 }
