@@ -3,6 +3,8 @@
 
 #include <ostream>
 
+#include <nlohmann/json.hpp>
+
 #include "cli/autoquant_command.h"
 #include "cli/eval_command.h"
 #include "cli/export_command.h"
@@ -65,9 +67,32 @@ std::string program(const std::string& command) {
 
 }  // namespace
 
+namespace {
+
+// Every argument must be UTF-8: paths and names go into JSON files (configs, checkpoint
+// metadata, results), which hold only UTF-8, and a path changed on the way would no longer name
+// its file. Checked once here, before any work: it failed at the first JSON write, after
+// training or calibrating (nlohmann's type_error 316).
+void check_utf8_arguments(const std::vector<std::string>& args) {
+  for (std::size_t i = 0; i < args.size(); ++i) {
+    try {
+      (void)nlohmann::json(args[i]).dump();
+    } catch (const nlohmann::json::type_error&) {
+      const std::string shown =
+          nlohmann::json(args[i]).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+      throw UsageError("argument " + std::to_string(i + 1) + " (" + shown +
+                       ") is not valid UTF-8; qgrad stores paths and names in JSON files, which "
+                       "hold UTF-8 only: rename the file or folder");
+    }
+  }
+}
+
+}  // namespace
+
 int run_command_line(const std::vector<std::string>& args, std::ostream& out, std::ostream& err) {
   std::string command = args.empty() ? "" : args[0];
   try {
+    check_utf8_arguments(args);
     const std::vector<std::string> rest(args.empty() ? args.end() : args.begin() + 1, args.end());
     if (command == "--help" || command == "-h" || command == "help") {
       if (rest.empty()) {

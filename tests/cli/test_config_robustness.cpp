@@ -8,6 +8,7 @@
 #include <sys/wait.h>
 
 #include <cstdlib>
+#include <filesystem>
 #include <limits>
 #include <sstream>
 
@@ -151,4 +152,21 @@ TEST_CASE("config robustness: a batch size near INT64_MAX gives one batch, not z
     CHECK(loader.batches_per_epoch() == (drop_last ? 0 : 1));
     if (!drop_last) CHECK(loader.next()->data.shape()[0] == 5);
   }
+}
+
+TEST_CASE("config robustness: an argument that is not UTF-8 exits 2 before any work", "[cli]") {
+  // It reached the first JSON write (the run's config, a checkpoint's metadata) and failed there
+  // with nlohmann's raw type_error 316, after the training or calibration.
+  TempDir tmp;
+  const std::string latin1 = tmp.file("caf\xe9");
+  const std::vector<std::pair<std::vector<std::string>, std::string>> cases{
+      {{"train", "--config", latin1}, "argument 3"},
+      {{"ptq", "--checkpoint", "x.safetensors", "--out", latin1}, "argument 5"}};
+  for (const auto& [args, which] : cases) {
+    std::ostringstream out, err;
+    CHECK(run_command_line(args, out, err) == 2);
+    CHECK_THAT(err.str(), Catch::Contains(which) && Catch::Contains("not valid UTF-8") &&
+                              Catch::Contains("caf\xef\xbf\xbd"));
+  }
+  CHECK(std::filesystem::is_empty(tmp.path()));
 }
