@@ -9,6 +9,7 @@
 #include <cmath>
 #include <functional>
 #include <limits>
+#include <map>
 #include <sstream>
 
 #include "cli/autoquant_command.h"
@@ -51,6 +52,40 @@ double best_cost(const std::vector<LayerCosts>& layers, const std::vector<int>& 
   };
   go(0, 0, 0);
   return best;
+}
+
+// autoquant's options for a two-epoch lenet5bn on the synthetic data in `tmp`.
+AutoquantOptions tiny_autoquant(TempDir& tmp, const std::string& budget) {
+  qgrad_cli_test::write_synthetic_mnist(tmp.file("data"), 128, 100);
+  AutoquantOptions o;
+  o.source.checkpoint = qgrad_cli_test::train_tiny(tmp, "f", nullptr, 2);
+  o.budget = budget;
+  o.recipe.calibration_batches = 2;
+  o.images = 60;
+  o.out = tmp.file("aq");
+  o.source.threads = 2;
+  return o;
+}
+
+// The weight width of each layer of lenet5bn quantized with the recipe autoquant wrote.
+std::map<std::string, int> written_weight_bits(TempDir& tmp) {
+  const json written =
+      parse_json(read_file(tmp.file("aq/autoquant_recipe.json"), "test"), "recipe");
+  Generator gen(0);
+  auto model = nn::lenet5bn(gen);
+  const std::vector<std::string> names =
+      quant::quantize_model(*model, quant::QuantRecipe::from_json(written));
+  const auto modules = model->named_modules();
+  std::map<std::string, int> bits;
+  for (const std::string& name : names) {
+    const auto m = *modules.find(name);
+    std::shared_ptr<nn::UnaryModule> wq;
+    if (auto c = std::dynamic_pointer_cast<quant::QuantConv2d>(m)) wq = c->weight_quantizer();
+    if (auto l = std::dynamic_pointer_cast<quant::QuantLinear>(m)) wq = l->weight_quantizer();
+    if (auto tq = std::dynamic_pointer_cast<quant::TensorQuantizer>(wq))
+      bits[name] = tq->descriptor().num_bits().bits();
+  }
+  return bits;
 }
 
 }  // namespace
@@ -111,14 +146,7 @@ TEST_CASE("autoquant: the greedy search", "[cli][autoquant]") {
 
 TEST_CASE("autoquant: a per-layer recipe within the budget", "[cli][autoquant]") {
   TempDir tmp;
-  qgrad_cli_test::write_synthetic_mnist(tmp.file("data"), 128, 100);
-  AutoquantOptions o;
-  o.source.checkpoint = qgrad_cli_test::train_tiny(tmp, "f", nullptr, 2);
-  o.budget = "avg_weight_bits<=5";
-  o.recipe.calibration_batches = 2;
-  o.images = 60;
-  o.out = tmp.file("aq");
-  o.source.threads = 2;
+  AutoquantOptions o = tiny_autoquant(tmp, "avg_weight_bits<=5");
   std::ostringstream out;
   const AutoquantResult r = run_autoquant(o, out);
   INFO(out.str());
@@ -137,19 +165,10 @@ TEST_CASE("autoquant: a per-layer recipe within the budget", "[cli][autoquant]")
   const json written =
       parse_json(read_file(tmp.file("aq/autoquant_recipe.json"), "test"), "recipe");
   CHECK(written == r.recipe);
-  Generator gen(0);
-  auto model = nn::lenet5bn(gen);
-  quant::quantize_model(*model, quant::QuantRecipe::from_json(written));
-  const auto modules = model->named_modules();
-  for (std::size_t i = 0; i < r.layers.size(); ++i) {
-    const auto m = *modules.find(r.layers[i].name);
-    std::shared_ptr<nn::UnaryModule> wq;
-    if (auto c = std::dynamic_pointer_cast<quant::QuantConv2d>(m)) wq = c->weight_quantizer();
-    if (auto l = std::dynamic_pointer_cast<quant::QuantLinear>(m)) wq = l->weight_quantizer();
-    auto tq = std::dynamic_pointer_cast<quant::TensorQuantizer>(wq);
-    REQUIRE(tq != nullptr);
-    CHECK(tq->descriptor().num_bits().bits() == r.allocation.bits[i]);
-  }
+  const std::map<std::string, int> bits = written_weight_bits(tmp);
+  REQUIRE(bits.size() == r.layers.size());
+  for (std::size_t i = 0; i < r.layers.size(); ++i)
+    CHECK(bits.at(r.layers[i].name) == r.allocation.bits[i]);
 
   // Bad arguments.
   for (const auto& [args, message] : std::vector<std::pair<std::vector<std::string>, std::string>>{
@@ -179,15 +198,8 @@ TEST_CASE("autoquant: a layer whose weights --recipe's rules set keeps its rule"
   // It was measured with the rule (so its cost looked flat), then written without it: the pinned
   // first layer went to the narrowest width.
   TempDir tmp;
-  qgrad_cli_test::write_synthetic_mnist(tmp.file("data"), 128, 100);
-  AutoquantOptions o;
-  o.source.checkpoint = qgrad_cli_test::train_tiny(tmp, "f", nullptr, 2);
-  o.budget = "avg_weight_bits<=4";
+  AutoquantOptions o = tiny_autoquant(tmp, "avg_weight_bits<=4");
   o.recipe.recipe = R"({"family": "nvidia", "layers": {"@first": {"weight": {"num_bits": 8}}}})";
-  o.recipe.calibration_batches = 2;
-  o.images = 60;
-  o.out = tmp.file("aq");
-  o.source.threads = 2;
   std::ostringstream out;
   const AutoquantResult r = run_autoquant(o, out);
   INFO(out.str());
@@ -196,23 +208,8 @@ TEST_CASE("autoquant: a layer whose weights --recipe's rules set keeps its rule"
   CHECK(r.layers.front().name == "4");
   CHECK_THAT(out.str(), Catch::Contains("kept as --recipe's rules set them (not allocated, "
                                         "outside the budget): 0\n"));
-  const json written =
-      parse_json(read_file(tmp.file("aq/autoquant_recipe.json"), "test"), "recipe");
-  Generator gen(0);
-  auto model = nn::lenet5bn(gen);
-  quant::quantize_model(*model, quant::QuantRecipe::from_json(written));
-  const auto modules = model->named_modules();
-  const auto weight_bits = [&](const std::string& name) {
-    auto c = std::dynamic_pointer_cast<quant::QuantConv2d>(*modules.find(name));
-    std::shared_ptr<nn::UnaryModule> wq;
-    if (c) wq = c->weight_quantizer();
-    if (auto l = std::dynamic_pointer_cast<quant::QuantLinear>(*modules.find(name)))
-      wq = l->weight_quantizer();
-    auto tq = std::dynamic_pointer_cast<quant::TensorQuantizer>(wq);
-    REQUIRE(tq != nullptr);
-    return tq->descriptor().num_bits().bits();
-  };
-  CHECK(weight_bits("0") == 8);  // the user's rule, still in the written recipe
+  const std::map<std::string, int> bits = written_weight_bits(tmp);
+  CHECK(bits.at("0") == 8);  // the user's rule, still in the written recipe
   for (std::size_t i = 0; i < r.layers.size(); ++i)
-    CHECK(weight_bits(r.layers[i].name) == r.allocation.bits[i]);
+    CHECK(bits.at(r.layers[i].name) == r.allocation.bits[i]);
 }
