@@ -12,6 +12,7 @@ Usage: python3 bench/bench_train.py [build/bench/bench_train] [--models lenet5bn
                                     [--rounds 5] [--steps 30] [--warmup 5] [--batch 128]
                                     [--threads 2]   (or --threads 1,2 for one table each)
                                     [--qat torch_ao] [--torch-qat matched|standard]
+                                    [--baseline OTHER/bench_train]
 
 --qat torch_ao adds quantization-aware training: each round then runs four processes per model
 (qgrad float, PyTorch float, qgrad QAT, PyTorch QAT) and the table gives the images/s of each,
@@ -31,6 +32,10 @@ PyTorch, eager mode, prepared by torch.ao.quantization.prepare_qat with that qco
   standard the usual eager recipe: QuantStub -> model -> DeQuantStub with the default qconfig
            on the whole model, no fusion: fake quantizers on the outputs of the stub, every
            Conv2d, BatchNorm2d and Linear (more and larger tensors than qgrad quantizes).
+
+--baseline B also runs B, the bench_train of another qgrad build (the commit before a change),
+in the same alternation, and prints a last table: this build's images/s against B's (best and
+median rounds; > 1 means this build is faster), for every qgrad kind timed.
 
 On a machine shared with other work, 2-thread numbers of both frameworks collapse whenever
 another process takes one core (OpenMP barriers wait for the descheduled thread): compare the
@@ -148,6 +153,8 @@ def main():
                     help="also time quantization-aware training with this recipe")
     ap.add_argument("--torch-qat", choices=["matched", "standard"], default="matched",
                     help="the PyTorch QAT model (see the docstring)")
+    ap.add_argument("--baseline", metavar="BINARY",
+                    help="another build's bench_train, timed in the same rounds (before/after)")
     ap.add_argument("--torch-worker", metavar="MODEL", help=argparse.SUPPRESS)
     ap.add_argument("--worker-qat", choices=["matched", "standard"], help=argparse.SUPPRESS)
     args = ap.parse_args()
@@ -167,12 +174,14 @@ def main():
         env = dict(os.environ, OMP_NUM_THREADS=str(threads))
         common = ["--batch", str(args.batch), "--steps", str(args.steps), "--warmup",
                   str(args.warmup), "--threads", str(threads)]
-        res = {(m, who): [] for m in models for who in ("qgrad", "torch")}
+        res = {(m, who): [] for m in models for who in ("qgrad", "torch", "baseline")}
         for _ in range(args.rounds):  # alternate so both see the same machine load
             for m in models:
                 res[(m, "qgrad")].append(run([args.binary, m] + common, env))
                 res[(m, "torch")].append(run(
                     [sys.executable, os.path.abspath(__file__), "--torch-worker", m] + common, env))
+                if args.baseline:
+                    res[(m, "baseline")].append(run([args.baseline, m] + common, env))
         print(f"\n{threads} thread(s)")
         print(f"{'model':<9} {'qgrad best':>10} {'torch best':>10} {'ratio':>6} {'qgrad med':>10} "
               f"{'torch med':>10} {'ratio':>6} {'qgrad RSS':>10} {'torch RSS':>10}")
@@ -183,6 +192,22 @@ def main():
             qr, tr = max(x[1] for x in q), max(x[1] for x in t)
             print(f"{m:<9} {qb:10.0f} {tb:10.0f} {qb / tb:6.2f} {qm:10.0f} {tm:10.0f} "
                   f"{qm / tm:6.2f} {qr:6.0f} MiB {tr:6.0f} MiB", flush=True)
+        if args.baseline:
+            print_baseline(models, {(m, "float"): ([x[0] for x in res[(m, "qgrad")]],
+                                                   [x[0] for x in res[(m, "baseline")]])
+                                    for m in models})
+
+
+def print_baseline(models, pairs):
+    """This build against --baseline: pairs[(model, kind)] = (images/s here, images/s there)."""
+    print(f"\nthis build / baseline (> 1: this build is faster)")
+    print(f"{'model':<9} {'kind':<6} {'best':>8} {'baseline':>9} {'ratio':>6} {'med':>8} "
+          f"{'baseline':>9} {'ratio':>6}")
+    for (m, kind), (here, there) in pairs.items():
+        hb, bb = max(here), max(there)
+        hm, bm = statistics.median(here), statistics.median(there)
+        print(f"{m:<9} {kind:<6} {hb:8.0f} {bb:9.0f} {hb / bb:6.3f} {hm:8.0f} {bm:9.0f} "
+              f"{hm / bm:6.3f}", flush=True)
 
 def qat_main(args):
     """Float and QAT steps of both frameworks, four alternating processes per model and round."""
@@ -198,7 +223,7 @@ def qat_main(args):
         common = ["--batch", str(args.batch), "--steps", str(args.steps), "--warmup",
                   str(args.warmup), "--threads", str(threads)]
         kinds = ("qgrad", "qgrad_qat", "torch", "torch_qat")
-        res = {(m, k): [] for m in models for k in kinds}
+        res = {(m, k): [] for m in models for k in kinds + ("baseline", "baseline_qat")}
         me = [sys.executable, os.path.abspath(__file__)]
         for _ in range(args.rounds):
             for m in models:
@@ -208,6 +233,10 @@ def qat_main(args):
                     run([args.binary, m] + common + ["--qat", args.qat], env)[0])
                 res[(m, "torch_qat")].append(run(
                     me + ["--torch-worker", m, "--worker-qat", args.torch_qat] + common, env)[0])
+                if args.baseline:
+                    res[(m, "baseline")].append(run([args.baseline, m] + common, env)[0])
+                    res[(m, "baseline_qat")].append(
+                        run([args.baseline, m] + common + ["--qat", args.qat], env)[0])
         print(f"\n{threads} thread(s)")
         print(f"{'model':<9} {'':4} {'qgrad':>7} {'qgrad':>7} {'QAT/':>6} {'torch':>7} "
               f"{'torch':>7} {'QAT/':>6} {'q/t':>5}")
@@ -218,6 +247,12 @@ def qat_main(args):
                 qf, qq, tf, tq = (agg(res[(m, k)]) for k in kinds)
                 print(f"{m:<9} {label:<4} {qf:7.0f} {qq:7.0f} {qf / qq:6.3f} {tf:7.0f} "
                       f"{tq:7.0f} {tf / tq:6.3f} {qq / tq:5.2f}", flush=True)
+        if args.baseline:
+            pairs = {}
+            for m in models:
+                pairs[(m, "float")] = (res[(m, "qgrad")], res[(m, "baseline")])
+                pairs[(m, "QAT")] = (res[(m, "qgrad_qat")], res[(m, "baseline_qat")])
+            print_baseline(models, pairs)
 
 
 if __name__ == "__main__":
