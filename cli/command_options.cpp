@@ -4,7 +4,13 @@
 #include <algorithm>
 #include <filesystem>
 
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+
 #include "cli/usage_error.h"
+#include "core/error.h"
 
 namespace qgrad::cli {
 
@@ -65,16 +71,32 @@ std::int64_t parse_int_option(const std::string& command, const std::string& opt
   return v;
 }
 
+void check_writable_location(const std::string& shown, const std::string& path) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  fs::path dir = fs::path(path).parent_path();
+  while (!dir.empty() && !fs::exists(dir, ec)) dir = dir.parent_path();
+  if (dir.empty()) dir = ".";
+  if (!fs::is_directory(dir, ec))
+    throw IOError(shown + " cannot be written: '" + dir.string() + "' is not a folder");
+  if (::access(dir.c_str(), W_OK | X_OK) != 0)
+    throw IOError(shown + " cannot be written: folder '" + dir.string() +
+                  "': " + std::strerror(errno));
+}
+
 void check_output_folder(const std::string& command, const std::string& option,
                          const std::string& path) {
   namespace fs = std::filesystem;
   std::error_code ec;
   const fs::file_status st = fs::status(path, ec);  // follows a symbolic link to its target
+  const std::string shown = command + ": " + option + " '" + path + "'";
   if (fs::exists(st) && !fs::is_directory(st))
     throw UsageError(
-        command + ": " + option + " '" + path + "' is " +
+        shown + " is " +
         (fs::is_regular_file(st) ? std::string("a file") : "a device, FIFO or socket") +
         ", not a folder");
+  // The files go inside it: an existing folder must take them, a new one its parent.
+  check_writable_location(shown, fs::is_directory(st) ? (fs::path(path) / "x").string() : path);
 }
 
 void check_output_file(const std::string& command, const std::string& option,
@@ -83,15 +105,15 @@ void check_output_file(const std::string& command, const std::string& option,
   namespace fs = std::filesystem;
   std::error_code ec;
   const fs::file_status st = fs::status(path, ec);  // follows a symbolic link to its target
-  if (!fs::exists(st)) return;
   const std::string shown = command + ": " + option + " '" + path + "'";
-  if (!fs::is_regular_file(st))
+  if (fs::exists(st) && !fs::is_regular_file(st))
     throw UsageError(shown + " is " +
                      (fs::is_directory(st) ? std::string("a folder") : "a device, FIFO or socket") +
                      ", not a regular file; give a new path or a file to replace");
   for (const auto& [what, input] : inputs)
-    if (!input.empty() && fs::equivalent(path, input, ec))
+    if (fs::exists(st) && !input.empty() && fs::equivalent(path, input, ec))
       throw UsageError(shown + " is " + what + " itself; give another path");
+  check_writable_location(shown, path);
 }
 
 }  // namespace qgrad::cli

@@ -28,15 +28,21 @@ std::int64_t parse_int_option(const std::string& command, const std::string& opt
                               const std::string& text, std::int64_t lo, std::int64_t hi);
 
 // An output folder option: UsageError "<command>: <option> '<path>' is a file, not a folder"
-// when something other than a folder is there (an absent path is fine: it is created later).
+// when something other than a folder is there (an absent path is fine: it is created later),
+// and check_writable_location's IOError when the files could not be written there.
 void check_output_folder(const std::string& command, const std::string& option,
                          const std::string& path);
+
+// The nearest existing folder above `path` (where `path`, or the folders leading to it, will be
+// created) must be a folder this process can write into: IOError "<shown> cannot be written:
+// ..." otherwise, so a command fails before its work rather than when it saves the result.
+void check_writable_location(const std::string& shown, const std::string& path);
 
 // An output file option, checked before any work: the path must be new or a regular file (never
 // a folder, device, FIFO or socket: writing replaces the file by renaming a finished temporary
 // over it, which would turn /dev/null into a regular file), and never one of the command's
 // inputs (pairs of what the input is, "the checkpoint", and its path). UsageError
-// "<command>: <option> '<path>' ..." naming which.
+// "<command>: <option> '<path>' ..." naming which; and check_writable_location's IOError.
 void check_output_file(const std::string& command, const std::string& option,
                        const std::string& path,
                        const std::vector<std::pair<std::string, std::string>>& inputs = {});

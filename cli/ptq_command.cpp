@@ -53,14 +53,6 @@ void check_writable(const fs::path& target, const PtqOptions& o) {
   // A device, FIFO or socket, or the float checkpoint itself: UsageErrors.
   check_output_file("ptq", "--out", target.string(),
                     {{"the float checkpoint", o.source.checkpoint}});
-  fs::path dir = target.parent_path();
-  while (!dir.empty() && !fs::exists(dir, ec)) dir = dir.parent_path();
-  if (dir.empty()) dir = ".";
-  if (!fs::is_directory(dir, ec))
-    throw IOError(shown + " cannot be written: '" + dir.string() + "' is not a folder");
-  if (::access(dir.c_str(), W_OK | X_OK) != 0)
-    throw IOError(shown + " cannot be written: folder '" + dir.string() +
-                  "': " + std::strerror(errno));
 }
 
 std::string percent(double fraction) {

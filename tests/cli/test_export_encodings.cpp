@@ -127,6 +127,13 @@ TEST_CASE("export: an output that is the checkpoint, a FIFO or a device is refus
                     Catch::Contains("export: --encodings '/dev/null' is a device, FIFO or socket"));
   CHECK_THROWS_WITH(export_command({"--checkpoint", ckpt, "--onnx", tmp.path()}, out),
                     Catch::Contains("is a folder, not a regular file"));
+  // A path that cannot be written (a file where its folder should be) fails first too.
+  CHECK_THROWS_AS(export_command({"--checkpoint", ckpt, "--onnx", ckpt + "/sub/m.onnx"}, out),
+                  IOError);
+  CHECK_THROWS_WITH(
+      export_command({"--checkpoint", ckpt, "--onnx", ckpt + "/sub/m.onnx"}, out),
+      Catch::Contains("export: --onnx '" + ckpt + "/sub/m.onnx' cannot be written: '" + ckpt +
+                      "' is not a folder"));
   CHECK(std::filesystem::is_fifo(tmp.file("fifo")));
   CHECK(std::filesystem::is_character_file("/dev/null"));
   std::ifstream in(ckpt);

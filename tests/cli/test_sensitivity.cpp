@@ -155,4 +155,12 @@ TEST_CASE("sensitivity: bad arguments exit 2 and write nothing", "[cli][sensitiv
   CHECK(run_command_line({"sensitivity", "--checkpoint", ckpt, "--out", tmp.file("a_file")}, out,
                          err) == 2);
   CHECK_THAT(err.str(), Catch::Contains("--out '" + tmp.file("a_file") + "' is a file"));
+  // An --out that cannot be written fails before the measurements, not when saving them.
+  std::ostringstream out2, err2;
+  CHECK(run_command_line({"sensitivity", "--checkpoint", ckpt, "--out", tmp.file("a_file/sub")},
+                         out2, err2) == 1);
+  CHECK_THAT(err2.str(),
+             Catch::Contains("--out '" + tmp.file("a_file/sub") + "' cannot be written: '" +
+                             tmp.file("a_file") + "' is not a folder"));
+  CHECK(out2.str().find("layer") == std::string::npos);
 }
