@@ -37,7 +37,7 @@ EvalSetup load_eval_setup(const std::string& command, const std::string& checkpo
   if (!data_dir.empty()) config.data.dir = data_dir;
   if (batch_size > 0) config.eval_batch_size = batch_size;
   config.threads = threads;  // this command's own --threads, not the training run's
-  omp_set_num_threads(compute_threads(config));
+  use_compute_threads(config);
   s.test_set = std::make_shared<data::MNIST>(config.data.dir, data::Split::Test);
   return s;
 }

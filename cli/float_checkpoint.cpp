@@ -52,7 +52,7 @@ FloatModelSource::Loaded FloatModelSource::load(const std::string& op) const {
   if (!data_dir.empty()) l.config.data.dir = data_dir;
   if (batch_size > 0) l.config.batch_size = batch_size;
   l.config.threads = threads;  // this command's own --threads, not the training run's
-  omp_set_num_threads(compute_threads(l.config));
+  use_compute_threads(l.config);
   return l;
 }
 

@@ -281,8 +281,7 @@ TrainOutcome run_training(const TrainConfig& config_in, std::ostream& out,
   // Read with the config: the device check needs to know whether there is one, the model below.
   const std::optional<quant::QuantRecipe>& recipe = config.quant;
   const Device device = resolve_device(config.device, recipe.has_value());
-  const int threads = compute_threads(config);
-  omp_set_num_threads(threads);
+  const int threads = use_compute_threads(config);
   // Process-wide, as torch.use_deterministic_algorithms: set for this run either way, so an
   // earlier deterministic run in the same process does not leak into this one.
   set_deterministic_algorithms(config.deterministic);

@@ -3,6 +3,12 @@
 
 #include <omp.h>
 
+#include <condition_variable>
+#include <mutex>
+#include <string>
+#include <system_error>
+#include <thread>
+
 #include "cli/usage_error.h"
 #include "nn/models/zoo.h"
 #include "nn/optim/adam.h"
@@ -27,6 +33,40 @@ std::int64_t checked_product(std::int64_t a, std::int64_t b, const std::string& 
 
 int compute_threads(const TrainConfig& config) {
   return static_cast<int>(config.threads > 0 ? config.threads : omp_get_num_procs());
+}
+
+int use_compute_threads(const TrainConfig& config) {
+  const int n = compute_threads(config);
+  if (n > omp_get_num_procs()) {
+    // Started together and kept until all are up, as an OpenMP team is.
+    std::mutex mutex;
+    std::condition_variable released;
+    bool go = false;
+    std::vector<std::thread> started;
+    started.reserve(static_cast<std::size_t>(n) - 1);
+    std::string failure;
+    try {
+      for (int i = 1; i < n; ++i)
+        started.emplace_back([&] {
+          std::unique_lock<std::mutex> lock(mutex);
+          released.wait(lock, [&] { return go; });
+        });
+    } catch (const std::system_error& e) {
+      failure = e.what();
+    }
+    {
+      std::lock_guard<std::mutex> lock(mutex);
+      go = true;
+    }
+    released.notify_all();
+    for (std::thread& t : started) t.join();
+    if (!failure.empty())
+      throw UsageError("threads: " + std::to_string(n) + " threads cannot run here (only " +
+                       std::to_string(started.size() + 1) + " could start: " + failure +
+                       "; a memory or process limit); use fewer (\"threads\" or --threads)");
+  }
+  omp_set_num_threads(n);
+  return n;
 }
 
 bool background_loading(const TrainConfig& config) {

@@ -17,6 +17,10 @@ namespace qgrad::cli {
 
 // The OpenMP threads a run computes with: "threads", or one per core.
 int compute_threads(const TrainConfig& config);
+// Makes compute_threads(config) OpenMP's thread count and returns it. More threads than cores are
+// started once first: libgomp aborts the process ("Thread creation failed") when a memory or
+// process limit stops a team, so that is a UsageError naming "threads" here instead.
+int use_compute_threads(const TrainConfig& config);
 // Whether data loaders prepare batches on a background thread: "data.prefetch", or, when unset,
 // whether a core is left over beyond compute_threads().
 bool background_loading(const TrainConfig& config);

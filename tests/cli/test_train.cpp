@@ -308,6 +308,40 @@ TEST_CASE("train: the qgrad binary trains and evaluates", "[cli]") {
   CHECK_THAT(slurp(log), Catch::Contains("epochs must be an integer >= 1, got 0"));
 }
 
+// AddressSanitizer reserves terabytes of address space, so it cannot run under `ulimit -v`.
+#if defined(__SANITIZE_ADDRESS__)
+#define QGRAD_TEST_UNDER_ASAN 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define QGRAD_TEST_UNDER_ASAN 1
+#endif
+#endif
+
+TEST_CASE("train: threads that a memory limit cannot start are a usage error", "[cli]") {
+#ifdef QGRAD_TEST_UNDER_ASAN
+  WARN("not run under AddressSanitizer (it cannot start under a virtual memory limit)");
+#else
+  // libgomp aborted the process ("libgomp: Thread creation failed", exit 1) at the first
+  // parallel region.
+  TempDir tmp;
+  const std::string bin = qgrad_test::binary_dir() + "/cli/qgrad";
+  qgrad_cli_test::write_text(
+      tmp.file("c.json"),
+      json{{"epochs", 1}, {"threads", 4096}, {"output", {{"dir", tmp.file("run")}}}}.dump());
+  const std::string log = tmp.file("train.log");
+  const int rc = std::system(("bash -c 'ulimit -v 3000000 && exec " + bin + " train --config " +
+                              tmp.file("c.json") + "' > " + log + " 2>&1")
+                                 .c_str());
+  const std::string text = slurp(log);
+  INFO(text);
+  REQUIRE(WIFEXITED(rc));
+  CHECK(WEXITSTATUS(rc) == 2);
+  CHECK_THAT(text, Catch::Contains("threads: 4096 threads cannot run here") &&
+                       Catch::Contains("use fewer"));
+  CHECK_FALSE(std::filesystem::exists(tmp.file("run")));
+#endif
+}
+
 TEST_CASE("train: grad_clip bounds each step's update by the clipped gradient norm", "[cli]") {
   TempDir tmp;
   qgrad_cli_test::write_synthetic_mnist(tmp.file("data"));  // 256 images: 8 steps of 32
