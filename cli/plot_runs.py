@@ -158,6 +158,16 @@ def draw_sensitivity(plt, s):
     return fig
 
 
+class DrawingFailed(Exception):
+    """matplotlib could not draw a figure of values qgrad accepted (1e308, say)."""
+
+    def __init__(self, name, cause):
+        super().__init__(f"matplotlib cannot draw {name} ({type(cause).__name__}: {cause}); "
+                         "values far outside the usual range, such as a loss of 1e308, can do "
+                         "this: leave such a run out")
+        self.name = name
+
+
 def save_all(plt, figures, out_dir, fmt):
     """Draws every figure to a temporary file, then renames them all: all or nothing."""
     pending = []  # (temporary, final) not renamed yet
@@ -168,7 +178,10 @@ def save_all(plt, figures, out_dir, fmt):
             pending.append((tmp, final))
             # No date in SVGs, so the same data gives the same file.
             metadata = {"Date": None} if fmt == "svg" else None
-            fig.savefig(tmp, format=fmt, dpi=150, metadata=metadata)
+            try:
+                fig.savefig(tmp, format=fmt, dpi=150, metadata=metadata)
+            except Exception as e:  # matplotlib's own limits: one line for the user, no traceback
+                raise DrawingFailed(name, e) from e
             plt.close(fig)
         # The one failure a rename can meet here; checked before the first rename.
         for _, final in pending:
@@ -208,13 +221,20 @@ def main(argv):
     with open(argv[1], encoding="utf-8") as f:
         spec = json.load(f)
     figures = []
-    if spec.get("runs"):
-        figures.append(("training_curves", draw_training_curves(plt, spec["runs"])))
-    if spec.get("results"):
-        figures.append(("accuracy_vs_bits", draw_accuracy_vs_bits(plt, spec["results"])))
-    if spec.get("sensitivity"):
-        figures.append(("sensitivity", draw_sensitivity(plt, spec["sensitivity"])))
-    save_all(plt, figures, spec["out_dir"], spec["format"])
+    drawers = (("training_curves", "runs", draw_training_curves),
+               ("accuracy_vs_bits", "results", draw_accuracy_vs_bits),
+               ("sensitivity", "sensitivity", draw_sensitivity))
+    try:
+        for name, key, draw in drawers:
+            if spec.get(key):
+                try:
+                    figures.append((name, draw(plt, spec[key])))
+                except Exception as e:
+                    raise DrawingFailed(name, e) from e
+        save_all(plt, figures, spec["out_dir"], spec["format"])
+    except (DrawingFailed, OSError) as e:  # said in one line: no traceback
+        print(e, file=sys.stderr)
+        return 1
     return 0
 
 

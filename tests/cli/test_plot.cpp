@@ -344,6 +344,30 @@ TEST_CASE("plot: a drawing that fails half-way leaves no picture behind", "[cli]
   CHECK(listing(out + "/sensitivity.png").empty());
 }
 
+TEST_CASE("plot: values matplotlib cannot draw are one line naming the picture", "[cli][plot]") {
+  // A loss of 1e308 passed the checks and ended in a matplotlib traceback.
+  if (const std::string why = matplotlib_missing(); !why.empty()) return skip_test(why);
+  TempDir tmp;
+  write_run(tmp.file("run_a"), "lenet5bn", false, 0);
+  std::string lines;
+  for (int e = 1; e <= 2; ++e) {
+    EpochMetrics m;
+    m.epoch = e;
+    m.train_loss = 1e308;
+    m.test_acc = 0.5;
+    lines += to_json(m).dump() + "\n";
+  }
+  write_text(tmp.file("run_a/metrics.jsonl"), lines);
+  const std::string out = tmp.file("out");
+  const Outcome r = plot({tmp.file("run_a"), "--out", out});
+  INFO(r.err);
+  CHECK(r.status == 1);
+  CHECK_THAT(r.err, Catch::Contains("matplotlib cannot draw training_curves (") &&
+                        Catch::Contains("such as a loss of 1e308"));
+  CHECK(r.err.find("Traceback") == std::string::npos);
+  CHECK(listing(out).empty());
+}
+
 TEST_CASE("plot: SVG pictures carry the run labels, series and layer names", "[cli][plot]") {
   if (const std::string why = matplotlib_missing(); !why.empty()) return skip_test(why);
   TempDir tmp;
