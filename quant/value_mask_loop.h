@@ -13,10 +13,10 @@
 #include <cstdint>
 #include <vector>
 
+#include "core/channel_loop.h"
 #include "core/host_device.h"
 #include "core/strided_loop.h"
 #include "core/tensor.h"
-#include "quant/torch_ao/channel_loop.h"
 
 namespace qgrad::quant {
 
@@ -65,7 +65,7 @@ void value_mask_map_channels(const std::vector<E>& elems, const Tensor& x, std::
   const T* px = static_cast<const T*>(x.raw_data());
   T* py = static_cast<T*>(y.raw_data());
   std::uint8_t* pm = mask.defined() ? static_cast<std::uint8_t*>(mask.raw_data()) : nullptr;
-  ao::ChannelLoop(x.shape(), axis).run([&](std::int64_t c, std::int64_t off, std::int64_t n) {
+  ChannelLoop(x.shape(), axis).run([&](std::int64_t c, std::int64_t off, std::int64_t n) {
     value_mask_row(elems[static_cast<std::size_t>(c)], px + off, py + off,
                    pm != nullptr ? pm + off : nullptr, n);
   });

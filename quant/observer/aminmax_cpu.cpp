@@ -7,8 +7,8 @@
 #include <cmath>
 #include <limits>
 
+#include "core/channel_loop.h"
 #include "core/strided_loop.h"
-#include "quant/torch_ao/channel_loop.h"
 
 namespace qgrad::ao {
 

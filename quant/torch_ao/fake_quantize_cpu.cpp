@@ -15,9 +15,9 @@
 #include <cmath>
 #include <limits>
 
+#include "core/channel_loop.h"
 #include "core/dtype.h"
 #include "core/strided_loop.h"
-#include "quant/torch_ao/channel_loop.h"
 #include "quant/torch_ao/fake_quantize_elem.h"
 #include "quant/value_mask_loop.h"
 

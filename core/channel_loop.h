@@ -1,7 +1,8 @@
 // ChannelLoop: a contiguous tensor seen as [outer, channels, inner] around a channel axis, and
 // loops over its rows (one channel, `inner` contiguous elements each). The channel of a row is
 // tracked by counting, so per-channel quantization kernels never divide per element. Used by the
-// torch.ao, Horizon and observer kernels.
+// torch.ao, Horizon and observer kernels (quant/value_mask_loop.h, quant/observer); in core so that
+// every layer with per-channel kernels can use it.
 #pragma once
 
 #include <algorithm>
@@ -10,7 +11,7 @@
 #include "core/shape.h"
 #include "core/strided_loop.h"
 
-namespace qgrad::ao {
+namespace qgrad {
 
 struct ChannelLoop {
   std::int64_t outer = 1;
@@ -49,4 +50,4 @@ struct ChannelLoop {
   }
 };
 
-}  // namespace qgrad::ao
+}  // namespace qgrad
