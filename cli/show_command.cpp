@@ -70,6 +70,8 @@ int show_command(const std::vector<std::string>& args, std::ostream& out) {
     if (name == "--checkpoint") checkpoint = value;
     if (name == "--config") config_path = value;
     if (name == "--model") model_name = value;
+    // An empty value printed the float model, as if no recipe were given; ptq refuses it too.
+    if (name == "--recipe" && value.empty()) throw UsageError("show: --recipe must not be empty");
     if (name == "--recipe") recipe = value;
   }
   const int sources = !checkpoint.empty() + !config_path.empty() + !model_name.empty();

@@ -94,6 +94,8 @@ TEST_CASE("show: bad arguments are usage errors naming the problem", "[cli]") {
       {{"--model", "alexnet"}, "alexnet"},
       {{"--model", "lenet5bn", "--recipe", "{bad"}, "neither a recipe name nor valid JSON"},
       {{"--bogus"}, "unknown argument '--bogus'"},
+      // It printed the float model, as if no recipe were given (issue 25).
+      {{"--model", "lenet5bn", "--recipe", ""}, "show: --recipe must not be empty"},
   };
   for (const auto& [args, message] : cases) {
     const Run r = show(args);
