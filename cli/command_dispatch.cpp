@@ -65,21 +65,17 @@ std::string program(const std::string& command) {
   return command.empty() || command[0] == '-' ? "qgrad" : "qgrad " + command;
 }
 
-}  // namespace
-
-namespace {
-
 // Every argument must be UTF-8: paths and names go into JSON files (configs, checkpoint
 // metadata, results), which hold only UTF-8, and a path changed on the way would no longer name
 // its file. Checked once here, before any work: it failed at the first JSON write, after
 // training or calibrating (nlohmann's type_error 316).
 void check_utf8_arguments(const std::vector<std::string>& args) {
   for (std::size_t i = 0; i < args.size(); ++i) {
+    const nlohmann::json arg(args[i]);
     try {
-      (void)nlohmann::json(args[i]).dump();
+      (void)arg.dump();
     } catch (const nlohmann::json::type_error&) {
-      const std::string shown =
-          nlohmann::json(args[i]).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+      const std::string shown = arg.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
       throw UsageError("argument " + std::to_string(i + 1) + " (" + shown +
                        ") is not valid UTF-8; qgrad stores paths and names in JSON files, which "
                        "hold UTF-8 only: rename the file or folder");

@@ -2,6 +2,7 @@
 // library installed; DTypeSet formatting and the errors for missing kernels.
 #include "core/dispatch.h"
 
+#include <algorithm>
 #include <memory>
 #include <mutex>
 
@@ -43,17 +44,9 @@ void KernelTableBase::throw_no_device(const char* op, Device device) const {
 }
 
 void KernelRegistry::catalogue(std::string_view table, std::string_view ops) {
-  std::size_t begin = 0;
-  while (begin < ops.size()) {
-    std::size_t end = ops.find(' ', begin);
-    if (end == std::string_view::npos) end = ops.size();
-    if (end > begin) {
-      auto it = ops_.find(ops.substr(begin, end - begin));
-      if (it == ops_.end())
-        it = ops_.emplace(std::string(ops.substr(begin, end - begin)), std::vector<std::string>{})
-                 .first;
-      it->second.emplace_back(table);
-    }
+  for (std::size_t begin = 0; begin < ops.size();) {
+    const std::size_t end = std::min(ops.find(' ', begin), ops.size());
+    if (end > begin) ops_[std::string(ops.substr(begin, end - begin))].emplace_back(table);
     begin = end + 1;
   }
 }
@@ -101,13 +94,13 @@ std::vector<std::string> KernelRegistry::table_names() const {
 
 namespace {
 
-// The registrars installed by the umbrella library, and whether the registry was built from them.
+// The registrars installed by the umbrella library (none yet: empty), and whether the registry
+// was built from them.
 // Written once while the program loads (install_kernel_registrars), read once when the registry
 // is built: the registry's configuration, not state that changes while it is in use.
 struct Registrars {
   std::mutex mutex;
   std::vector<KernelRegistrar> list;
-  bool installed = false;
   bool used = false;
 };
 
@@ -122,10 +115,10 @@ void install_kernel_registrars(std::vector<KernelRegistrar> list) {
   Registrars& r = registrars();
   std::lock_guard<std::mutex> lock(r.mutex);
   QGRAD_CHECK(
-      !r.installed && !r.used, Error, "install_kernel_registrars: ",
+      r.list.empty() && !r.used, Error, "install_kernel_registrars: ",
       r.used ? "the kernel registry is already built" : "the registrars are installed twice");
+  QGRAD_CHECK(!list.empty(), Error, "install_kernel_registrars: no registrars given");
   r.list = std::move(list);
-  r.installed = true;
 }
 
 const KernelRegistry& kernel_registry() {
@@ -135,7 +128,7 @@ const KernelRegistry& kernel_registry() {
   static const KernelRegistry& registry = *[] {
     Registrars& r = registrars();
     std::lock_guard<std::mutex> lock(r.mutex);
-    QGRAD_CHECK(r.installed, Error,
+    QGRAD_CHECK(!r.list.empty(), Error,
                 "kernel registry: no kernels registered. qgrad's layers are registered by the "
                 "umbrella library that qgrad::qgrad links (qgrad.cpp); link it rather than the "
                 "layer libraries alone, and use no qgrad tensor before main()");

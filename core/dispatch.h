@@ -2,8 +2,8 @@
 /// Per-device kernel dispatch: every op reaches its kernels through a KernelTable (one kernel per
 /// device type, with the dtypes it takes), all held by one KernelRegistry. The registry is built
 /// once, on first use, by the registrars of the layers (register_core_kernels,
-/// register_ops_kernels,
-/// ...), which the umbrella library at the top installs (install_kernel_registrars): each layer
+/// register_ops_kernels, ...), which the umbrella library at the top installs
+/// (install_kernel_registrars): each layer
 /// calls its families' `register_<family>_cpu_kernels` / `register_<family>_cuda_kernels`
 /// explicitly, and core names no layer above it. An empty slot is a DeviceError naming the op and
 /// the device, never a silent fallback; supports(op, device, dtype) answers without throwing

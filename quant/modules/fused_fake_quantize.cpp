@@ -122,11 +122,14 @@ ao::QParams FusedMovingAvgObsFakeQuantize::fake_quant_qparams(const std::string&
   std::vector<float> scale(mn.size());
   std::vector<std::int32_t> zero_point(mn.size());
   for (std::size_t i = 0; i < mn.size(); ++i) {
-    const std::string channel = mn.size() > 1 ? " of channel " + std::to_string(i) : std::string();
+    // Formatted only for the error (QGRAD_CHECK evaluates its message lazily).
+    const auto channel = [&] {
+      return mn.size() > 1 ? " of channel " + std::to_string(i) : std::string();
+    };
     QGRAD_CHECK(!(std::isinf(mn[i]) && std::isinf(mx[i]) && mn[i] > mx[i]), ValueError, op, ": ",
-                kName, " has no running statistics", channel, " (it saw no data)");
+                kName, " has no running statistics", channel(), " (it saw no data)");
     QGRAD_CHECK(std::isfinite(mn[i]) && std::isfinite(mx[i]) && mn[i] <= mx[i], ValueError, op,
-                ": ", kName, "'s running min ", mn[i], " and max ", mx[i], channel,
+                ": ", kName, "'s running min ", mn[i], " and max ", mx[i], channel(),
                 " do not make a range");
     const ao::fused::ChosenQParams q =
         ao::fused::choose_qparams(mn[i], mx[i], static_cast<std::int32_t>(quant_min()),

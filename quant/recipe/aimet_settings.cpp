@@ -7,7 +7,7 @@
 namespace qgrad::quant {
 
 AimetSettings AimetSettings::parse(const nlohmann::json& j, QuantRole, const std::string& path) {
-  RecipeFields f(j, path, {"bitwidth", "symmetric", "per_channel"});
+  RecipeFields f(j, path, settings_keys<AimetSettings>());
   AimetSettings s;
   s.bitwidth = f.integer("bitwidth", 1, 32);
   s.symmetric = f.boolean("symmetric");

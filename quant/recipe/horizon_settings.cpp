@@ -8,7 +8,7 @@ namespace qgrad::quant {
 
 HorizonSettings HorizonSettings::parse(const nlohmann::json& j, QuantRole,
                                        const std::string& path) {
-  RecipeFields f(j, path, {"dtype", "saturate", "round_mode", "per_channel", "averaging_constant"});
+  RecipeFields f(j, path, settings_keys<HorizonSettings>());
   HorizonSettings s;
   s.dtype = f.choice("dtype", {"qint8", "qint16", "qint4", "quint4"});
   s.saturate = f.boolean("saturate");

@@ -7,9 +7,7 @@
 namespace qgrad::quant {
 
 LsqSettings LsqSettings::parse(const nlohmann::json& j, QuantRole, const std::string& path) {
-  RecipeFields f(j, path,
-                 {"num_bits", "signed", "per_channel", "learn_zero_point", "use_grad_scaling",
-                  "init", "averaging_constant"});
+  RecipeFields f(j, path, settings_keys<LsqSettings>());
   LsqSettings s;
   // 2 bits at least: a signed 1-bit grid [-1, 0] has Q_P = 0, and LSQ's step size and gradient
   // scale divide by Q_P.

@@ -21,10 +21,7 @@ nlohmann::json descriptor_json(const NvidiaSettings& s) {
 }  // namespace
 
 NvidiaSettings NvidiaSettings::parse(const nlohmann::json& j, QuantRole, const std::string& path) {
-  RecipeFields f(
-      j, path,
-      {"num_bits", "name", "fake_quant", "axis", "block_sizes", "amax", "learn_amax", "scale_amax",
-       "calib_method", "unsigned", "narrow_range", "dynamic", "fp8_recipe", "num_bins"});
+  RecipeFields f(j, path, settings_keys<NvidiaSettings>());
   NvidiaSettings s;
   s.num_bins = f.integer("num_bins", 2, std::int64_t{1} << 24);
   nlohmann::json dj = j;

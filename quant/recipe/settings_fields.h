@@ -14,6 +14,7 @@
 #include <optional>
 #include <string>
 #include <tuple>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -80,6 +81,13 @@ inline void merge_settings_value(std::optional<nlohmann::json>& base,
     merge_recipe_json(*base, *over);
   else
     base = over;
+}
+
+/// Every recipe key of S, in fields() order: the keys its parse accepts.
+template <typename S>
+std::vector<std::string> settings_keys() {
+  return std::apply([](const auto&... f) { return std::vector<std::string>{f.key...}; },
+                    S::fields());
 }
 
 /// The keys given, as the recipe wrote them.

@@ -26,9 +26,7 @@ ao::QScheme ao_qscheme(const std::string& s) {
 
 TorchAoSettings TorchAoSettings::parse(const nlohmann::json& j, QuantRole,
                                        const std::string& path) {
-  RecipeFields f(j, path,
-                 {"observer", "dtype", "qscheme", "quant_min", "quant_max", "reduce_range",
-                  "averaging_constant", "ch_axis", "eps", "bins"});
+  RecipeFields f(j, path, settings_keys<TorchAoSettings>());
   TorchAoSettings s;
   s.observer = f.choice(
       "observer", {"minmax", "moving_average_minmax", "histogram", "fused_moving_average_minmax"});
