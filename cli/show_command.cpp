@@ -12,6 +12,7 @@
 #include "cli/training_factory.h"
 #include "cli/usage_error.h"
 #include "quant/modules/calibratable.h"
+#include "quant/modules/quantizer_device.h"
 
 namespace qgrad::cli {
 
@@ -48,9 +49,16 @@ std::shared_ptr<nn::UnaryModule> configured_model(const TrainConfig& config,
 void print_model(const std::string& what, nn::Module& model, std::ostream& out) {
   std::int64_t parameters = 0;
   for (const Tensor& p : model.parameters()) parameters += p.numel();
+  // The quantization modules, each once: not an observer inside its fake quantizer.
   std::int64_t quantizers = 0;
-  for (const auto& item : model.named_modules())
-    quantizers += dynamic_cast<const quant::Calibratable*>(item.value.get()) != nullptr;
+  std::string inside = "\n";  // "NAME." of the last one counted
+  for (const auto& item : model.named_modules()) {
+    if (item.key.rfind(inside, 0) == 0 ||
+        dynamic_cast<const quant::RunsOn*>(item.value.get()) == nullptr)
+      continue;
+    ++quantizers;
+    inside = item.key + ".";
+  }
   out << what << "\n" << model << "\n" << parameters << " parameters";
   if (quantizers > 0) out << ", " << quantizers << " quantizers";
   out << "\n";

@@ -41,6 +41,8 @@
 #include "nn/utils/clip_grad.h"
 #include "ops/loss/loss.h"
 #include "quant/modules/lazy_buffer.h"
+#include "quant/modules/quantize_model.h"
+#include "quant/modules/quantizer_device.h"
 
 namespace qgrad::cli {
 
@@ -248,20 +250,33 @@ void restore_training_state(const serialize::Checkpoint& c, nn::Module& model,
   if (scheduler) scheduler->load_state_dict(c.scheduler);
 }
 
-// `quantized`: the config has a "quant" recipe, whose quantizers run on the CPU only for now;
-// said before anything is loaded, and also where no GPU is visible.
-Device resolve_device(const std::string& name, bool quantized) {
+// The config's device. Off the CPU, a "quant" recipe must give quantizers that run there: a model
+// is built and quantized to ask them (quantizer_device.h), before anything is loaded, and also
+// where no GPU is visible.
+Device resolve_device(const TrainConfig& config) {
+  const std::string& name = config.device;
   Device d;
   try {
     d = Device::parse(name);
   } catch (const Error& e) {
     throw UsageError(std::string("device: ") + e.what());
   }
-  if (d.is_cuda() && quantized)
-    throw UsageError("device \"" + name +
-                     "\": quantization-aware training runs on the CPU only in this version (the "
-                     "quantizers have no CUDA kernels yet); train it with --device cpu, or drop "
-                     "\"quant\" to train the float model on the GPU");
+  if (!d.is_cpu() && config.quant) {
+    const std::shared_ptr<nn::UnaryModule> probe = build_model(config);
+    quant::quantize_model(*probe, *config.quant);
+    const std::vector<std::string> refused = quant::quantizers_not_on(*probe, d);
+    if (!refused.empty()) {
+      std::string list;
+      for (std::size_t i = 0; i < refused.size() && i < 3; ++i)
+        list += (i ? ", " : "") + refused[i];
+      if (refused.size() > 3) list += ", ... (" + std::to_string(refused.size()) + " in all)";
+      throw UsageError("device \"" + name + "\": the \"quant\" recipe gives quantizers that run " +
+                       "on the CPU only in this version: " + list +
+                       "; on the GPU, quantization-aware training runs with torch_ao's fused " +
+                       "observer (\"observer\": \"fused_moving_average_minmax\", without " +
+                       "\"fuse_bn\") so far; train this recipe with --device cpu");
+    }
+  }
   if (d.is_cuda() && !cuda_is_available())
     throw UsageError("device \"" + name + "\" is not available: " +
 #ifdef QGRAD_WITH_CUDA
@@ -280,7 +295,7 @@ TrainOutcome run_training(const TrainConfig& config_in, std::ostream& out,
   TrainConfig config = config_in;
   // Read with the config: the device check needs to know whether there is one, the model below.
   const std::optional<quant::QuantRecipe>& recipe = config.quant;
-  const Device device = resolve_device(config.device, recipe.has_value());
+  const Device device = resolve_device(config);
   const int threads = use_compute_threads(config);
   // Process-wide, as torch.use_deterministic_algorithms: set for this run either way, so an
   // earlier deterministic run in the same process does not leak into this one.

@@ -369,7 +369,8 @@ const std::vector<ConfigKeyDoc>& train_config_keys() {
        "a named recipe (`qgrad recipes` lists them, e.g. \"lsq_w4a4\"); the other quant keys "
        "given override its values, objects merged key by key"},
       {"quant.family", "required",
-       "\"nvidia\", \"torch_ao\", \"lsq\", \"horizon\" or \"aimet\" (quantizer family); "
+       "\"nvidia\", \"torch_ao\", \"lsq\", \"pact\", \"horizon\" or \"aimet\" (quantizer "
+       "family); "
        "optional with quant.recipe"},
       {"quant.weight", "family default",
        "Conv2d/Linear weight quantizer: an object of the family's fields replacing the default "
@@ -392,7 +393,7 @@ const std::vector<ConfigKeyDoc>& train_config_keys() {
        "Conv2d or Linear); objects merge over the layer's settings, null = float; the most "
        "specific pattern wins, or a list [{\"match\": ..., ...}] applied in order (last wins)"},
       {"quant.exclude", "[]", "module names kept float, e.g. [\"0\", \"13\"]"},
-      {"quant.calibration.batches", "8 (nvidia, horizon, aimet), 0 (torch_ao, lsq)",
+      {"quant.calibration.batches", "8 (nvidia, horizon, aimet), 0 (torch_ao, lsq, pact)",
        "training batches (normalised, no augmentation, at most 1000000) run to calibrate before "
        "training; not when resuming"},
       {"quant.calibration.method", "\"entropy\"",

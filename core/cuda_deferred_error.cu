@@ -35,7 +35,14 @@ std::vector<Slot>& slots() {
 }
 
 const char* op_name(DeferredErrorOp op) {
-  return op == DeferredErrorOp::NllLoss ? "nll_loss" : "cross_entropy";
+  switch (op) {
+    case DeferredErrorOp::NllLoss:
+      return "nll_loss";
+    case DeferredErrorOp::FusedMovingAvgObsFakeQuant:
+      return "fused_moving_avg_obs_fake_quant";
+    default:
+      return "cross_entropy";
+  }
 }
 
 // Moves the slot's record into the staging copy and clears the slot.
@@ -96,6 +103,12 @@ void cuda_synchronize_reporting_deferred_errors(int device_index, const char* op
               e.position, ") is out of range for ", e.classes, " classes: expected 0 <= target < ",
               e.classes, " or ignore_index (", e.ignore_index,
               "); found by the GPU kernel and reported at this wait for the GPU");
+  QGRAD_CHECK(e.kind != DeferredErrorKind::RangeNotOrdered, ValueError, op_name(e.op),
+              " on cuda:", device_index, ": the running min (", e.low,
+              ") should be <= the running max (", e.high, ")",
+              e.position >= 0 ? " in channel " + std::to_string(e.position) : std::string(),
+              "; NaN in the input makes the running statistics NaN (found by the GPU kernel and "
+              "reported at this wait for the GPU)");
 }
 
 }  // namespace qgrad

@@ -21,4 +21,16 @@ __device__ inline void report_class_target(CudaDeferredError* slot, DeferredErro
   slot->ignore_index = ignore_index;
 }
 
+// Records running statistics of a quantizer for which low <= high fails (NaN), in `channel` (-1
+// per tensor), unless an earlier error holds the slot.
+__device__ inline void report_range_not_ordered(CudaDeferredError* slot, DeferredErrorOp op,
+                                                std::int64_t channel, double low, double high) {
+  if (atomicCAS(&slot->claimed, 0, 1) != 0) return;
+  slot->kind = DeferredErrorKind::RangeNotOrdered;
+  slot->op = op;
+  slot->position = channel;
+  slot->low = low;
+  slot->high = high;
+}
+
 }  // namespace qgrad::cuda

@@ -5,8 +5,9 @@
 // of bounds) and records the error in its device's slot, a few bytes of device memory.
 // cuda_stream_synchronize (every copy to the host, item(), qgrad::synchronize) takes the slot's
 // contents out in stream order (a one-thread kernel moves them to a staging copy and clears the
-// slot; the staging copy goes to pinned host memory), waits, and throws the error as an
-// IndexError naming the op, the value and the position. PyTorch's device-side assert stops the
+// slot; the staging copy goes to pinned host memory), waits, and throws the error (an IndexError
+// for a class target, a ValueError for a quantizer's range) naming the op, the value and the
+// position. PyTorch's device-side assert stops the
 // process's CUDA context instead; here the error is an exception and the device stays usable.
 // Include only from .cu files or files compiled in CUDA builds.
 #pragma once
@@ -16,8 +17,17 @@
 namespace qgrad {
 
 // What a slot records. Plain data: kernels write it through a device pointer.
-enum class DeferredErrorKind : std::int32_t { None = 0, ClassTargetOutOfRange = 1 };
-enum class DeferredErrorOp : std::int32_t { CrossEntropy = 0, NllLoss = 1 };
+enum class DeferredErrorKind : std::int32_t {
+  None = 0,
+  ClassTargetOutOfRange = 1,  // position, value, classes, ignore_index
+  RangeNotOrdered = 2,        // a quantizer's running min (low) <= max (high) fails; position:
+                              // the channel, -1 per tensor
+};
+enum class DeferredErrorOp : std::int32_t {
+  CrossEntropy = 0,
+  NllLoss = 1,
+  FusedMovingAvgObsFakeQuant = 2
+};
 
 struct CudaDeferredError {
   std::int32_t claimed;  // 0 free; the first kernel thread to set it to 1 writes the rest
@@ -25,6 +35,7 @@ struct CudaDeferredError {
   DeferredErrorOp op;
   std::int32_t unused;
   std::int64_t position, value, classes, ignore_index;
+  double low, high;
 };
 
 // The device pointer of device `device_index`'s slot (created, zeroed, on first use; immortal like

@@ -35,7 +35,11 @@ void register_quant_kernels(KernelRegistry& r) {
   nvidia::register_calibrator_cpu_kernels(r);
   aimet::register_affine_quantize_cpu_kernels(r);
   aimet::register_minmax_encoding_cpu_kernels(r);
-  // No quant family has CUDA kernels yet: register_<family>_cuda_kernels are declared only.
+#ifdef QGRAD_WITH_CUDA
+  // The other families' register_<family>_cuda_kernels are declared only, so far.
+  ao::register_fake_quantize_cuda_kernels(r);
+  ao::register_fused_obs_fake_quant_cuda_kernels(r);
+#endif
 }
 
 }  // namespace qgrad

@@ -19,13 +19,14 @@
 //
 // Maps to int8: torch.ao FakeQuantize / FusedMovingAvgObsFakeQuantize (quint8 or qint8 affine
 // per-tensor inputs, reduce_range included; qint8 symmetric weights, per channel or per tensor),
-// pytorch_quantization TensorQuantizer with static amax (int8 symmetric, amax / 127) and LSQ /
+// pytorch_quantization TensorQuantizer with static amax (int8 symmetric, amax / 127), LSQ /
 // LSQ+ LearnableFakeQuantize (its learned scale and rounded zero point: an affine uint8 / int8
-// grid, quant::lsq_qdq_params). Integer grids narrower than 8 bits (reduce_range, num_bits < 8,
-// narrow_range, LSQ's W4A4) map exactly: the weights are already on them and activations are
-// clipped to them. Everything else is a ValueError naming the layer: a float Conv2d / Linear
-// (excluded from quantization) or a missing input quantizer, weights with a nonzero zero point or
-// an unsigned grid, per-channel activation quantizers, Horizon / AIMET quantizers, FP8, block
+// grid, quant::lsq_qdq_params), Horizon and AIMET quantizers, PACT activations and DoReFa weights
+// (quant/modules/qdq_params.h says how each maps). Integer grids narrower than 8 bits
+// (reduce_range, num_bits < 8, narrow_range, LSQ's W4A4) map exactly: the weights are already on
+// them and activations are clipped to them. Everything else is a ValueError naming the layer: a
+// float Conv2d / Linear (excluded from quantization) or a missing input quantizer, weights with a
+// nonzero zero point or an unsigned grid, per-channel activation quantizers, FP8, block
 // quantization, dynamic amax, grids wider than 8 bits, residual adds left float (recipe "add":
 // false) and any other module. The model is not modified.
 #pragma once

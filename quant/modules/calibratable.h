@@ -10,6 +10,7 @@
 
 #include <string>
 
+#include "quant/modules/quantizer_device.h"
 #include "quant/nvidia/calibrator.h"
 
 namespace qgrad::quant {
@@ -26,7 +27,7 @@ struct CalibrationOptions {
 };
 
 /// The interface of quantizer modules that calibrate_model() drives (see the file comment).
-class Calibratable {
+class Calibratable : public RunsOn {
  public:
   virtual ~Calibratable() = default;
   /// Starts gathering statistics; the input passes through unchanged meanwhile.

@@ -10,11 +10,12 @@
 #include <string>
 
 #include "nn/unary_module.h"
+#include "quant/modules/quantizer_device.h"
 
 namespace qgrad::quant {
 
 /// pytorch_quantization's Clip module with learnable bounds (see the file comment).
-class Clip : public nn::UnaryModule {
+class Clip : public nn::UnaryModule, public RunsOn {
  public:
   /// ValueError unless both are finite and min <= max.
   Clip(double clip_value_min, double clip_value_max, bool learn = true);

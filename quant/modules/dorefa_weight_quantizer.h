@@ -6,10 +6,11 @@
 #include <string>
 
 #include "nn/unary_module.h"
+#include "quant/modules/quantizer_device.h"
 
 namespace qgrad::quant {
 
-class DoReFaWeightQuantizer : public nn::UnaryModule {
+class DoReFaWeightQuantizer : public nn::UnaryModule, public RunsOn {
  public:
   // ValueError: num_bits outside [1, 16].
   explicit DoReFaWeightQuantizer(int num_bits = 4);

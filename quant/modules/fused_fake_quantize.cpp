@@ -6,7 +6,6 @@
 
 #include "core/factory.h"
 #include "quant/modules/quant_repr.h"
-#include "quant/modules/quantizer_device.h"
 #include "quant/torch_ao/fused_obs_fake_quant.h"
 #include "quant/torch_ao/fused_obs_fake_quant_math.h"
 
@@ -107,7 +106,6 @@ std::int64_t FusedMovingAvgObsFakeQuantize::ch_axis() const {
 }
 
 Tensor FusedMovingAvgObsFakeQuantize::forward(const Tensor& x) {
-  require_cpu_quantizer_input(name(), x);
   return ao::fused_moving_avg_obs_fake_quant(
       x, observer_enabled_, fake_quant_enabled_, observer_->min_val(), observer_->max_val(), scale_,
       zero_point_, averaging_constant(), quant_min(), quant_max(), ch_axis(), is_per_channel(),

@@ -124,6 +124,8 @@ class FusedMovingAvgObsFakeQuantize : public nn::UnaryModule, public Calibratabl
   void start_calibration() override;
   /// Fake quantization back on; with options.strict, ValueError when the observer saw no data.
   void finish_calibration(const CalibrationOptions& options) override;
+  /// The CPU and CUDA: flags and state stay on the device.
+  bool runs_on(Device device) const override { return device.is_cpu() || device.is_cuda(); }
 
  private:
   FakeQuantizeConfig config_;

@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "nn/unary_module.h"
+#include "quant/modules/quantizer_device.h"
 #include "quant/observer/uniform_observer.h"
 
 namespace qgrad::quant {
@@ -47,7 +48,7 @@ struct ObserverConfig {
 
 /// A torch.ao observer as an nn module, its statistics registered as buffers (see the file
 /// comment).
-class Observer : public nn::UnaryModule {
+class Observer : public nn::UnaryModule, public RunsOn {
  public:
   /// Builds config's observer (ValueError for invalid options).
   explicit Observer(const ObserverConfig& config);

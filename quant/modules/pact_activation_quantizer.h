@@ -11,10 +11,11 @@
 #include <string>
 
 #include "nn/unary_module.h"
+#include "quant/modules/quantizer_device.h"
 
 namespace qgrad::quant {
 
-class PactActivationQuantizer : public nn::UnaryModule {
+class PactActivationQuantizer : public nn::UnaryModule, public RunsOn {
  public:
   // ValueError: num_bits outside [1, 16], alpha not finite and > 0.
   explicit PactActivationQuantizer(int num_bits = 4, double alpha = 10.0);

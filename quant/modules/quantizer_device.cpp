@@ -2,15 +2,35 @@
 #include "quant/modules/quantizer_device.h"
 
 #include "core/error.h"
+#include "quant/modules/quant_conv_bn2d.h"
 
 namespace qgrad::quant {
 
 void require_cpu_quantizer_input(const std::string& module, const Tensor& x) {
   QGRAD_CHECK(!x.defined() || x.device().is_cpu(), DeviceError, module,
-              ": the quantizers run on the CPU only in this version (they have no CUDA kernels "
-              "yet), got a tensor of shape ",
+              ": this quantizer runs on the CPU only in this version (its family has no CUDA "
+              "kernels yet), got a tensor of shape ",
               x.shape(), " on ", x.device(),
-              "; keep the quantized model on the CPU (model->to(kCPU))");
+              "; keep the quantized model on the CPU (model->to(kCPU)), or quantize it with "
+              "torch_ao's fused observer (\"observer\": \"fused_moving_average_minmax\"), which "
+              "runs on the GPU");
+}
+
+std::vector<std::string> quantizers_not_on(nn::Module& model, Device device) {
+  std::vector<std::string> out;
+  std::vector<std::string> inside;  // "NAME." of each module named so far
+  for (const auto& [name, m] : model.named_modules()) {
+    bool nested = false;
+    for (const std::string& p : inside) nested = nested || name.rfind(p, 0) == 0;
+    if (nested) continue;
+    const auto* q = dynamic_cast<const RunsOn*>(m.get());
+    const bool refused = (q != nullptr && !q->runs_on(device)) ||
+                         (!device.is_cpu() && dynamic_cast<const QuantConvBn2d*>(m.get()));
+    if (!refused) continue;
+    out.push_back((name.empty() ? std::string("(root)") : name) + " (" + m->name() + ")");
+    inside.push_back(name + ".");
+  }
+  return out;
 }
 
 }  // namespace qgrad::quant

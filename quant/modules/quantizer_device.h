@@ -1,16 +1,35 @@
-// The device the quantizers run on: the CPU only in this version. The quantizer kernels have no
-// CUDA twins yet, and several observers and calibrators read their statistics on the host, so a
-// GPU tensor reaching a quantizer module is stopped here with a DeviceError that names the module,
-// instead of failing somewhere below it.
+/// @file
+/// The devices the quantizers run on. Every quantizer runs on the CPU; on a GPU only those whose
+/// family has CUDA kernels and keeps its state on the device (RunsOn::runs_on), so far
+/// torch.ao's fused observer + fake quant (FusedMovingAvgObsFakeQuantize). The others stop a GPU
+/// tensor at their forward with a DeviceError that names the module, instead of failing somewhere
+/// below it, and quantizers_not_on() lets a command refuse such a model before any work.
 #pragma once
 
 #include <string>
+#include <vector>
 
 #include "core/tensor.h"
+#include "nn/module.h"
 
 namespace qgrad::quant {
 
-// Throws DeviceError naming `module` unless `x` is undefined or on the CPU.
+/// What every quantization module says: the devices its forward runs on (where its kernels exist
+/// and its step reads no device memory on the host). The CPU, unless the family says more.
+class RunsOn {
+ public:
+  virtual ~RunsOn() = default;
+  /// Whether the module's forward runs on `device`.
+  virtual bool runs_on(Device device) const { return device.is_cpu(); }
+};
+
+/// Throws DeviceError naming `module` unless `x` is undefined or on the CPU.
 void require_cpu_quantizer_input(const std::string& module, const Tensor& x);
+
+/// The quantization modules of `model` that cannot run on `device`, each as "NAME (TYPE)" in
+/// module-tree order (not those inside one already named): modules whose runs_on(device) is false
+/// and, off the CPU, QuantConvBn2d (its forward checks the folded BN factor on the host). Empty
+/// when the model can run there.
+std::vector<std::string> quantizers_not_on(nn::Module& model, Device device);
 
 }  // namespace qgrad::quant

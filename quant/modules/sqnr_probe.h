@@ -11,10 +11,11 @@
 #include <string>
 
 #include "nn/unary_module.h"
+#include "quant/modules/quantizer_device.h"
 
 namespace qgrad::quant {
 
-class SqnrProbe : public nn::UnaryModule {
+class SqnrProbe : public nn::UnaryModule, public RunsOn {
  public:
   // ValueError for a null quantizer.
   explicit SqnrProbe(std::shared_ptr<nn::UnaryModule> quantizer);

@@ -16,6 +16,7 @@
 #include <limits>
 
 #include "core/channel_loop.h"
+#include "core/cpu_map.h"
 #include "core/dtype.h"
 #include "core/strided_loop.h"
 #include "quant/torch_ao/fake_quantize_elem.h"
@@ -296,25 +297,8 @@ void fake_quantize_per_channel_cpu(const Tensor& x, std::int64_t axis,
 }
 
 void masked_gradient_cpu(const Tensor& dy, const Tensor& mask, const Tensor& dx) {
-  if (dx.numel() == 0) return;
   QGRAD_DISPATCH_FLOAT(dx.dtype(), "fake_quantize backward", [&] {
-    using T = scalar_t;
-    const T* pg = static_cast<const T*>(dy.raw_data());
-    const std::uint8_t* pm = static_cast<const std::uint8_t*>(mask.raw_data());
-    T* po = static_cast<T*>(dx.raw_data());
-    StridedLoop<3> loop(dx.shape(), {dx.strides(), dy.strides(), mask.strides()}, {0, 0, 0});
-    loop.run([&](const std::array<std::int64_t, 3>& off, std::int64_t n,
-                 const std::array<std::int64_t, 3>& st) {
-      T* o = po + off[0];
-      const T* g = pg + off[1];
-      const std::uint8_t* m = pm + off[2];
-      if (st[0] == 1 && st[1] == 1 && st[2] == 1) {
-        for (std::int64_t i = 0; i < n; ++i) o[i] = g[i] * static_cast<T>(m[i]);
-      } else {
-        for (std::int64_t i = 0; i < n; ++i)
-          o[i * st[0]] = g[i * st[1]] * static_cast<T>(m[i * st[2]]);
-      }
-    });
+    cpu::map<scalar_t, scalar_t, std::uint8_t>(MaskedGradientElem<scalar_t>{}, dx, dy, mask);
   });
 }
 

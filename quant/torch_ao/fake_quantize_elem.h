@@ -1,5 +1,6 @@
-// The elements of torch.ao fake quantization with an integer zero point, written once for the CPU
-// driver (quant/value_mask_loop.h) and a CUDA kernel (QGRAD_HD), each computed exactly as
+// The elements of torch.ao fake quantization with an integer zero point and of its masked
+// backward, written once for the CPU drivers (quant/value_mask_loop.h, cpu::map) and the CUDA
+// kernels (QGRAD_HD), each computed exactly as
 // PyTorch 1.13's CPU kernels write it: x * (1/scale) (a multiply by the reciprocal), round half to
 // even, the zero point added after rounding, clamping before any float-to-int conversion. Each
 // returns the fake-quantized value and sets the straight-through gradient mask. Narrow ranges
@@ -59,6 +60,13 @@ struct WidePerChannelFakeQuantizeElem {
     const double c = hd::min(hd::max(d, qmin), qmax);
     return static_cast<T>((c - zp) * scale);
   }
+};
+
+// The straight-through backward of every masked fake quantizer: dy * mask, a multiplication, so
+// a negative dy masked out gives -0.0 and a NaN dy stays NaN, as in PyTorch.
+template <typename T>
+struct MaskedGradientElem {
+  QGRAD_HD_INLINE T operator()(T dy, std::uint8_t m) const { return dy * static_cast<T>(m); }
 };
 
 }  // namespace qgrad::ao

@@ -4,12 +4,12 @@
 #include "quant/torch_ao/fused_obs_fake_quant.h"
 
 #include <cmath>
-#include <cstring>
 #include <limits>
 
 #include "core/autograd/function.h"
 #include "core/autograd/grad_mode.h"
 #include "core/factory.h"
+#include "ops/binary/binary.h"
 #include "ops/device_check.h"
 #include "quant/torch_ao/fake_quantize_kernels.h"
 #include "quant/torch_ao/fused_obs_fake_quant_kernels.h"
@@ -21,14 +21,16 @@ namespace {
 
 const char* kOp = "fused_moving_avg_obs_fake_quant";
 
-bool flag(const char* arg, const Tensor& t) {
+// A flag as the kernel reads it: int64 [1] on `device` (the caller's own tensor when it is one).
+Tensor flag_tensor(const char* arg, const Tensor& t, Device device) {
   require_defined(kOp, arg, t);
   QGRAD_CHECK(t.numel() == 1, ShapeError, kOp, ": ", arg, " must hold one element, got shape ",
               t.shape());
-  // A module's int64 flag on the CPU is read directly (item() goes through a conversion).
-  if (t.device() == Device() && t.dtype() == kInt64)
-    return *static_cast<const std::int64_t*>(t.raw_data()) != 0;
-  return t.item<double>() != 0;
+  NoGradGuard no_grad;
+  const Tensor f = t.detach().reshape({1});
+  if (f.device() == device && f.dtype() == kInt64) return f;
+  // Any value other than 0 is on, as item() != 0 reads it.
+  return ne(f.to(device).to(kFloat64), 0.0).to(kInt64);
 }
 
 // dst (a caller's state tensor, possibly empty) takes `src`'s values and shape in place, so every
@@ -49,18 +51,22 @@ void assign(const Tensor& dst, const Tensor& src) {
   d->strides = s->strides;
 }
 
-// dst takes the values v, laid out in `shape` (assign above). The common case, a contiguous CPU
-// tensor of T's dtype and v's size, is a memcpy and a version bump, as copy_ does, without a
-// temporary tensor.
-template <typename T>
-void write_state(const Tensor& dst, const std::vector<T>& v, const Shape& shape) {
-  if (dst.device() == Device() && dst.dtype() == dtype_of<T>::value && dst.is_contiguous() &&
-      dst.numel() == static_cast<std::int64_t>(v.size())) {
-    if (!v.empty()) std::memcpy(dst.raw_data(), v.data(), v.size() * sizeof(T));
-    dst.bump_version();
+// The tensor the kernel updates in place for the state tensor t: t itself when it is contiguous
+// and of the kernel's dtype, else a converted copy that put_back() copies into t afterwards.
+Tensor working(const Tensor& t, DType dtype) {
+  if (t.is_contiguous() && t.dtype() == dtype) return t;
+  NoGradGuard no_grad;
+  return t.detach().to(dtype).contiguous();
+}
+// After the kernel: t takes the copy's values, or records that the kernel wrote it in place.
+void put_back(const Tensor& t, const Tensor& work) {
+  if (work.impl() == t.impl()) {
+    t.bump_version();
     return;
   }
-  assign(dst, from_vector<T>(v, shape, TensorOptions().dtype(dtype_of<T>::value)));
+  NoGradGuard no_grad;
+  Tensor d = t;
+  d.copy_(work.reshape(t.shape()));
 }
 
 // True when `g` is the only handle on its whole, contiguous buffer (as AccumulateGrad checks
@@ -71,10 +77,11 @@ bool sole_owner(const Tensor& g) {
          static_cast<std::size_t>(g.numel()) * g.element_size() == g.impl()->storage->nbytes();
 }
 
-void check_state(const char* arg, const Tensor& t, std::int64_t n, bool allow_empty) {
+void check_state(const char* arg, const Tensor& t, std::int64_t n, bool allow_empty,
+                 Device device) {
   require_defined(kOp, arg, t);
-  QGRAD_CHECK(t.device() == Device(), DeviceError, kOp, ": ", arg,
-              " must be on the CPU (the running state is host state)");
+  QGRAD_CHECK(t.device() == device, DeviceError, kOp, ": ", arg, " must be on the input's device (",
+              device, "), got ", t.device());
   QGRAD_CHECK(t.numel() == n || (allow_empty && t.numel() == 0), ShapeError, kOp, ": ", arg,
               " must hold ", n, n == 1 ? " element" : " elements (one per channel of axis 0)",
               allow_empty ? " or be empty" : "", ", got shape ", t.shape());
@@ -101,8 +108,10 @@ Tensor fused_moving_avg_obs_fake_quant(const Tensor& x, const Tensor& observer_o
               quant_min, ") and quant_max (", quant_max, ") must lie in [-2^23, 2^23]");
   QGRAD_CHECK(std::isfinite(averaging_const), ValueError, kOp,
               ": averaging_const must be finite, got ", averaging_const);
-  const bool observe = flag("observer_on", observer_on);
-  const bool fake_quant = flag("fake_quant_on", fake_quant_on);
+  const Device device = x.device();
+  const bool on_host = device.is_cpu();
+  const Tensor observe_flag = flag_tensor("observer_on", observer_on, device);
+  const Tensor fake_quant_flag = flag_tensor("fake_quant_on", fake_quant_on, device);
   QGRAD_CHECK(ch_axis < x.dim(), IndexError, kOp, ": ch_axis (", ch_axis,
               ") must be < the input's dim (", x.dim(), ")");
   require_floating(kOp, "running_min", running_min);
@@ -120,60 +129,71 @@ Tensor fused_moving_avg_obs_fake_quant(const Tensor& x, const Tensor& observer_o
                 "1.13), got ch_axis ",
                 ch_axis);
     n = x.size(0);
-    check_state("running_min", running_min, n, true);
-    check_state("running_max", running_max, n, true);
+    check_state("running_min", running_min, n, true, device);
+    check_state("running_max", running_max, n, true, device);
     QGRAD_CHECK(running_min.numel() == running_max.numel(), ShapeError, kOp,
                 ": running_min and running_max must have the same size");
     if (running_min.numel() == 0) {
       const float inf = std::numeric_limits<float>::infinity();
-      assign(running_min, full({n}, inf, TensorOptions().dtype(kFloat32)));
-      assign(running_max, full({n}, -inf, TensorOptions().dtype(kFloat32)));
+      const TensorOptions f32 = TensorOptions().dtype(kFloat32).device(device);
+      assign(running_min, full({n}, inf, f32));
+      assign(running_max, full({n}, -inf, f32));
       // PyTorch leaves the new elements uninitialised; qgrad uses 1 and 0.
-      if (scale.numel() != n) assign(scale, ones({n}, TensorOptions().dtype(kFloat32)));
-      if (zero_point.numel() != n) assign(zero_point, zeros({n}, TensorOptions().dtype(kInt32)));
+      if (scale.numel() != n) assign(scale, ones({n}, f32));
+      if (zero_point.numel() != n)
+        assign(zero_point, zeros({n}, TensorOptions().dtype(kInt32).device(device)));
     }
   } else {
-    check_state("running_min", running_min, 1, false);
-    check_state("running_max", running_max, 1, false);
+    check_state("running_min", running_min, 1, false, device);
+    check_state("running_max", running_max, 1, false, device);
   }
-  check_state("scale", scale, n, false);
-  check_state("zero_point", zero_point, n, false);
+  check_state("scale", scale, n, false, device);
+  check_state("zero_point", zero_point, n, false, device);
+  // A float64 scale would come back changed from the kernel's float32 copy even when the op does
+  // not fake quantize, which only the GPU's flags (unread by the host) could say.
+  QGRAD_CHECK(on_host || scale.dtype() == kFloat32, DTypeError, kOp,
+              ": scale must be float32 on a GPU, got ", dtype_name(scale.dtype()));
 
   FusedObsFakeQuantParams p;
-  p.observe = observe;
-  p.fake_quant = fake_quant;
   p.per_channel = per_row_fake_quant;
   p.symmetric = symmetric_quant;
   p.averaging_const = static_cast<float>(averaging_const);
   p.quant_min = static_cast<std::int32_t>(quant_min);
   p.quant_max = static_cast<std::int32_t>(quant_max);
-  std::vector<float> rmin = running_min.to_vector<float>(), rmax = running_max.to_vector<float>();
-  std::vector<float> s = scale.to_vector<float>();
-  std::vector<std::int32_t> z = zero_point.to_vector<std::int32_t>();
+  FusedObsFakeQuantState st;
+  st.observer_on = observe_flag;
+  st.fake_quant_on = fake_quant_flag;
+  st.running_min = working(running_min, kFloat32);
+  st.running_max = working(running_max, kFloat32);
+  st.scale = working(scale, kFloat32);
+  st.zero_point = working(zero_point, kInt32);
+  // The host reads the flags only where they are host memory; on a GPU every call fake quantizes
+  // as far as the host can tell (a mask and its backward), the kernel copying x and setting the
+  // mask when the flag is off.
+  const bool fake_quant = !on_host || *st.fake_quant_on.data_ptr<std::int64_t>() != 0;
 
   const bool grad = needs_grad({x});
   const Tensor xc = x.detach().contiguous();
-  Tensor y = empty(x.shape(), TensorOptions().dtype(kFloat32));
+  const TensorOptions u8 = TensorOptions().dtype(kUInt8).device(device);
+  Tensor y = empty(x.shape(), TensorOptions().dtype(kFloat32).device(device));
   // Per tensor the mask is packed bits (the kernel's contract), per channel one byte each.
-  const TensorOptions u8 = TensorOptions().dtype(kUInt8);
   Tensor mask;
   if (grad && fake_quant)
     mask = per_row_fake_quant ? empty(x.shape(), u8) : empty({(x.numel() + 7) / 8}, u8);
-  const Shape state_shape = running_min.shape();
-  auto write_stats = [&] {
-    write_state<float>(running_min, rmin, state_shape);
-    write_state<float>(running_max, rmax, state_shape);
+  auto put_back_stats = [&] {
+    put_back(running_min, st.running_min);
+    put_back(running_max, st.running_max);
   };
   try {
-    kernel(xc, p, rmin, rmax, s, z, y, mask);
+    kernel(xc, p, st, y, mask);
   } catch (const ValueError&) {
-    write_stats();  // PyTorch has updated the statistics before its check fails
+    put_back_stats();  // PyTorch has updated the statistics before its check fails
     throw;
   }
-  write_stats();
+  put_back_stats();
   if (fake_quant) {
-    write_state<float>(scale, s, scale.shape());
-    write_state<std::int32_t>(zero_point, z, zero_point.shape());
+    put_back(scale, st.scale);
+    put_back(zero_point, st.zero_point);
   }
   if (grad) {
     if (fake_quant) {
@@ -190,7 +210,9 @@ Tensor fused_moving_avg_obs_fake_quant(const Tensor& x, const Tensor& observer_o
         if (packed && !g[0].is_contiguous()) contiguous = g[0].contiguous();
         const Tensor& dy = contiguous.defined() ? contiguous : g[0];
         const Tensor dx =
-            sole_owner(dy) ? dy : empty(dy.shape(), TensorOptions().dtype(dy.dtype()));
+            sole_owner(dy)
+                ? dy
+                : empty(dy.shape(), TensorOptions().dtype(dy.dtype()).device(dy.device()));
         if (packed)
           mb(kOp, dy)(dy, mask, dx);
         else

@@ -4,9 +4,10 @@
 // so the result never depends on the thread count), then one pass that writes the output and the
 // gradient mask. Per channel (axis 0, each channel one contiguous row) every row is finished in
 // one go (min/max, running statistics, qparams, output and mask) while it is in cache; the
-// per-tensor mask is packed bits (fused_obs_fake_quant_kernels.h). The element math is
-// fused_obs_fake_quant_math.h's, shared with a future CUDA kernel, and the value + mask rows are
-// the fake quantizers' shared loop (quant/value_mask_loop.h).
+// per-tensor mask is packed bits (fused_obs_fake_quant_kernels.h). The range, the step and the
+// element math are fused_obs_fake_quant_math.h's, which the CUDA kernels run too
+// (fused_obs_fake_quant_cuda.cu), and the value + mask rows are the fake quantizers' shared loop
+// (quant/value_mask_loop.h).
 #if defined(__SSE2__)
 #include <emmintrin.h>
 #endif
@@ -27,17 +28,13 @@ namespace {
 
 const char* kOp = "fused_moving_avg_obs_fake_quant";
 
-struct RowMinMax {
-  float mn = std::numeric_limits<float>::infinity();
-  float mx = -std::numeric_limits<float>::infinity();
-  bool nan = false;
-};
+using fused::ObservedRange;
 
-// The first element of p[0, n) that compares equal to zero (one exists when called).
-float first_zero(const float* p, std::int64_t n) {
+// The first element of p[0, n) that compares equal to zero, or kNoZero.
+std::int64_t first_zero(const float* p, std::int64_t n) {
   for (std::int64_t i = 0; i < n; ++i)
-    if (p[i] == 0.0f) return p[i];
-  return 0.0f;
+    if (p[i] == 0.0f) return i;
+  return fused::kNoZero;
 }
 
 // Eight float lanes in GCC / Clang vector extensions (lowered to the target's SIMD: two 128-bit
@@ -56,12 +53,14 @@ inline F8 select(I8 m, F8 v, F8 a) {
   return out;
 }
 
-// Min/max of n floats with NaN tracking (torch.aminmax propagates NaN), with the result of a
-// sequential `a = v < a ? v : a` scan: the first element that equals the extreme. Sixteen
-// independent lanes take every 16th element; equal floats have equal bits except +0.0 / -0.0, so
-// only a zero extreme needs the sequential answer, the sign of the first zero (found at once in
-// activations after a ReLU, about half of whose elements are zero).
-QGRAD_NOINLINE RowMinMax row_min_max(const float* __restrict__ p, std::int64_t n) {
+// The ObservedRange (fused_obs_fake_quant_math.h) of n floats, the first of which has index
+// `first`. Sixteen independent lanes take every 16th element; equal floats have equal bits except
+// +0.0 / -0.0, so only a zero extreme needs the position of the first zero (found at once in
+// activations after a ReLU, about half of whose elements are zero); elsewhere it is left at
+// kNoZero, which changes no combined result (a run whose extreme is zero has every zero of the
+// whole tensor at an extreme).
+QGRAD_NOINLINE ObservedRange row_min_max(const float* __restrict__ p, std::int64_t n,
+                                         std::int64_t first) {
   constexpr float inf = std::numeric_limits<float>::infinity();
   F8 a0, a1, b0, b1;
   for (int j = 0; j < 8; ++j) {
@@ -95,15 +94,17 @@ QGRAD_NOINLINE RowMinMax row_min_max(const float* __restrict__ p, std::int64_t n
     mn = v < mn ? v : mn;
     mx = v > mx ? v : mx;
   }
-  if (!has_nan) {
-    if (mn == 0.0f) mn = first_zero(p, n);
-    if (mx == 0.0f) mx = first_zero(p, n);
-  }
-  return {mn, mx, has_nan};
+  std::int64_t zero = fused::kNoZero;
+  if (!has_nan && (mn == 0.0f || mx == 0.0f)) zero = first + first_zero(p, n);
+  return {mn, mx, zero, has_nan};
 }
 
-float nan_or(bool nan, float v) {
-  return nan ? std::numeric_limits<float>::quiet_NaN() : v;
+// The batch min and max of a range observed over p (fused::batch_min / batch_max).
+float batch_min(const ObservedRange& r, const float* p) {
+  return fused::batch_min(r, r.first_zero == fused::kNoZero ? 0.0f : p[r.first_zero]);
+}
+float batch_max(const ObservedRange& r, const float* p) {
+  return fused::batch_max(r, r.first_zero == fused::kNoZero ? 0.0f : p[r.first_zero]);
 }
 
 // The value + mask row (quant/value_mask_loop.h) with the mask as packed bits: blocks of 64
@@ -150,38 +151,48 @@ void check_range(bool ok, float mn, float mx, std::size_t c, bool per_channel) {
 constexpr std::int64_t kMaxChunks = 64;
 constexpr std::int64_t kMinChunk = 32768;
 
+// Sets every bit of the packed mask of n elements (nothing was fake quantized).
+void all_bits(std::uint8_t* bits, std::int64_t n) {
+  std::memset(bits, 0xff, static_cast<std::size_t>((n + 7) / 8));
+}
+
+// The flags and the state, read and written in place (host memory).
+struct HostState {
+  bool observe, fake_quant;
+  float *rmin, *rmax, *scale;
+  std::int32_t* zp;
+};
+
 void fused_per_tensor(const float* px, float* py, std::uint8_t* pm, std::int64_t n,
-                      const FusedObsFakeQuantParams& p, float& rmin, float& rmax, float& scale,
-                      std::int32_t& zp) {
-  if (p.observe) {
+                      const FusedObsFakeQuantParams& p, const HostState& st) {
+  float bmin = 0, bmax = 0;
+  if (st.observe) {
     const std::int64_t K =
         std::max<std::int64_t>(1, std::min(kMaxChunks, (n + kMinChunk - 1) / kMinChunk));
     const std::int64_t chunk = (n + K - 1) / K;
-    std::vector<RowMinMax> parts(static_cast<std::size_t>(K));
+    std::vector<ObservedRange> parts(static_cast<std::size_t>(K), fused::empty_range());
     parallel_for(K, 2, [&](std::int64_t k0, std::int64_t k1) {
       for (std::int64_t k = k0; k < k1; ++k) {
         const std::int64_t b = k * chunk, e = std::min(n, b + chunk);
-        if (b < e) parts[static_cast<std::size_t>(k)] = row_min_max(px + b, e - b);
+        if (b < e) parts[static_cast<std::size_t>(k)] = row_min_max(px + b, e - b, b);
       }
     });
-    RowMinMax t;
-    for (const RowMinMax& r : parts) {
-      t.mn = std::min(t.mn, r.mn);
-      t.mx = std::max(t.mx, r.mx);
-      t.nan = t.nan || r.nan;
-    }
-    rmin = fused::moving_average(rmin, nan_or(t.nan, t.mn), p.averaging_const);
-    rmax = fused::moving_average(rmax, nan_or(t.nan, t.mx), p.averaging_const);
+    ObservedRange t = fused::empty_range();
+    for (const ObservedRange& r : parts) t = fused::combine(t, r);
+    bmin = batch_min(t, px);
+    bmax = batch_max(t, px);
   }
-  if (!p.fake_quant) {
+  fused::ChosenQParams q{};
+  const bool ok =
+      fused::fused_step(p, st.observe, st.fake_quant, bmin, bmax, *st.rmin, *st.rmax, q);
+  if (!st.fake_quant) {
     std::memcpy(py, px, static_cast<std::size_t>(n) * sizeof(float));
+    if (pm != nullptr) all_bits(pm, n);
     return;
   }
-  check_range(rmin <= rmax, rmin, rmax, 0, false);
-  const fused::ChosenQParams q =
-      fused::choose_qparams(rmin, rmax, p.quant_min, p.quant_max, p.symmetric);
-  scale = q.scale;
-  zp = q.zero_point;
+  check_range(ok, *st.rmin, *st.rmax, 0, false);
+  *st.scale = q.scale;
+  *st.zp = q.zero_point;
   const fused::FakeQuantElem elem =
       fused::make_fake_quant_elem(q.scale, q.zero_point, p.quant_min, p.quant_max);
   if (pm == nullptr) {
@@ -206,71 +217,75 @@ void masked_gradient_bits_cpu(const Tensor& dy, const Tensor& bits, const Tensor
   const std::uint8_t* pb = bits.data_ptr<std::uint8_t>();
   float* po = dx.data_ptr<float>();
   const std::int64_t blocks = (n + 7) / 8;
-  parallel_for(blocks, std::max<std::int64_t>(1, kParallelGrain / 8),
-               [&](std::int64_t b0, std::int64_t b1) {
-                 for (std::int64_t b = b0; b < b1; ++b) {
-                   const std::int64_t i0 = b * 8, len = std::min<std::int64_t>(8, n - i0);
-                   const unsigned byte = pb[b];
-                   for (std::int64_t k = 0; k < len; ++k)
-                     po[i0 + k] = pg[i0 + k] * static_cast<float>((byte >> k) & 1u);
-                 }
-               });
+  parallel_for(
+      blocks, std::max<std::int64_t>(1, kParallelGrain / 8), [&](std::int64_t b0, std::int64_t b1) {
+        for (std::int64_t b = b0; b < b1; ++b) {
+          const std::int64_t i0 = b * 8, len = std::min<std::int64_t>(8, n - i0);
+          const unsigned byte = pb[b];
+          for (std::int64_t k = 0; k < len; ++k)
+            po[i0 + k] = fused::masked_bit_gradient(pg[i0 + k], byte, static_cast<unsigned>(k));
+        }
+      });
 }
 
 void fused_per_channel(const float* px, float* py, std::uint8_t* pm, std::int64_t channels,
-                       std::int64_t inner, const FusedObsFakeQuantParams& p,
-                       std::vector<float>& rmin, std::vector<float>& rmax,
-                       std::vector<float>& scale, std::vector<std::int32_t>& zp) {
+                       std::int64_t inner, const FusedObsFakeQuantParams& p, const HostState& st) {
   std::vector<std::uint8_t> bad(static_cast<std::size_t>(channels), 0);
   const std::int64_t grain =
       std::max<std::int64_t>(1, kParallelGrain / std::max<std::int64_t>(inner, 1));
   parallel_for(channels, grain, [&](std::int64_t c0, std::int64_t c1) {
     for (std::int64_t c = c0; c < c1; ++c) {
-      const std::size_t i = static_cast<std::size_t>(c);
       const float* x = px + c * inner;
       float* y = py + c * inner;
-      if (p.observe) {
-        const RowMinMax r = row_min_max(x, inner);
-        rmin[i] = fused::moving_average(rmin[i], nan_or(r.nan, r.mn), p.averaging_const);
-        rmax[i] = fused::moving_average(rmax[i], nan_or(r.nan, r.mx), p.averaging_const);
+      std::uint8_t* m = pm != nullptr ? pm + c * inner : nullptr;
+      float bmin = 0, bmax = 0;
+      if (st.observe) {
+        const ObservedRange r = row_min_max(x, inner, 0);
+        bmin = batch_min(r, x);
+        bmax = batch_max(r, x);
       }
-      if (!p.fake_quant) {
+      fused::ChosenQParams q{};
+      if (!fused::fused_step(p, st.observe, st.fake_quant, bmin, bmax, st.rmin[c], st.rmax[c], q)) {
+        bad[static_cast<std::size_t>(c)] = 1;
+        continue;
+      }
+      if (!st.fake_quant) {
         std::memcpy(y, x, static_cast<std::size_t>(inner) * sizeof(float));
+        if (m != nullptr) std::memset(m, 1, static_cast<std::size_t>(inner));
         continue;
       }
-      if (!(rmin[i] <= rmax[i])) {
-        bad[i] = 1;
-        continue;
-      }
-      const fused::ChosenQParams q =
-          fused::choose_qparams(rmin[i], rmax[i], p.quant_min, p.quant_max, p.symmetric);
-      scale[i] = q.scale;
-      zp[i] = q.zero_point;
+      st.scale[c] = q.scale;
+      st.zp[c] = q.zero_point;
       quant::value_mask_row(
-          fused::make_fake_quant_elem(q.scale, q.zero_point, p.quant_min, p.quant_max), x, y,
-          pm ? pm + c * inner : nullptr, inner);
+          fused::make_fake_quant_elem(q.scale, q.zero_point, p.quant_min, p.quant_max), x, y, m,
+          inner);
     }
   });
-  for (std::size_t c = 0; c < bad.size(); ++c) check_range(!bad[c], rmin[c], rmax[c], c, true);
+  for (std::size_t c = 0; c < bad.size(); ++c)
+    check_range(!bad[c], st.rmin[c], st.rmax[c], c, true);
 }
 
 void fused_moving_avg_obs_fake_quant_cpu(const Tensor& x, const FusedObsFakeQuantParams& p,
-                                         std::vector<float>& running_min,
-                                         std::vector<float>& running_max, std::vector<float>& scale,
-                                         std::vector<std::int32_t>& zero_point, const Tensor& y,
+                                         const FusedObsFakeQuantState& state, const Tensor& y,
                                          const Tensor& mask) {
   QGRAD_CHECK(x.dtype() == kFloat32, DTypeError, kOp, ": input must be float32, got ",
               dtype_name(x.dtype()));
+  const std::int64_t n = x.numel();
+  if (n == 0) return;
+  const HostState st{*state.observer_on.data_ptr<std::int64_t>() != 0,
+                     *state.fake_quant_on.data_ptr<std::int64_t>() != 0,
+                     state.running_min.data_ptr<float>(),
+                     state.running_max.data_ptr<float>(),
+                     state.scale.data_ptr<float>(),
+                     state.zero_point.data_ptr<std::int32_t>()};
   const float* px = x.data_ptr<float>();
   float* py = y.data_ptr<float>();
   std::uint8_t* pm = mask.defined() ? mask.data_ptr<std::uint8_t>() : nullptr;
-  const std::int64_t n = x.numel();
-  if (n == 0) return;
   if (p.per_channel) {
     const std::int64_t C = x.size(0);
-    fused_per_channel(px, py, pm, C, n / C, p, running_min, running_max, scale, zero_point);
+    fused_per_channel(px, py, pm, C, n / C, p, st);
   } else {
-    fused_per_tensor(px, py, pm, n, p, running_min[0], running_max[0], scale[0], zero_point[0]);
+    fused_per_tensor(px, py, pm, n, p, st);
   }
 }
 

@@ -3,7 +3,7 @@
 // zero points. The fronts (fused_obs_fake_quant.cpp, fake_quantize.cpp) reach them through the
 // "torch_ao.fused_moving_avg_obs_fake_quant", "torch_ao.masked_gradient_bits" and
 // "torch_ao.fake_quantize_per_channel_float_zp" tables; the element math lives in
-// fused_obs_fake_quant_math.h so a CUDA kernel can share it.
+// fused_obs_fake_quant_math.h, which the CPU and CUDA kernels share.
 #pragma once
 
 #include <cstdint>
@@ -11,31 +11,33 @@
 
 #include "core/dispatch.h"
 #include "core/tensor.h"
+#include "quant/torch_ao/fused_obs_fake_quant_math.h"
 
 namespace qgrad::ao {
 
-struct FusedObsFakeQuantParams {
-  bool observe = true;
-  bool fake_quant = true;
-  bool per_channel = false;  // along axis 0 (PyTorch 1.13 supports no other axis)
-  bool symmetric = false;    // ChooseQuantizationParams' preserve_sparsity
-  float averaging_const = 0.01f;
-  std::int32_t quant_min = 0;
-  std::int32_t quant_max = 255;
+using fused::FusedObsFakeQuantParams;
+
+// The op's state, every tensor on x's device, contiguous: observer_on and fake_quant_on, int64
+// [1] (read by the kernel where they live, so the host never waits for a GPU's flags);
+// running_min / running_max, float32, one value per channel (one per tensor), updated in place
+// when observing; scale (float32) and zero_point (int32), of the same length, written when fake
+// quantizing.
+struct FusedObsFakeQuantState {
+  Tensor observer_on, fake_quant_on;
+  Tensor running_min, running_max;
+  Tensor scale, zero_point;
 };
 
-// x: contiguous float32, non-empty. running_min / running_max: one value per channel (one per
-// tensor), updated when observing. scale / zero_point (same length) are written when fake
-// quantizing. y (x's shape) receives the fake-quantized x, or a copy of x when not fake
-// quantizing; mask (uint8, may be undefined) receives the straight-through mask when fake
-// quantizing: one byte per element of x per channel, and per tensor packed bits, ceil(n / 8)
-// bytes, bit i % 8 of byte i / 8 for element i (an eighth of the memory traffic, which is what
-// the per-tensor op, reading x twice, is bound by). Running statistics for which min <= max
-// fails (NaN) are a ValueError, as in PyTorch, thrown after the statistics are updated.
+// x: contiguous float32, non-empty. y (x's shape) receives the fake-quantized x, or a copy of x
+// when not fake quantizing; mask (uint8, may be undefined) receives the straight-through mask
+// (all ones when not fake quantizing): one byte per element of x per channel, and per tensor
+// packed bits, ceil(n / 8) bytes, bit i % 8 of byte i / 8 for element i (an eighth of the memory
+// traffic, which is what the per-tensor op, reading x twice, is bound by). Running statistics
+// for which min <= max fails (NaN) are a ValueError, as in PyTorch, after the statistics are
+// updated: thrown by the CPU kernel, and on a GPU recorded by the kernel and thrown at the
+// host's next wait (core/cuda_deferred_error.h), the failing rows of y being NaN.
 using FusedObsFakeQuantKernel = void(const Tensor& x, const FusedObsFakeQuantParams& params,
-                                     std::vector<float>& running_min,
-                                     std::vector<float>& running_max, std::vector<float>& scale,
-                                     std::vector<std::int32_t>& zero_point, const Tensor& y,
+                                     const FusedObsFakeQuantState& state, const Tensor& y,
                                      const Tensor& mask);
 inline constexpr KernelTableKey<FusedObsFakeQuantKernel> kFusedObsFakeQuantKernels{
     "torch_ao.fused_moving_avg_obs_fake_quant", "fused_moving_avg_obs_fake_quant"};

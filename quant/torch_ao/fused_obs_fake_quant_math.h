@@ -12,6 +12,7 @@
 
 #include <cmath>
 #include <cstdint>
+#include <limits>
 
 #include "core/host_device.h"
 #include "quant/torch_ao/fake_quantize_elem.h"
@@ -112,6 +113,54 @@ QGRAD_HD_INLINE ChosenQParams choose_qparams(float min, float max, std::int32_t 
   return {static_cast<float>(scale), zp};
 }
 
+// What one call of the fused op does, besides its flags (which are tensors, read where the
+// state lives).
+struct FusedObsFakeQuantParams {
+  bool per_channel = false;  // along axis 0 (PyTorch 1.13 supports no other axis)
+  bool symmetric = false;    // ChooseQuantizationParams' preserve_sparsity
+  float averaging_const = 0.01f;
+  std::int32_t quant_min = 0;
+  std::int32_t quant_max = 255;
+};
+
+// The range of a run of elements as torch.aminmax gives it to the fused op: NaN anywhere makes
+// it NaN; otherwise the min and max, where a zero extreme takes the sign of the first zero of the
+// run (the element a sequential `a = v < a ? v : a` scan keeps). Accumulated in any order and
+// combined in any order it is the same, bit for bit: min and max are exact, and only the
+// position of the first zero, a minimum too, decides the sign. So the CPU's chunks and the GPU's
+// blocks agree whatever their launch shape.
+inline constexpr std::int64_t kNoZero = std::numeric_limits<std::int64_t>::max();
+struct ObservedRange {
+  float mn, mx;
+  std::int64_t first_zero;  // index of the run's first +0 / -0, kNoZero when it has none
+  bool nan;
+};
+QGRAD_HD_INLINE ObservedRange empty_range() {
+  return {std::numeric_limits<float>::infinity(), -std::numeric_limits<float>::infinity(), kNoZero,
+          false};
+}
+// Element i of the run, of value v.
+QGRAD_HD_INLINE void observe_element(ObservedRange& r, float v, std::int64_t i) {
+  r.nan = r.nan || !(v == v);
+  r.mn = v < r.mn ? v : r.mn;
+  r.mx = v > r.mx ? v : r.mx;
+  if (v == 0.0f && i < r.first_zero) r.first_zero = i;
+}
+QGRAD_HD_INLINE ObservedRange combine(const ObservedRange& a, const ObservedRange& b) {
+  return {b.mn < a.mn ? b.mn : a.mn, b.mx > a.mx ? b.mx : a.mx,
+          b.first_zero < a.first_zero ? b.first_zero : a.first_zero, a.nan || b.nan};
+}
+// The batch min and max the running statistics take: NaN when the run has one, a zero extreme
+// with the sign of the first zero (x[first_zero], read by the caller).
+QGRAD_HD_INLINE float batch_min(const ObservedRange& r, float first_zero_value) {
+  if (r.nan) return std::numeric_limits<float>::quiet_NaN();
+  return r.mn == 0.0f ? first_zero_value : r.mn;
+}
+QGRAD_HD_INLINE float batch_max(const ObservedRange& r, float first_zero_value) {
+  if (r.nan) return std::numeric_limits<float>::quiet_NaN();
+  return r.mx == 0.0f ? first_zero_value : r.mx;
+}
+
 // Fake quantization with an integer zero point, for ranges whose integers are exact in float
 // (|bound|, |zp| <= 2^23), as PyTorch's per-tensor and per-channel CPU kernels compute it: the
 // narrow element of torch.ao's fake quantization.
@@ -121,6 +170,29 @@ QGRAD_HD_INLINE FakeQuantElem make_fake_quant_elem(float scale, std::int32_t zp,
                                                    std::int32_t qmax) {
   return {1.0f / scale, scale, static_cast<float>(zp), static_cast<float>(qmin),
           static_cast<float>(qmax)};
+}
+
+// One step of the fused op for one tensor or channel after its range was observed: the running
+// statistics take the batch's min and max when observing; when fake quantizing, the qparams
+// come from them. False (and q untouched) when the running min <= max fails (NaN statistics),
+// which PyTorch reports after it has updated them.
+QGRAD_HD_INLINE bool fused_step(const FusedObsFakeQuantParams& p, bool observe, bool fake_quant,
+                                float bmin, float bmax, float& rmin, float& rmax,
+                                ChosenQParams& q) {
+  if (observe) {
+    rmin = moving_average(rmin, bmin, p.averaging_const);
+    rmax = moving_average(rmax, bmax, p.averaging_const);
+  }
+  if (!fake_quant) return true;
+  if (!(rmin <= rmax)) return false;
+  q = choose_qparams(rmin, rmax, p.quant_min, p.quant_max, p.symmetric);
+  return true;
+}
+
+// The straight-through gradient of an element whose mask is bit k of `byte` (the fused op's
+// packed per-tensor mask): dy * bit, so NaN * 0 stays NaN, as dy * m of a byte mask.
+QGRAD_HD_INLINE float masked_bit_gradient(float dy, unsigned byte, unsigned k) {
+  return dy * static_cast<float>((byte >> k) & 1u);
 }
 
 // PyTorch 1.13's per-channel kernel with a float zero point: q = lrintf(zp + x * (1/scale)) (the

@@ -67,6 +67,12 @@ TEST_CASE("show: a zoo model with a named recipe, a config, and a float model", 
   CHECK(count_of(lsq.out, "quant_min=-128, quant_max=127") == 3);  // first input, first/last w
   CHECK(count_of(lsq.out, "quant_min=-8, quant_max=7") == 3);
   CHECK(lsq.out.find("10 quantizers") != std::string::npos);
+  // PACT's activation and DoReFa's weight quantizers count too (they calibrate nothing): five
+  // weights, and the inputs of every layer but the first (the image is not clipped).
+  const Run pact = show({"--model", "lenet5bn", "--recipe", "pact_w4a4"});
+  INFO(pact.out << pact.err);
+  REQUIRE(pact.status == 0);
+  CHECK(pact.out.find("parameters, 9 quantizers") != std::string::npos);
 
   TempDir tmp;
   {

@@ -11,6 +11,7 @@
 #include <string>
 
 #include "core/factory.h"
+#include "core/host_device.h"
 #include "core/npy.h"
 #include "ops/binary/binary.h"
 #include "ops/reduce/reduce.h"
@@ -235,6 +236,85 @@ TEST_CASE("fused_moving_avg_obs_fake_quant: batch min/max as a sequential scan",
   std::vector<float> v(37);
   for (std::size_t i = 0; i < v.size(); ++i) v[i] = static_cast<float>((i * 7) % 37) - 11.0f;
   CHECK(observe(v) == std::make_pair(-11.0f, 25.0f));
+}
+
+// The range the CPU's chunks and the GPU's blocks combine (fused_obs_fake_quant_math.h): split at
+// any points and combined in any order, including the pairwise tree of a block reduction, it
+// gives the sequential scan's min and max bit for bit, the sign of a zero extreme included.
+TEST_CASE("fused observer range: any split and combining order gives the sequential scan's bits",
+          "[quant][torch_ao][fused]") {
+  namespace fused = ao::fused;
+  Generator gen(5);
+  auto bits = [](float v) { return hd::bits_of(v); };
+  for (int trial = 0; trial < 200; ++trial) {
+    const std::int64_t n = 1 + static_cast<std::int64_t>(randint(0, 300, {1}, gen).item<double>());
+    const std::vector<double> u = rand({n}, gen).to_vector<double>();
+    const bool non_negative = trial % 3 == 0, non_positive = trial % 3 == 1;
+    std::vector<float> v(static_cast<std::size_t>(n));
+    for (std::size_t i = 0; i < v.size(); ++i) {
+      const double r = u[i];
+      float e = r < 0.2 ? -0.0f : r < 0.4 ? 0.0f : static_cast<float>(r * 8 - 4);
+      if (non_negative && e < 0) e = -0.0f;
+      if (non_positive && e > 0) e = 0.0f;
+      v[i] = e;
+    }
+    // The sequential scan of PyTorch's CPU aminmax.
+    float smin = v[0], smax = v[0];
+    for (float e : v) {
+      smin = e < smin ? e : smin;
+      smax = e > smax ? e : smax;
+    }
+    // Chunks of a random size, each accumulated on its own, then combined in two orders.
+    const std::int64_t chunk = 1 + trial % 17;
+    std::vector<fused::ObservedRange> parts;
+    for (std::int64_t b = 0; b < n; b += chunk) {
+      fused::ObservedRange r = fused::empty_range();
+      for (std::int64_t i = std::min(n, b + chunk) - 1; i >= b; --i)  // backwards, on purpose
+        fused::observe_element(r, v[static_cast<std::size_t>(i)], i);
+      parts.push_back(r);
+    }
+    fused::ObservedRange backward = fused::empty_range();
+    for (auto it = parts.rbegin(); it != parts.rend(); ++it)
+      backward = fused::combine(backward, *it);
+    std::vector<fused::ObservedRange> tree = parts;  // pairwise, as a block reduction
+    while (tree.size() > 1) {
+      std::vector<fused::ObservedRange> next;
+      for (std::size_t i = 0; i + 1 < tree.size(); i += 2)
+        next.push_back(fused::combine(tree[i + 1], tree[i]));
+      if (tree.size() % 2) next.push_back(tree.back());
+      tree = next;
+    }
+    for (const fused::ObservedRange& r : {backward, tree[0]}) {
+      const float zero =
+          r.first_zero == fused::kNoZero ? 0.0f : v[static_cast<std::size_t>(r.first_zero)];
+      INFO("trial " << trial << ", n " << n);
+      CHECK(bits(fused::batch_min(r, zero)) == bits(smin));
+      CHECK(bits(fused::batch_max(r, zero)) == bits(smax));
+    }
+  }
+}
+
+// Above 32768 elements the CPU observes a tensor in chunks: a -0.0 first zero in a later chunk
+// still gives the sequential scan's sign.
+TEST_CASE("fused_moving_avg_obs_fake_quant: chunked min/max keeps the first zero's sign",
+          "[quant][torch_ao][fused]") {
+  const TensorOptions i64 = TensorOptions().dtype(kInt64);
+  const Tensor on = ones({1}, i64), off = zeros({1}, i64);
+  const float inf = std::numeric_limits<float>::infinity();
+  const std::int64_t n = 200000;
+  for (const std::int64_t first : {std::int64_t{5}, std::int64_t{70000}, n - 1}) {
+    std::vector<float> v(static_cast<std::size_t>(n), 3.0f);
+    for (std::int64_t i = first + 1; i < n; i += 1000) v[static_cast<std::size_t>(i)] = 0.0f;
+    v[static_cast<std::size_t>(first)] = -0.0f;
+    Tensor rmin = scalar_tensor(inf), rmax = scalar_tensor(-inf);
+    Tensor scale = ones({1}), zp = zeros({1}, TensorOptions().dtype(kInt32));
+    ao::fused_moving_avg_obs_fake_quant(from_vector<float>(v, {n}), on, off, rmin, rmax, scale, zp,
+                                        0.01, 0, 255, -1, false, false);
+    INFO("first zero at " << first);
+    CHECK(rmin.item<float>() == 0.0f);
+    CHECK(std::signbit(rmin.item<float>()));
+    CHECK(rmax.item<float>() == 3.0f);
+  }
 }
 
 // Per-tensor quint8 [0, 255] state of the fused op after a warm-up on [-1, 1]: the running range

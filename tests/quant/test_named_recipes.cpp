@@ -19,6 +19,7 @@
 #include "quant/modules/named_recipes.h"
 #include "quant/modules/quant_recipe.h"
 #include "quant/modules/quantize_model.h"
+#include "quant/modules/quantizer_device.h"
 
 using namespace qgrad;
 using namespace qgrad::quant;
@@ -127,4 +128,38 @@ TEST_CASE("quant.named_recipes: unknown names and other errors", "[quant][named_
   REQUIRE_THROWS_WITH(
       QuantRecipe::from_json(json{{"recipe", "nvidia_int8"}, {"family", "lsq"}}),
       Catch::Contains("\"family\" \"lsq\" differs from the family of recipe \"nvidia_int8\""));
+}
+
+// Which quantized models may run on a GPU (quantizers_not_on), checked without one: the fused
+// observer of torch_ao_default runs there on every zoo model; FakeQuantize with its separate
+// observer, the other families and QuantConvBn2d (fuse_bn) are named, in module-tree order; on
+// the CPU nothing is refused.
+TEST_CASE("quant.named_recipes: quantizers_not_on names what cannot run on a GPU",
+          "[quant][recipes]") {
+  for (const std::string& name : nn::model_names()) {
+    auto model = nn::make_model(name, 0);
+    quant::quantize_model(*model, quant::named_recipe("torch_ao_default").recipe);
+    INFO(name);
+    CHECK(quant::quantizers_not_on(*model, kCUDA).empty());
+  }
+  for (const quant::NamedRecipe& r : quant::named_recipes()) {
+    auto model = nn::make_model("lenet5bn", 0);
+    quant::quantize_model(*model, r.recipe);
+    INFO(r.name);
+    CHECK(quant::quantizers_not_on(*model, kCPU).empty());
+    CHECK(quant::quantizers_not_on(*model, kCUDA).empty() == (r.name == "torch_ao_default"));
+  }
+  auto model = nn::make_model("lenet5bn", 0);
+  quant::quantize_model(
+      *model, nlohmann::json{{"family", "torch_ao"}, {"weight", {{"observer", "minmax"}}}});
+  const std::vector<std::string> refused = quant::quantizers_not_on(*model, kCUDA);
+  REQUIRE(!refused.empty());
+  CHECK(refused[0] == "0._weight_quantizer (FakeQuantize)");
+  for (const std::string& q : refused) CHECK(q.find("_input_quantizer") == std::string::npos);
+  auto fused_bn = nn::make_model("lenet5bn", 0);
+  quant::quantize_model(*fused_bn, nlohmann::json{{"family", "torch_ao"}, {"fuse_bn", true}});
+  const std::vector<std::string> bn = quant::quantizers_not_on(*fused_bn, kCUDA);
+  REQUIRE(bn.size() == 2);
+  CHECK(bn[0] == "0 (QuantConvBn2d)");
+  CHECK(quant::quantizers_not_on(*fused_bn, kCPU).empty());
 }

@@ -1,0 +1,215 @@
+// Quantization-aware training on the GPU (part of test_gpu, Skipped without a GPU), with the
+// recipes whose quantizers run there (so far torch.ao's fused observer + fake quant, the
+// torch_ao_default recipe): the fused op's flags switched on and off give the CPU's bits, NaN
+// statistics are a ValueError at the next wait, the zoo's models take the CPU's QAT steps (the
+// quantizers' state from the same data bit for bit; after training steps, as the float test,
+// within 1% in norm, since cuDNN rounds otherwise than oneDNN), and a QAT step makes the host
+// wait nowhere.
+#include <catch2/catch.hpp>
+
+#include <cmath>
+#include <limits>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "core/allocator.h"
+#include "core/device.h"
+#include "core/factory.h"
+#include "core/host_device.h"
+#include "nn/models/zoo.h"
+#include "nn/optim/sgd.h"
+#include "ops/binary/binary.h"
+#include "ops/loss/loss.h"
+#include "quant/modules/fused_fake_quantize.h"
+#include "quant/modules/named_recipes.h"
+#include "quant/modules/quantize_model.h"
+#include "quant/modules/quantizer_device.h"
+#include "quant/torch_ao/fused_obs_fake_quant.h"
+
+using namespace qgrad;
+
+namespace {
+
+std::shared_ptr<nn::UnaryModule> qat_model(const std::string& name, Device device) {
+  auto model = nn::make_model(name, 0);
+  quant::quantize_model(*model, quant::named_recipe("torch_ao_default").recipe);
+  model->to(device);
+  model->train();
+  return model;
+}
+
+void require_bitwise(const Tensor& cpu, const Tensor& gpu) {
+  REQUIRE(gpu.device().is_cuda());
+  REQUIRE(cpu.shape() == gpu.shape());
+  const std::vector<float> a = cpu.to(kFloat32).to_vector<float>();
+  const std::vector<float> b = gpu.to(kCPU).to(kFloat32).to_vector<float>();
+  std::size_t bad = 0;
+  for (std::size_t i = 0; i < a.size(); ++i) bad += hd::bits_of(a[i]) != hd::bits_of(b[i]);
+  CHECK(bad == 0);
+}
+
+}  // namespace
+
+TEST_CASE("cuda fused observer: its flags switched on and off give the CPU's bits") {
+  Generator gen(11);
+  const Tensor x0 = randn({4, 3, 9, 13}, gen);
+  for (const bool per_channel : {false, true}) {
+    INFO((per_channel ? "per channel" : "per tensor"));
+    std::vector<Tensor> outs[2], grads[2], states[2];
+    for (int dev = 0; dev < 2; ++dev) {
+      const Device d = dev == 0 ? Device(kCPU) : Device(kCUDA);
+      const TensorOptions f32 = TensorOptions().dtype(kFloat32).device(d);
+      const TensorOptions i64 = TensorOptions().dtype(kInt64).device(d);
+      const float inf = std::numeric_limits<float>::infinity();
+      const std::int64_t n = per_channel ? 4 : 1;
+      Tensor rmin = full({n}, inf, f32), rmax = full({n}, -inf, f32);
+      Tensor scale = ones({n}, f32), zp = zeros({n}, TensorOptions().dtype(kInt32).device(d));
+      // (observer, fake quant): observe only, both, neither, fake quant only, both.
+      const int flags[][2] = {{1, 0}, {1, 1}, {0, 0}, {0, 1}, {1, 1}};
+      int k = 0;
+      for (const auto& f : flags) {
+        const Tensor x = (x0 * (1.0 + 0.25 * k++)).to(d).set_requires_grad(true);
+        const Tensor y = ao::fused_moving_avg_obs_fake_quant(
+            x, full({1}, f[0], i64), full({1}, f[1], i64), rmin, rmax, scale, zp, 0.01,
+            per_channel ? -128 : 0, per_channel ? 127 : 255, per_channel ? 0 : -1, per_channel,
+            per_channel);
+        y.backward((x0 * 0.5 - 0.1).to(d));  // negatives too: masked out, they give -0.0
+        outs[dev].push_back(y.detach());
+        grads[dev].push_back(x.grad());
+        for (const Tensor& s : {rmin, rmax, scale, zp}) states[dev].push_back(s.clone());
+      }
+    }
+    for (std::size_t i = 0; i < outs[0].size(); ++i) {
+      INFO("call " << i);
+      require_bitwise(outs[0][i], outs[1][i]);
+      require_bitwise(grads[0][i], grads[1][i]);
+    }
+    for (std::size_t i = 0; i < states[0].size(); ++i) {
+      INFO("state " << i % 4 << " after call " << i / 4);
+      require_bitwise(states[0][i], states[1][i]);
+    }
+  }
+}
+
+TEST_CASE("cuda fused observer: NaN statistics are a ValueError at the next wait") {
+  for (const bool per_channel : {false, true}) {
+    INFO((per_channel ? "per channel" : "per tensor"));
+    const TensorOptions f32 = TensorOptions().dtype(kFloat32).device(kCUDA);
+    const Tensor on = ones({1}, TensorOptions().dtype(kInt64).device(kCUDA));
+    const std::int64_t n = per_channel ? 3 : 1;
+    const float inf = std::numeric_limits<float>::infinity();
+    Tensor rmin = full({n}, inf, f32), rmax = full({n}, -inf, f32);
+    Tensor scale = ones({n}, f32), zp = zeros({n}, TensorOptions().dtype(kInt32).device(kCUDA));
+    const Tensor x = ones({3, 5});
+    Tensor xn = x.clone();
+    static_cast<float*>(xn.raw_data())[7] = std::numeric_limits<float>::quiet_NaN();  // channel 1
+    const Tensor y =
+        ao::fused_moving_avg_obs_fake_quant(xn.to(kCUDA), on, on, rmin, rmax, scale, zp, 0.01, -128,
+                                            127, per_channel ? 0 : -1, per_channel, true);
+    // Queued, not thrown: the host did not wait. The next wait reports it.
+    CHECK_THROWS_AS(synchronize(kCUDA), ValueError);
+    // The device stays usable, and a clean input gives no error.
+    Tensor rmin2 = full({n}, inf, f32), rmax2 = full({n}, -inf, f32);
+    const Tensor y2 =
+        ao::fused_moving_avg_obs_fake_quant(x.to(kCUDA), on, on, rmin2, rmax2, scale, zp, 0.01,
+                                            -128, 127, per_channel ? 0 : -1, per_channel, true);
+    CHECK_NOTHROW(synchronize(kCUDA));
+    CHECK(y2.to(kCPU).to_vector<float>()[0] == 1.0f);
+    (void)y;
+  }
+}
+
+TEST_CASE("cuda QAT: a quantized model's first forward gives the CPU's quantizer state bitwise") {
+  // The weight quantizers see the same weights and the first input quantizer the same batch, so
+  // their state after one forward is the CPU's, bit for bit.
+  for (const std::string& name : nn::model_names()) {
+    INFO("model " << name);
+    Generator gen(2);
+    const Tensor x = randn({8, 1, 28, 28}, gen);
+    auto cpu = qat_model(name, kCPU), gpu = qat_model(name, kCUDA);
+    REQUIRE(quant::quantizers_not_on(*gpu, kCUDA).empty());
+    cpu->forward(x);
+    gpu->forward(x.to(kCUDA));
+    const TensorDict a = cpu->state_dict(), b = gpu->state_dict();
+    const std::string input_q = "_input_quantizer.";
+    std::string first_input;  // the first layer's input quantizer, "0._input_quantizer."
+    for (const auto& it : a) {
+      const std::size_t at = it.key.find(input_q);
+      if (at != std::string::npos && first_input.empty())
+        first_input = it.key.substr(0, at + input_q.size());
+      const bool weight_q = it.key.find("_weight_quantizer.") != std::string::npos;
+      if (!weight_q && (first_input.empty() || it.key.rfind(first_input, 0) != 0)) continue;
+      INFO(it.key);
+      require_bitwise(it.value, b[it.key]);
+    }
+  }
+}
+
+TEST_CASE("cuda QAT: the zoo's models take the CPU's torch_ao_default QAT steps on the GPU") {
+  for (const std::string& name : nn::model_names()) {
+    INFO("model " << name);
+    TensorDict state[2];
+    std::vector<double> losses[2];
+    for (int dev = 0; dev < 2; ++dev) {
+      const Device d = dev == 0 ? Device(kCPU) : Device(kCUDA);
+      auto model = qat_model(name, d);
+      optim::SGD sgd(model->parameters(), optim::SGDOptions(0.05).momentum(0.9));
+      Generator gen(7);
+      for (int s = 0; s < 3; ++s) {
+        const Tensor x = randn({16, 1, 28, 28}, gen).to(d);
+        const Tensor y = randint(0, 10, {16}, gen).to(d);
+        Tensor loss = cross_entropy(model->forward(x), y);
+        sgd.zero_grad();
+        loss.backward();
+        sgd.step();
+        losses[dev].push_back(loss.item<double>());
+      }
+      state[dev] = model->state_dict();
+    }
+    for (std::size_t i = 0; i < losses[0].size(); ++i) {
+      INFO("step " << i << ": cpu loss " << losses[0][i] << ", cuda " << losses[1][i]);
+      CHECK(std::fabs(losses[0][i] - losses[1][i]) <= 1e-3 * std::fabs(losses[0][i]));
+    }
+    for (const auto& it : state[0]) {
+      INFO(it.key);
+      const std::vector<double> a = it.value.to_vector<double>();
+      const std::vector<double> b = state[1][it.key].to(kCPU).to_vector<double>();
+      double diff = 0, norm = 0;
+      for (std::size_t i = 0; i < a.size(); ++i) {
+        diff += (a[i] - b[i]) * (a[i] - b[i]);
+        norm += a[i] * a[i];
+      }
+      diff = std::sqrt(diff), norm = std::sqrt(norm);
+      INFO("|cpu - cuda| " << diff << ", |cpu| " << norm);
+      CHECK(diff <= 1e-2 * norm + 1e-4 * std::sqrt(static_cast<double>(a.size())));
+    }
+  }
+}
+
+TEST_CASE("cuda QAT step: the fused quantizers make the host wait nowhere") {
+  Generator gen(3);
+  std::vector<std::pair<Tensor, Tensor>> batches;
+  for (int i = 0; i < 5; ++i)
+    batches.emplace_back(randn({32, 1, 28, 28}, gen).to(kCUDA),
+                         randint(0, 10, {32}, gen).to(kCUDA));
+  for (const std::string& name : nn::model_names()) {
+    INFO("model " << name);
+    auto model = qat_model(name, kCUDA);
+    optim::SGD sgd(model->parameters(), optim::SGDOptions(0.05).momentum(0.9));
+    Tensor total = scalar_tensor(0.0, TensorOptions().device(kCUDA));
+    auto step = [&](const std::pair<Tensor, Tensor>& b) {
+      Tensor loss = cross_entropy(model->forward(b.first), b.second);
+      sgd.zero_grad();
+      loss.backward();
+      sgd.step();
+      total = total + loss.detach();
+    };
+    step(batches[0]);
+    step(batches[1]);
+    const std::int64_t before = host_waits(kCUDA);
+    for (int i = 2; i < 5; ++i) step(batches[i]);
+    CHECK(host_waits(kCUDA) == before);
+    CHECK(std::isfinite(total.item<double>()));
+  }
+}
