@@ -40,6 +40,10 @@ const char* op_name(DeferredErrorOp op) {
       return "nll_loss";
     case DeferredErrorOp::FusedMovingAvgObsFakeQuant:
       return "fused_moving_avg_obs_fake_quant";
+    case DeferredErrorOp::FakeQuantizePerTensorAffine:
+      return "fake_quantize_per_tensor_affine";
+    case DeferredErrorOp::FakeQuantizePerChannelAffine:
+      return "fake_quantize_per_channel_affine";
     default:
       return "cross_entropy";
   }
@@ -109,6 +113,14 @@ void cuda_synchronize_reporting_deferred_errors(int device_index, const char* op
               e.position >= 0 ? " in channel " + std::to_string(e.position) : std::string(),
               "; NaN in the input makes the running statistics NaN (found by the GPU kernel and "
               "reported at this wait for the GPU)");
+  QGRAD_CHECK(e.kind != DeferredErrorKind::QParamsUnusable, ValueError, op_name(e.op),
+              " on cuda:", device_index, ": scale ", e.low, " and zero_point ", e.high,
+              e.position >= 0 ? " of channel " + std::to_string(e.position) : std::string(),
+              " cannot be used: the scale must be finite and > 0, and an integer zero point must "
+              "be an integer in [quant_min, quant_max] = [",
+              e.value, ", ", e.classes,
+              "] (a float one finite); found by the GPU kernel and reported at this wait for "
+              "the GPU");
 }
 
 }  // namespace qgrad

@@ -33,4 +33,20 @@ __device__ inline void report_range_not_ordered(CudaDeferredError* slot, Deferre
   slot->high = high;
 }
 
+// Records qparams that a fake quantizer cannot use (qparams_usable fails) in `channel` (-1 per
+// tensor), unless an earlier error holds the slot.
+__device__ inline void report_qparams_unusable(CudaDeferredError* slot, DeferredErrorOp op,
+                                               std::int64_t channel, double scale,
+                                               double zero_point, std::int64_t quant_min,
+                                               std::int64_t quant_max) {
+  if (atomicCAS(&slot->claimed, 0, 1) != 0) return;
+  slot->kind = DeferredErrorKind::QParamsUnusable;
+  slot->op = op;
+  slot->position = channel;
+  slot->low = scale;
+  slot->high = zero_point;
+  slot->value = quant_min;
+  slot->classes = quant_max;
+}
+
 }  // namespace qgrad::cuda

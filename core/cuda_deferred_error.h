@@ -22,11 +22,15 @@ enum class DeferredErrorKind : std::int32_t {
   ClassTargetOutOfRange = 1,  // position, value, classes, ignore_index
   RangeNotOrdered = 2,        // a quantizer's running min (low) <= max (high) fails; position:
                               // the channel, -1 per tensor
+  QParamsUnusable = 3,        // a fake quantizer's scale (low) or zero point (high) cannot be
+                              // used for [value, classes]; position: the channel, -1 per tensor
 };
 enum class DeferredErrorOp : std::int32_t {
   CrossEntropy = 0,
   NllLoss = 1,
-  FusedMovingAvgObsFakeQuant = 2
+  FusedMovingAvgObsFakeQuant = 2,
+  FakeQuantizePerTensorAffine = 3,
+  FakeQuantizePerChannelAffine = 4
 };
 
 struct CudaDeferredError {

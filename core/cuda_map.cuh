@@ -3,7 +3,8 @@
 // host exactly as the CPU's StridedLoop does; all-contiguous operands take a kernel that indexes
 // directly, anything else one that turns the linear index into per-operand offsets. `f` is the
 // QGRAD_HD functor from a <family>_elem.h header that cpu::map runs on the CPU, so both devices
-// compute the same bits (FMA contraction is off: --fmad=false). Only .cu files include this.
+// compute the same bits (FMA contraction is off: --fmad=false). map_outputs writes several
+// outputs in one pass, as cpu::map_outputs. Only .cu files include this.
 #pragma once
 
 #include <cuda_runtime.h>
@@ -16,6 +17,7 @@
 #include "core/cuda_check.h"
 #include "core/cuda_stream.h"
 #include "core/host_device.h"
+#include "core/map_outputs.h"
 #include "core/strided_loop.h"
 #include "core/tensor.h"
 
@@ -141,6 +143,120 @@ void map(const char* op, const F& f, const Tensor& out, const Tensors&... in) {
   QGRAD_CUDA_CHECK(cudaGetLastError(), op, "element-wise kernel launch, shape ", out.shape());
 }
 
+// The outputs after the first of map_outputs, as Inputs but writable.
+template <typename... Rs>
+struct OutPtrs {};
+template <typename R, typename... Rest>
+struct OutPtrs<R, Rest...> {
+  R* head;
+  OutPtrs<Rest...> tail;
+};
+template <typename... Rs>
+OutPtrs<Rs...> make_outputs(Rs*... p) {
+  return OutPtrs<Rs...>{p...};
+}
+template <typename R, typename... Rest>
+OutPtrs<R, Rest...> make_outputs(R* head, Rest*... rest) {
+  return OutPtrs<R, Rest...>{head, make_outputs(rest...)};
+}
+
+// f(in_0[in_off[0]], ..., out_1[out_off[0]], ...): the inputs' values, then the later outputs
+// as references.
+template <typename F, typename... Args>
+__device__ __forceinline__ auto gather_outputs(const F& f, const OutPtrs<>&, const std::int64_t*,
+                                               Args&&... args) {
+  return f(static_cast<Args&&>(args)...);
+}
+template <typename F, typename R, typename... Rest, typename... Args>
+__device__ __forceinline__ auto gather_outputs(const F& f, const OutPtrs<R, Rest...>& o,
+                                               const std::int64_t* off, Args&&... args) {
+  return gather_outputs(f, o.tail, off + 1, static_cast<Args&&>(args)..., o.head[off[0]]);
+}
+template <typename F, typename Outs, typename... Args>
+__device__ __forceinline__ auto gather_inputs(const F& f, const Inputs<>&, const std::int64_t*,
+                                              const Outs& outs, const std::int64_t* out_off,
+                                              Args&&... args) {
+  return gather_outputs(f, outs, out_off, static_cast<Args&&>(args)...);
+}
+template <typename F, typename T, typename... Rest, typename Outs, typename... Args>
+__device__ __forceinline__ auto gather_inputs(const F& f, const Inputs<T, Rest...>& in,
+                                              const std::int64_t* off, const Outs& outs,
+                                              const std::int64_t* out_off, Args&&... args) {
+  return gather_inputs(f, in.tail, off + 1, outs, out_off, static_cast<Args&&>(args)...,
+                       in.head[off[0]]);
+}
+
+// Offsets: [0] the first output, [1, K) the later outputs, [K, N) the inputs.
+template <int K, int N, bool Contiguous, typename R0, typename F, typename Outs, typename In>
+__global__ void map_outputs_kernel(F f, std::int64_t n, StridedIndexer<N> ix, R0* out, Outs outs,
+                                   In in) {
+  const std::int64_t step = static_cast<std::int64_t>(blockDim.x) * gridDim.x;
+  for (std::int64_t i = blockIdx.x * static_cast<std::int64_t>(blockDim.x) + threadIdx.x; i < n;
+       i += step) {
+    std::int64_t off[N];
+    if constexpr (Contiguous) {
+      for (int k = 0; k < N; ++k) off[k] = i;
+    } else {
+      ix.offsets(i, off);
+    }
+    out[off[0]] = gather_inputs(f, in, off + K, outs, off + 1);
+  }
+}
+
+namespace detail {
+
+template <typename... Ts, typename F, typename R0, typename... Rs, std::size_t... J,
+          typename... Tensors>
+void map_outputs_launch(const char* op, Outputs<R0, Rs...>, const F& f,
+                        const std::array<Tensor, 1 + sizeof...(Rs)>& outs,
+                        std::index_sequence<J...>, const Tensors&... in) {
+  constexpr int K = 1 + static_cast<int>(sizeof...(Rs));
+  constexpr int N = K + static_cast<int>(sizeof...(Ts));
+  const Tensor& out = outs[0];
+  const std::int64_t n = out.numel();
+  if (n == 0) return;
+  const int device = out.device().index;
+  const CudaDeviceGuard guard(device);
+  cudaStream_t stream = cuda_stream(device);
+  R0* po = static_cast<R0*>(out.raw_data());
+  const auto pout = make_outputs(static_cast<Rs*>(outs[J + 1].raw_data())...);
+  const auto pin = make_inputs(static_cast<const Ts*>(in.raw_data())...);
+  bool contiguous = (in.is_contiguous() && ... && true);
+  for (const Tensor& o : outs) contiguous = contiguous && o.is_contiguous();
+  StridedIndexer<N> ix;
+  if (contiguous) {
+    map_outputs_kernel<K, N, true>
+        <<<map_blocks(n), kMapThreads, 0, stream>>>(f, n, ix, po, pout, pin);
+  } else {
+    const StridedLoop<N> loop(out.shape(),
+                              {out.strides(), outs[J + 1].strides()..., in.strides()...}, {});
+    const int nd = static_cast<int>(loop.shape.size());
+    QGRAD_CHECK(nd <= kMaxMapDims, ShapeError, op, ": a CUDA element-wise kernel takes at most ",
+                kMaxMapDims, " dims after merging contiguous ones, got ", nd, " (shape ",
+                out.shape(), ")");
+    ix.ndim = nd;
+    for (int d = 0; d < nd; ++d) {
+      ix.sizes[d] = loop.shape[d];
+      for (int k = 0; k < N; ++k) ix.strides[k][d] = loop.strides[k][d];
+    }
+    map_outputs_kernel<K, N, false>
+        <<<map_blocks(n), kMapThreads, 0, stream>>>(f, n, ix, po, pout, pin);
+  }
+  QGRAD_CUDA_CHECK(cudaGetLastError(), op, "element-wise kernel launch, shape ", out.shape());
+}
+
+}  // namespace detail
+
+// Several outputs in one pass (see cpu::map_outputs): outs[0][i] = f(in[i]..., outs[1][i], ...),
+// on outs[0]'s device and stream.
+template <typename Outs, typename... Ts, typename F, typename... Tensors>
+void map_outputs(const char* op, const F& f, const std::array<Tensor, Outs::size>& outs,
+                 const Tensors&... in) {
+  static_assert(sizeof...(Ts) == sizeof...(Tensors), "one element type per input tensor");
+  detail::map_outputs_launch<Ts...>(op, Outs{}, f, outs, std::make_index_sequence<Outs::size - 1>{},
+                                    in...);
+}
+
 template <typename F>
 __global__ void for_each_kernel(F f, std::int64_t n) {
   const std::int64_t step = static_cast<std::int64_t>(blockDim.x) * gridDim.x;
@@ -164,6 +280,11 @@ struct Map {
   template <typename R, typename... Ts, typename F, typename... Tensors>
   static void run(const char* op, const F& f, const Tensor& out, const Tensors&... in) {
     map<R, Ts...>(op, f, out, in...);
+  }
+  template <typename Outs, typename... Ts, typename F, typename... Tensors>
+  static void run_outputs(const char* op, const F& f, const std::array<Tensor, Outs::size>& outs,
+                          const Tensors&... in) {
+    map_outputs<Outs, Ts...>(op, f, outs, in...);
   }
   template <typename F>
   static void for_each(const char* op, Device device, std::int64_t n, const F& f) {

@@ -4,8 +4,11 @@
 #include "quant/torch_ao/fake_quantize.h"
 
 #include <cmath>
+#include <string>
+#include <utility>
 
 #include "core/autograd/function.h"
+#include "core/autograd/grad_mode.h"
 #include "core/factory.h"
 #include "ops/device_check.h"
 #include "quant/torch_ao/fake_quantize_kernels.h"
@@ -75,24 +78,84 @@ Tensor per_channel_float_zero_point(const Tensor& x, const std::vector<double>& 
   return y;
 }
 
+// Off the CPU: the qparams stay tensors on x's device, checked there by a kernel that reports
+// unusable ones at the host's next wait, and the value and the mask come from one pass
+// ("torch_ao.fake_quantize_qparams"). n: the qparams' length (1 per tensor, axis -1).
+Tensor fake_quantize_on_device(const char* op, const Tensor& x, const Tensor& scale,
+                               const Tensor& zero_point, std::int64_t axis, std::int64_t n,
+                               std::int64_t quant_min, std::int64_t quant_max) {
+  static const KernelTable<FakeQuantizeQParamsKernel>& table =
+      kernel_table(kFakeQuantizeQParamsKernels);
+  static const KernelTable<CheckQParamsKernel>& checks = kernel_table(kCheckQParamsKernels);
+  FakeQuantizeQParamsKernel& kernel = table(op, x);
+  constexpr std::int64_t kLimit = std::int64_t{1} << 23;
+  QGRAD_CHECK(quant_min >= -kLimit && quant_max <= kLimit, ValueError, op, ": on ", x.device(),
+              " quant_min (", quant_min, ") and quant_max (", quant_max,
+              ") must lie in [-2^23, 2^23] (wider ranges, such as qint32's, run on the CPU only)");
+  for (const auto& [arg, t] : {std::pair<const char*, const Tensor&>{"scale", scale},
+                               std::pair<const char*, const Tensor&>{"zero_point", zero_point}}) {
+    require_defined(op, arg, t);
+    QGRAD_CHECK(t.device() == x.device(), DeviceError, op, ": ", arg,
+                " must be on the input's device (", x.device(), "), got ", t.device());
+    QGRAD_CHECK(axis < 0 ? t.numel() == 1 && t.dim() <= 1 : t.dim() == 1 && t.numel() == n,
+                ShapeError, op, ": ", arg, " must hold ",
+                axis < 0
+                    ? std::string("one element")
+                    : std::to_string(n) + " elements in 1 dim (one per channel of axis " +
+                          std::to_string(axis) + " of input shape " + shape_str(x.shape()) + ")",
+                ", got shape ", t.shape());
+  }
+  QGRAD_CHECK(is_floating(scale.dtype()), DTypeError, op, ": scale must be floating, got ",
+              dtype_name(scale.dtype()));
+  const DType zt = zero_point.dtype();
+  QGRAD_CHECK(zt == kInt32 || zt == kInt64 || is_floating(zt), DTypeError, op,
+              ": zero_point must be int32, int64 or floating, got ", dtype_name(zt));
+  // A float zero point per channel is PyTorch's per_channel_affine_float_qparams; per tensor it
+  // must hold an integer (checked on the device), converted for the integer element.
+  const bool float_zp = is_floating(zt) && axis >= 0;
+  NoGradGuard no_grad;
+  const Tensor s = scale.detach().to(kFloat32).reshape({n}).contiguous();
+  const Tensor z = zero_point.detach().reshape({n}).contiguous();
+  checks(op, s)(op, s, float_zp || !is_floating(zt) ? z : z.to(kFloat64), quant_min, quant_max);
+  const Tensor zk = float_zp ? z.to(kFloat32) : (is_floating(zt) ? z.to(kInt64) : z);
+  const bool grad = needs_grad({x});
+  Tensor y = empty(x.shape(), TensorOptions().dtype(x.dtype()).device(x.device()));
+  Tensor mask =
+      grad ? empty(x.shape(), TensorOptions().dtype(kUInt8).device(x.device())) : Tensor();
+  kernel(x.detach(), s, zk, axis, quant_min, quant_max, y, mask);
+  if (grad) {
+    record(
+        axis < 0 ? "FakeQuantizePerTensorAffineBackward" : "FakeQuantizePerChannelAffineBackward",
+        {x}, {&y},
+        [op, mask](const TensorList& g) { return TensorList{masked_backward(op, g[0], mask)}; });
+  }
+  return y;
+}
+
 }  // namespace
 
 Tensor fake_quantize_per_tensor_affine(const Tensor& x, double scale, std::int64_t zero_point,
                                        std::int64_t quant_min, std::int64_t quant_max) {
   const char* op = "fake_quantize_per_tensor_affine";
   require_floating(op, "input", x);
-  FakeQuantizePerTensorKernel& kernel = per_tensor_table()(op, x);
   check_quant_range(op, quant_min, quant_max);
   check_scale_value(op, "scale", scale);
   check_zero_point_value(op, zero_point, quant_min, quant_max);
   const float s = static_cast<float>(scale);
   QGRAD_CHECK(s > 0 && std::isfinite(s), ValueError, op, ": scale ", scale,
               " is not a positive finite float32");
+  if (!x.device().is_cpu()) {
+    return fake_quantize_on_device(op, x,
+                                   full({1}, s, TensorOptions().dtype(kFloat32).device(x.device())),
+                                   full({1}, static_cast<double>(zero_point),
+                                        TensorOptions().dtype(kInt64).device(x.device())),
+                                   -1, 1, quant_min, quant_max);
+  }
   const bool grad = needs_grad({x});
   Tensor y = empty(x.shape(), TensorOptions().dtype(x.dtype()).device(x.device()));
   Tensor mask =
       grad ? empty(x.shape(), TensorOptions().dtype(kUInt8).device(x.device())) : Tensor();
-  kernel(x, s, zero_point, quant_min, quant_max, y, mask);
+  per_tensor_table()(op, x)(x, s, zero_point, quant_min, quant_max, y, mask);
   if (grad) {
     record("FakeQuantizePerTensorAffineBackward", {x}, {&y},
            [op, mask](const TensorList& g) { return TensorList{masked_backward(op, g[0], mask)}; });
@@ -104,9 +167,11 @@ Tensor fake_quantize_per_tensor_affine(const Tensor& x, const Tensor& scale,
                                        const Tensor& zero_point, std::int64_t quant_min,
                                        std::int64_t quant_max) {
   const char* op = "fake_quantize_per_tensor_affine";
-  // The device check comes before scale and zero_point are read on the host.
   require_floating(op, "input", x);
-  per_tensor_table()(op, x);
+  if (!x.device().is_cpu()) {
+    check_quant_range(op, quant_min, quant_max);
+    return fake_quantize_on_device(op, x, scale, zero_point, -1, 1, quant_min, quant_max);
+  }
   const double s = single_float(op, "scale", scale);
   return fake_quantize_per_tensor_affine(x, s, integer_zero_point(op, zero_point), quant_min,
                                          quant_max);
@@ -119,11 +184,12 @@ Tensor fake_quantize_per_channel_affine(const Tensor& x, const Tensor& scale,
       kernel_table(kFakeQuantizePerChannelKernels);
   const char* op = "fake_quantize_per_channel_affine";
   require_floating(op, "input", x);
-  // The device check comes before scale and zero_point are read on the host.
-  FakeQuantizePerChannelKernel& kernel = table(op, x);
   check_quant_range(op, quant_min, quant_max);
   const std::int64_t ax = normalize_channel_axis(op, x, axis);
   const std::int64_t C = x.size(ax);
+  if (!x.device().is_cpu())
+    return fake_quantize_on_device(op, x, scale, zero_point, ax, C, quant_min, quant_max);
+  FakeQuantizePerChannelKernel& kernel = table(op, x);
   const std::vector<double> s = per_channel_floats(op, "scale", scale, C);
   require_defined(op, "zero_point", zero_point);
   if (is_floating(zero_point.dtype()))

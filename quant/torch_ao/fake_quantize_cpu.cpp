@@ -14,12 +14,14 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <string>
 
 #include "core/channel_loop.h"
 #include "core/cpu_map.h"
 #include "core/dtype.h"
 #include "core/strided_loop.h"
 #include "quant/torch_ao/fake_quantize_elem.h"
+#include "quant/torch_ao/fake_quantize_qparams_kernel.h"
 #include "quant/value_mask_loop.h"
 
 namespace qgrad::ao {
@@ -330,9 +332,33 @@ void learnable_per_channel_backward_cpu(const Tensor& x, const Tensor& dy, std::
   });
 }
 
+void fake_quantize_qparams_cpu(const Tensor& x, const Tensor& scale, const Tensor& zero_point,
+                               std::int64_t axis, std::int64_t quant_min, std::int64_t quant_max,
+                               const Tensor& y, const Tensor& mask) {
+  fake_quantize_qparams<cpu::Map>(x, scale, zero_point, axis, quant_min, quant_max, y, mask);
+}
+
+void check_qparams_cpu(const char* op, const Tensor& scale, const Tensor& zero_point,
+                       std::int64_t quant_min, std::int64_t quant_max) {
+  const std::vector<float> s = scale.to_vector<float>();
+  const std::vector<double> z = zero_point.to_vector<double>();
+  const bool float_zp = is_floating(zero_point.dtype());
+  for (std::size_t c = 0; c < s.size(); ++c)
+    QGRAD_CHECK(qparams_usable(s[c], z[c], float_zp, static_cast<double>(quant_min),
+                               static_cast<double>(quant_max)),
+                ValueError, op, ": scale ", s[c], " and zero_point ", z[c],
+                s.size() > 1 ? " of channel " + std::to_string(c) : std::string(),
+                " cannot be used: the scale must be finite and > 0, and an integer zero point "
+                "must be an integer in [quant_min, quant_max] = [",
+                quant_min, ", ", quant_max, "] (a float one finite)");
+}
+
 }  // namespace
 
 void register_fake_quantize_cpu_kernels(KernelRegistry& r) {
+  r.table(kFakeQuantizeQParamsKernels)
+      .define(DeviceType::CPU, &fake_quantize_qparams_cpu, kFloatingDTypes);
+  r.table(kCheckQParamsKernels).define(DeviceType::CPU, &check_qparams_cpu, kFloatingDTypes);
   r.table(kFakeQuantizePerTensorKernels)
       .define(DeviceType::CPU, &fake_quantize_per_tensor_cpu, kFloatingDTypes);
   r.table(kFakeQuantizePerChannelKernels)

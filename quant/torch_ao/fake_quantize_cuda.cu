@@ -1,12 +1,19 @@
-// CUDA kernels of torch.ao fake quantization, registered in the "torch_ao.*" tables. So far the
-// masked straight-through backward, which the fused observer + fake quant's per-channel form
-// takes: fake_quantize_elem.h's MaskedGradientElem through cuda::map, as cpu::map runs it on the
-// CPU, so both give the same bits. The per-tensor and per-channel forwards and the learnable
-// backwards have no CUDA kernels yet.
+// CUDA kernels of torch.ao fake quantization, registered in the "torch_ao.*" tables: the forward
+// with its qparams as device tensors (fake_quantize_qparams_kernel.h through cuda::Map, the value
+// and the mask in one pass), the check of those qparams, which records unusable ones for the
+// host's next wait instead of making it wait now (core/cuda_deferred_error.h), and the masked
+// straight-through backward (fake_quantize_elem.h's MaskedGradientElem through cuda::map). The
+// element functors are the CPU's, so both give the same bits. The learnable backwards have no
+// CUDA kernels yet.
+#include <string>
+
+#include "core/cuda_deferred_error.cuh"
 #include "core/cuda_map.cuh"
 #include "core/dtype.h"
+#include "core/factory.h"
 #include "quant/torch_ao/fake_quantize_elem.h"
 #include "quant/torch_ao/fake_quantize_kernels.h"
+#include "quant/torch_ao/fake_quantize_qparams_kernel.h"
 
 namespace qgrad::ao {
 
@@ -19,9 +26,49 @@ void masked_gradient_cuda(const Tensor& dy, const Tensor& mask, const Tensor& dx
   });
 }
 
+void fake_quantize_qparams_cuda(const Tensor& x, const Tensor& scale, const Tensor& zero_point,
+                                std::int64_t axis, std::int64_t quant_min, std::int64_t quant_max,
+                                const Tensor& y, const Tensor& mask) {
+  fake_quantize_qparams<cuda::Map>(x, scale, zero_point, axis, quant_min, quant_max, y, mask);
+}
+
+// Checks qparams c of n; a failure is recorded in the device's slot.
+struct CheckQParams {
+  const float* scale;
+  const double* zero_point;
+  bool float_zero_point, per_channel;
+  std::int64_t quant_min, quant_max;
+  DeferredErrorOp op;
+  CudaDeferredError* error;
+  __device__ void operator()(std::int64_t c) const {
+    if (qparams_usable(scale[c], zero_point[c], float_zero_point, static_cast<double>(quant_min),
+                       static_cast<double>(quant_max)))
+      return;
+    cuda::report_qparams_unusable(error, op, per_channel ? c : -1, scale[c], zero_point[c],
+                                  quant_min, quant_max);
+  }
+};
+
+void check_qparams_cuda(const char* op, const Tensor& scale, const Tensor& zero_point,
+                        std::int64_t quant_min, std::int64_t quant_max) {
+  const Tensor s = scale.to(kFloat32).contiguous();
+  const Tensor z = zero_point.to(kFloat64).contiguous();  // exact for int32; int64 up to 2^53
+  const bool per_channel = std::string(op) == "fake_quantize_per_channel_affine";
+  cuda::for_each_index(
+      op, scale.device(), s.numel(),
+      CheckQParams{s.data_ptr<float>(), z.data_ptr<double>(), is_floating(zero_point.dtype()),
+                   per_channel, quant_min, quant_max,
+                   per_channel ? DeferredErrorOp::FakeQuantizePerChannelAffine
+                               : DeferredErrorOp::FakeQuantizePerTensorAffine,
+                   cuda_deferred_error_slot(scale.device().index)});
+}
+
 }  // namespace
 
 void register_fake_quantize_cuda_kernels(KernelRegistry& r) {
+  r.table(kFakeQuantizeQParamsKernels)
+      .define(DeviceType::CUDA, &fake_quantize_qparams_cuda, kFloatingDTypes);
+  r.table(kCheckQParamsKernels).define(DeviceType::CUDA, &check_qparams_cuda, kFloatingDTypes);
   r.table(kMaskedGradientKernels).define(DeviceType::CUDA, &masked_gradient_cuda, kFloatingDTypes);
 }
 

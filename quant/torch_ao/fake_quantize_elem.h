@@ -62,6 +62,30 @@ struct WidePerChannelFakeQuantizeElem {
   }
 };
 
+// The narrow element with its qparams as operands, one per tensor or per channel broadcast along
+// x (scale float32, zero point an integer type): it builds NarrowFakeQuantizeElem from them at
+// each element, T(1) / T(scale) as the kernels that build it once per tensor or channel do, so it
+// gives their bits. What the GPU runs, where the qparams stay device tensors.
+template <typename T, typename Z>
+struct NarrowFakeQuantizeOperandsElem {
+  T qmin, qmax;
+  QGRAD_HD_INLINE T operator()(T x, float scale, Z zero_point, std::uint8_t& m) const {
+    const T s = static_cast<T>(scale);
+    return NarrowFakeQuantizeElem<T>{T(1) / s, s, static_cast<T>(zero_point), qmin, qmax}(x, m);
+  }
+};
+
+// Whether a fake quantizer's qparams can be used: scale finite and > 0; an integer zero point in
+// [quant_min, quant_max], a float one (per_channel_affine_float_qparams) finite. Checked on the
+// host for host values, and by a kernel where the qparams are device tensors.
+QGRAD_HD_INLINE bool qparams_usable(float scale, double zero_point, bool float_zero_point,
+                                    double quant_min, double quant_max) {
+  const bool scale_ok = scale > 0 && scale - scale == 0;  // excludes NaN and inf
+  if (float_zero_point) return scale_ok && zero_point - zero_point == 0;
+  return scale_ok && zero_point >= quant_min && zero_point <= quant_max &&
+         hd::rint(zero_point) == zero_point;
+}
+
 // The straight-through backward of every masked fake quantizer: dy * mask, a multiplication, so
 // a negative dy masked out gives -0.0 and a NaN dy stays NaN, as in PyTorch.
 template <typename T>

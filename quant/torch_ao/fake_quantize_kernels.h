@@ -22,9 +22,9 @@ namespace qgrad::ao {
 using FakeQuantizePerTensorKernel = void(const Tensor& x, float scale, std::int64_t zero_point,
                                          std::int64_t quant_min, std::int64_t quant_max,
                                          const Tensor& y, const Tensor& mask);
+// (fake_quantize_per_tensor_affine runs it on the CPU; its catalogue entry is the qparams table's.)
 inline constexpr KernelTableKey<FakeQuantizePerTensorKernel> kFakeQuantizePerTensorKernels{
-    "torch_ao.fake_quantize_per_tensor",
-    "fake_quantize_per_tensor_affine fake_quantize_learnable_per_tensor_affine"};
+    "torch_ao.fake_quantize_per_tensor", "fake_quantize_learnable_per_tensor_affine"};
 
 // The same with one (scale, zero point) per index of `axis`. x, y and mask are contiguous.
 using FakeQuantizePerChannelKernel = void(const Tensor& x, std::int64_t axis,
@@ -33,8 +33,31 @@ using FakeQuantizePerChannelKernel = void(const Tensor& x, std::int64_t axis,
                                           std::int64_t quant_min, std::int64_t quant_max,
                                           const Tensor& y, const Tensor& mask);
 inline constexpr KernelTableKey<FakeQuantizePerChannelKernel> kFakeQuantizePerChannelKernels{
-    "torch_ao.fake_quantize_per_channel",
-    "fake_quantize_per_channel_affine fake_quantize_learnable_per_channel_affine"};
+    "torch_ao.fake_quantize_per_channel", "fake_quantize_learnable_per_channel_affine"};
+
+// Fake quantization with its qparams as tensors on x's device, as the GPU runs it (nothing read
+// on the host): scale float32 and zero_point int32, int64 or float32 (float: PyTorch's
+// per_channel_affine_float_qparams), contiguous, of one element (axis -1, per tensor) or one per
+// index of `axis`. Narrow ranges only (|quant_min|, |quant_max| <= 2^23). x and y any strides (y
+// of x's shape, not overlapping it); mask (uint8, y's strides) may be undefined. The qparams'
+// values are not checked here (kCheckQParamsKernels). On the CPU the fronts run the kernels
+// above, with host qparams; this table's CPU kernel, the same element functors through cpu::map,
+// is their reference in the tests.
+using FakeQuantizeQParamsKernel = void(const Tensor& x, const Tensor& scale,
+                                       const Tensor& zero_point, std::int64_t axis,
+                                       std::int64_t quant_min, std::int64_t quant_max,
+                                       const Tensor& y, const Tensor& mask);
+inline constexpr KernelTableKey<FakeQuantizeQParamsKernel> kFakeQuantizeQParamsKernels{
+    "torch_ao.fake_quantize_qparams",
+    "fake_quantize_per_tensor_affine fake_quantize_per_channel_affine"};
+
+// Checks qparams as the kernel above takes them (qparams_usable, fake_quantize_elem.h): on the
+// CPU a ValueError naming `op`; on a GPU recorded and thrown at the host's next wait
+// (core/cuda_deferred_error.h), so the host does not wait here.
+using CheckQParamsKernel = void(const char* op, const Tensor& scale, const Tensor& zero_point,
+                                std::int64_t quant_min, std::int64_t quant_max);
+inline constexpr KernelTableKey<CheckQParamsKernel> kCheckQParamsKernels{
+    "torch_ao.check_qparams", "fake_quantize_per_tensor_affine fake_quantize_per_channel_affine"};
 
 // dx = dy * mask (a multiplication, so a negative dy masked out gives -0.0 as in PyTorch).
 using MaskedGradientKernel = void(const Tensor& dy, const Tensor& mask, const Tensor& dx);

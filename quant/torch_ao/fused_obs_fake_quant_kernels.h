@@ -55,9 +55,10 @@ using FakeQuantizePerChannelFloatZpKernel = void(const Tensor& x, std::int64_t a
                                                  const std::vector<float>& zero_point,
                                                  std::int64_t quant_min, std::int64_t quant_max,
                                                  const Tensor& y, const Tensor& mask);
+// (fake_quantize_per_channel_affine runs it on the CPU; its catalogue entry is the qparams
+// table's, fake_quantize_kernels.h.)
 inline constexpr KernelTableKey<FakeQuantizePerChannelFloatZpKernel>
-    kFakeQuantizePerChannelFloatZpKernels{"torch_ao.fake_quantize_per_channel_float_zp",
-                                          "fake_quantize_per_channel_affine"};
+    kFakeQuantizePerChannelFloatZpKernels{"torch_ao.fake_quantize_per_channel_float_zp", ""};
 
 void register_fused_obs_fake_quant_cpu_kernels(KernelRegistry& r);
 void register_fused_obs_fake_quant_cuda_kernels(KernelRegistry& r);

@@ -220,4 +220,14 @@ struct FloatZpFakeQuantElem {
   }
 };
 
+// FloatZpFakeQuantElem with its qparams as operands (see NarrowFakeQuantizeOperandsElem):
+// 1.0f / scale in float, as the CPU kernel computes it once per channel.
+template <typename T>
+struct FloatZpFakeQuantOperandsElem {
+  double qmin, qmax;
+  QGRAD_HD_INLINE T operator()(T x, float scale, float zero_point, std::uint8_t& m) const {
+    return FloatZpFakeQuantElem<T>{1.0f / scale, scale, zero_point, qmin, qmax}(x, m);
+  }
+};
+
 }  // namespace qgrad::ao::fused

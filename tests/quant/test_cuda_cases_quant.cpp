@@ -1,13 +1,17 @@
 // The cross-device test's cases for the quantizers with CUDA kernels (see
-// tests/ops/backend_op_case.h): torch.ao's fused observer + fake quant, per tensor (quint8,
-// affine) and per channel (qint8, symmetric), two calls each so that the moving average runs,
-// its output and its straight-through gradient, plus the state the calls leave (running min and
-// max, scale, zero point), all bit for bit: the GPU runs the CPU's range, step and element.
+// tests/ops/backend_op_case.h): torch.ao's fake quantization per tensor and per channel (integer
+// and float zero points, tensor and host qparams), and its fused observer + fake quant, per tensor
+// (quint8, affine) and per channel (qint8, symmetric), two calls each so that the moving average
+// runs, its output and its straight-through gradient, plus the state the calls leave (running min
+// and max, scale, zero point), all bit for bit: the GPU runs the CPU's range, step and element.
 #include <catch2/catch.hpp>
 
 #include <limits>
+#include <utility>
+#include <vector>
 
 #include "ops/backend_op_case.h"
+#include "quant/torch_ao/fake_quantize.h"
 #include "quant/torch_ao/fused_obs_fake_quant.h"
 
 using namespace qgrad;
@@ -37,7 +41,48 @@ Tensor fused_twice(const Tensor& x, bool per_channel) {
                 0);
 }
 
+// Per-channel qparams along axis 1 of an input with `channels` there: scales around 0.03, integer
+// zero points in [-10, 10] (or float ones), on `device`.
+std::pair<Tensor, Tensor> channel_qparams(std::int64_t channels, bool float_zp, Device device) {
+  std::vector<float> s, zf;
+  std::vector<std::int32_t> zi;
+  for (std::int64_t c = 0; c < channels; ++c) {
+    s.push_back(0.02f + 0.005f * static_cast<float>(c));
+    zi.push_back(static_cast<std::int32_t>(c * 7 % 21) - 10);
+    zf.push_back(static_cast<float>(zi.back()) + 0.25f);
+  }
+  const Tensor scale = from_vector(s, {channels}).to(device);
+  return {scale, float_zp ? from_vector(zf, {channels}).to(device)
+                          : from_vector(zi, {channels}).to(device)};
+}
+
 void add_quant_cases(qgrad_test::OpCases& c) {
+  {
+    // quint8 affine, as a tensor-qparams call and as the host-scalar overload; inputs of about
+    // +-3 reach both clamps.
+    OpCase k;
+    k.fn = [](const std::vector<Tensor>& in) {
+      const Device d = in[0].device();
+      const Tensor s = full({1}, 0.015, TensorOptions().dtype(kFloat32).device(d));
+      const Tensor z = full({1}, 100.0, TensorOptions().dtype(kInt32).device(d));
+      return ao::fake_quantize_per_tensor_affine(in[0], s, z, 0, 255) +
+             ao::fake_quantize_per_tensor_affine(in[0] * 0.5, 0.01, -3, -128, 127);
+    };
+    k.shapes = {{3, 5, 7, 2}};
+    c["fake_quantize_per_tensor_affine"] = k;
+  }
+  {
+    // Along axis 1, with int32 zero points and with float ones (float_qparams).
+    OpCase k;
+    k.fn = [](const std::vector<Tensor>& in) {
+      const auto [s, z] = channel_qparams(in[0].size(1), false, in[0].device());
+      const auto [sf, zf] = channel_qparams(in[0].size(1), true, in[0].device());
+      return ao::fake_quantize_per_channel_affine(in[0], s, z, 1, -128, 127) +
+             ao::fake_quantize_per_channel_affine(in[0], sf, zf, 1, 0, 255);
+    };
+    k.shapes = {{3, 5, 7, 2}};
+    c["fake_quantize_per_channel_affine"] = k;
+  }
   OpCase k;
   k.fn = [](const std::vector<Tensor>& in) {
     return concat({fused_twice(in[0], false), fused_twice(in[1], true)}, 0);

@@ -9,10 +9,13 @@
 #include <fstream>
 #include <limits>
 #include <string>
+#include <vector>
 
 #include "core/factory.h"
 #include "core/npy.h"
+#include "ops/binary/binary.h"
 #include "quant/torch_ao/fake_quantize.h"
+#include "quant/torch_ao/fake_quantize_kernels.h"
 #include "support/fixtures.h"
 
 using namespace qgrad;
@@ -200,4 +203,90 @@ TEST_CASE("ao fake quantize handles empty and float64 inputs", "[quant][torch_ao
   CHECK(v[0] == Approx(-0.3));
   CHECK(v[1] == Approx(0.3));
   CHECK(v[3] == Approx(25.2));
+}
+
+// The kernel the GPU runs (qparams as tensors, the element functors through map_outputs) gives,
+// through cpu::Map, the bits of the CPU's own fake quantization for the same qparams: per tensor
+// and per channel, integer and float zero points, float32 and float64, contiguous and strided
+// inputs, its mask matching the CPU's gradient mask. So every formula the GPU computes is
+// checked here, on the CPU.
+TEST_CASE("fake quantization with tensor qparams: the GPU's element functors give the CPU's bits",
+          "[quant][torch_ao]") {
+  const KernelTable<ao::FakeQuantizeQParamsKernel>& table =
+      kernel_table(ao::kFakeQuantizeQParamsKernels);
+  // Bit for bit in float64 (which holds every float32 exactly).
+  auto same_bits = [](const Tensor& a, const Tensor& b) {
+    const std::vector<double> u = a.to_vector<double>(), v = b.to_vector<double>();
+    REQUIRE(u.size() == v.size());
+    CHECK(std::memcmp(u.data(), v.data(), u.size() * sizeof(double)) == 0);
+  };
+  Generator gen(17);
+  for (const DType dt : {kFloat32, kFloat64}) {
+    for (const bool strided : {false, true}) {
+      const Tensor base = (randn({4, 6, 5}, gen) * 3.0).to(dt);
+      const Tensor x = strided ? base.transpose(0, 2) : base;  // [5, 6, 4], strided
+      const std::int64_t C = x.size(1);
+      std::vector<float> s, zf;
+      std::vector<std::int32_t> zi;
+      for (std::int64_t c = 0; c < C; ++c) {
+        s.push_back(0.013f + 0.007f * static_cast<float>(c));
+        zi.push_back(static_cast<std::int32_t>(c * 5 % 11) - 5);
+        zf.push_back(static_cast<float>(zi.back()) - 0.5f);
+      }
+      struct Case {
+        const char* what;
+        Tensor scale, zp;
+        std::int64_t axis, qmin, qmax;
+      };
+      const std::vector<Case> cases = {
+          {"per tensor", from_vector<float>({0.021f}, {1}), from_vector<std::int32_t>({3}, {1}), -1,
+           -128, 127},
+          {"per tensor, int64 zero point", from_vector<float>({0.05f}, {1}),
+           from_vector<std::int64_t>({200}, {1}), -1, 0, 255},
+          {"per channel", from_vector(s, {C}), from_vector(zi, {C}), 1, -128, 127},
+          {"per channel, float zero points", from_vector(s, {C}), from_vector(zf, {C}), 1, 0, 255},
+      };
+      for (const Case& k : cases) {
+        INFO(k.what << (strided ? ", strided" : "") << ", " << dtype_name(dt));
+        const Tensor xr = x.detach().set_requires_grad(true);
+        const Tensor ref =
+            k.axis < 0
+                ? ao::fake_quantize_per_tensor_affine(xr, k.scale, k.zp, k.qmin, k.qmax)
+                : ao::fake_quantize_per_channel_affine(xr, k.scale, k.zp, k.axis, k.qmin, k.qmax);
+        ref.backward(ones(ref.shape(), TensorOptions().dtype(dt)));
+        const Tensor y = empty(x.shape(), TensorOptions().dtype(dt));
+        const Tensor mask = empty(x.shape(), TensorOptions().dtype(kUInt8));
+        table("test", x)(x, k.scale, k.zp, k.axis, k.qmin, k.qmax, y, mask);
+        same_bits(y, ref.detach());
+        same_bits(mask, xr.grad());
+        // Without a mask, the value alone.
+        const Tensor y2 = empty(x.shape(), TensorOptions().dtype(dt));
+        table("test", x)(x, k.scale, k.zp, k.axis, k.qmin, k.qmax, y2, Tensor());
+        same_bits(y2, ref.detach());
+      }
+    }
+  }
+}
+
+// The qparams check the GPU runs as a kernel (qparams_usable), on the CPU: a ValueError naming
+// the op and the channel for a scale that is not finite and > 0 or a zero point off the grid.
+TEST_CASE("fake quantization qparams check: unusable scales and zero points are errors",
+          "[quant][torch_ao]") {
+  const KernelTable<ao::CheckQParamsKernel>& table = kernel_table(ao::kCheckQParamsKernels);
+  const char* op = "fake_quantize_per_channel_affine";
+  auto check = [&](std::vector<float> s, const Tensor& z) {
+    const Tensor st = from_vector(s, {static_cast<std::int64_t>(s.size())});
+    table(op, st)(op, st, z, -128, 127);
+  };
+  const Tensor ok_zp = from_vector<std::int32_t>({0, -128, 127}, {3});
+  CHECK_NOTHROW(check({0.1f, 1e-30f, 5.0f}, ok_zp));
+  for (float bad : {0.0f, -1.0f, std::numeric_limits<float>::infinity(), std::nanf("")})
+    CHECK_THROWS_WITH(check({0.1f, bad, 5.0f}, ok_zp),
+                      Catch::Contains(op) && Catch::Contains("of channel 1"));
+  CHECK_THROWS_AS(check({0.1f, 0.1f, 0.1f}, from_vector<std::int32_t>({0, 128, 0}, {3})),
+                  ValueError);
+  // A float zero point: any finite value; an integer one given as float must be an integer.
+  CHECK_NOTHROW(check({0.1f, 0.1f, 0.1f}, from_vector<float>({0.5f, -300.0f, 2.0f}, {3})));
+  CHECK_THROWS_AS(check({0.1f, 0.1f, 0.1f}, from_vector<float>({0.5f, std::nanf(""), 2.0f}, {3})),
+                  ValueError);
 }
