@@ -272,8 +272,8 @@ Device resolve_device(const TrainConfig& config) {
       if (refused.size() > 3) list += ", ... (" + std::to_string(refused.size()) + " in all)";
       throw UsageError("device \"" + name + "\": the \"quant\" recipe gives quantizers that run " +
                        "on the CPU only in this version: " + list +
-                       "; on the GPU, quantization-aware training runs with torch_ao's fused " +
-                       "observer (\"observer\": \"fused_moving_average_minmax\", without " +
+                       "; on the GPU, quantization-aware training runs with the torch_ao " +
+                       "family's min/max observers (fused or not; not \"histogram\", not " +
                        "\"fuse_bn\") so far; train this recipe with --device cpu");
     }
   }

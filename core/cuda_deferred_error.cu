@@ -44,6 +44,8 @@ const char* op_name(DeferredErrorOp op) {
       return "fake_quantize_per_tensor_affine";
     case DeferredErrorOp::FakeQuantizePerChannelAffine:
       return "fake_quantize_per_channel_affine";
+    case DeferredErrorOp::ObserverCalculateQParams:
+      return "calculate_qparams";
     default:
       return "cross_entropy";
   }
@@ -109,7 +111,7 @@ void cuda_synchronize_reporting_deferred_errors(int device_index, const char* op
               "); found by the GPU kernel and reported at this wait for the GPU");
   QGRAD_CHECK(e.kind != DeferredErrorKind::RangeNotOrdered, ValueError, op_name(e.op),
               " on cuda:", device_index, ": the running min (", e.low,
-              ") should be <= the running max (", e.high, ")",
+              ") should be <= the running max (", e.high, "), both finite",
               e.position >= 0 ? " in channel " + std::to_string(e.position) : std::string(),
               "; NaN in the input makes the running statistics NaN (found by the GPU kernel and "
               "reported at this wait for the GPU)");

@@ -30,7 +30,8 @@ enum class DeferredErrorOp : std::int32_t {
   NllLoss = 1,
   FusedMovingAvgObsFakeQuant = 2,
   FakeQuantizePerTensorAffine = 3,
-  FakeQuantizePerChannelAffine = 4
+  FakeQuantizePerChannelAffine = 4,
+  ObserverCalculateQParams = 5
 };
 
 struct CudaDeferredError {

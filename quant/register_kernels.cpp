@@ -16,6 +16,7 @@
 #include "quant/nvidia/tensor_quant_kernels.h"
 #include "quant/observer/aminmax_kernels.h"
 #include "quant/observer/histc_kernels.h"
+#include "quant/observer/observer_kernels.h"
 #include "quant/torch_ao/fake_quantize_kernels.h"
 #include "quant/torch_ao/fused_obs_fake_quant_kernels.h"
 
@@ -25,6 +26,7 @@ void register_quant_kernels(KernelRegistry& r) {
   ao::register_fake_quantize_cpu_kernels(r);
   ao::register_fused_obs_fake_quant_cpu_kernels(r);
   ao::register_aminmax_cpu_kernels(r);
+  ao::register_observer_cpu_kernels(r);
   ao::register_histc_cpu_kernels(r);
   horizon::register_horizon_fake_quantize_cpu_kernels(r);
   learnable::register_pact_cpu_kernels(r);
@@ -39,6 +41,8 @@ void register_quant_kernels(KernelRegistry& r) {
   // The other families' register_<family>_cuda_kernels are declared only, so far.
   ao::register_fake_quantize_cuda_kernels(r);
   ao::register_fused_obs_fake_quant_cuda_kernels(r);
+  ao::register_aminmax_cuda_kernels(r);
+  ao::register_observer_cuda_kernels(r);
 #endif
 }
 

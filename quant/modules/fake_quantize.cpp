@@ -72,6 +72,8 @@ FakeQuantize::FakeQuantize(const FakeQuantizeConfig& config)
   zero_point_ = register_buffer("zero_point", zeros({n}, TensorOptions().dtype(kInt32)));
   observer_ =
       register_module("activation_post_process", std::make_shared<Observer>(config.observer));
+  fake_quant_on_ = HostFlag(fake_quant_enabled_);
+  observer_on_ = HostFlag(observer_enabled_);
 }
 
 FakeQuantize::Factory FakeQuantize::with_args(const FakeQuantizeConfig& config) {
@@ -79,7 +81,7 @@ FakeQuantize::Factory FakeQuantize::with_args(const FakeQuantizeConfig& config) 
 }
 
 Tensor FakeQuantize::forward(const Tensor& x) {
-  require_cpu_quantizer_input(name(), x);
+  if (!runs_on(x.device())) require_cpu_quantizer_input(name(), x);
   if (observer_enabled()) {
     observer_->forward(x.detach());
     NoGradGuard no_grad;
@@ -196,16 +198,19 @@ void FakeQuantize::set_zero_point(const Tensor& zero_point) {
 }
 
 void FakeQuantize::enable_fake_quant(bool on) {
-  fake_quant_enabled_.fill_(on ? 1 : 0);
+  fake_quant_on_.set(on);
 }
 void FakeQuantize::enable_observer(bool on) {
-  observer_enabled_.fill_(on ? 1 : 0);
+  observer_on_.set(on);
 }
 bool FakeQuantize::fake_quant_enabled() const {
-  return fake_quant_enabled_.item<int>() != 0;
+  return fake_quant_on_.get();
 }
 bool FakeQuantize::observer_enabled() const {
-  return observer_enabled_.item<int>() != 0;
+  return observer_on_.get();
+}
+bool FakeQuantize::runs_on(Device device) const {
+  return device.is_cpu() || (device.is_cuda() && observer_->runs_on(device));
 }
 
 std::string FakeQuantize::extra_repr() const {

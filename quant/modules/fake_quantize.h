@@ -22,6 +22,7 @@
 
 #include "nn/unary_module.h"
 #include "quant/modules/calibratable.h"
+#include "quant/modules/host_flag.h"
 #include "quant/modules/observer_module.h"
 
 namespace qgrad::quant {
@@ -109,11 +110,14 @@ class FakeQuantize : public nn::UnaryModule, public Calibratable {
   /// as in torch.ao QAT). strict: an observer that saw no data is a ValueError.
   void start_calibration() override;
   void finish_calibration(const CalibrationOptions& options) override;
+  /// The CPU, and CUDA with a min/max observer (its statistics and qparams stay on the GPU).
+  bool runs_on(Device device) const override;
 
  private:
   FakeQuantizeConfig config_;
   std::shared_ptr<Observer> observer_;
   Tensor fake_quant_enabled_, observer_enabled_, scale_, zero_point_;
+  HostFlag fake_quant_on_{Tensor()}, observer_on_{Tensor()};  // the flags as forward() reads them
 };
 
 /// True when the observer has recorded at least one batch.

@@ -72,8 +72,12 @@ void Observer::sync() {
   for (std::size_t i = 0; i < handles.size(); ++i) sync_buffer(registered_[i], *handles[i]);
 }
 
+bool Observer::runs_on(Device device) const {
+  return device.is_cpu() || (device.is_cuda() && config_.kind != ObserverKind::Histogram);
+}
+
 Tensor Observer::forward(const Tensor& x) {
-  require_cpu_quantizer_input(name(), x);
+  if (x.defined() && !runs_on(x.device())) require_cpu_quantizer_input(name(), x);
   {
     NoGradGuard no_grad;
     observer_->forward(x.detach());

@@ -55,6 +55,8 @@ class Observer : public nn::UnaryModule, public RunsOn {
 
   /// Records the statistics of x (no gradient) and returns x.
   Tensor forward(const Tensor& x) override;
+  /// The CPU, and CUDA for the min/max observers (not HistogramObserver).
+  bool runs_on(Device device) const override;
   /// Scale and zero point from the statistics (scale [1.0], zero point [0] before any data).
   ao::QParams calculate_qparams() const;
   void reset_min_max_vals();  ///< forgets the statistics

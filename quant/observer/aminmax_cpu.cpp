@@ -100,9 +100,28 @@ std::vector<MinMax> aminmax_per_channel_cpu(const Tensor& x, std::int64_t axis) 
   return out;
 }
 
+void aminmax_into_cpu(const Tensor& x, std::int64_t axis, const Tensor& min, const Tensor& max) {
+  float* pn = min.data_ptr<float>();
+  float* px = max.data_ptr<float>();
+  if (axis < 0) {
+    const MinMax r = aminmax_cpu(x);
+    *pn = r.min;
+    *px = r.max;
+  } else {
+    const std::vector<MinMax> r = aminmax_per_channel_cpu(x, axis);
+    for (std::size_t c = 0; c < r.size(); ++c) {
+      pn[c] = r[c].min;
+      px[c] = r[c].max;
+    }
+  }
+  min.bump_version();
+  max.bump_version();
+}
+
 }  // namespace
 
 void register_aminmax_cpu_kernels(KernelRegistry& r) {
+  r.table(kAminmaxIntoKernels).define(DeviceType::CPU, &aminmax_into_cpu, kFloatingDTypes);
   r.table(kAminmaxKernels).define(DeviceType::CPU, &aminmax_cpu, kFloatingDTypes);
   r.table(kAminmaxPerChannelKernels)
       .define(DeviceType::CPU, &aminmax_per_channel_cpu, kFloatingDTypes);

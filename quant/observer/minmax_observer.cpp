@@ -1,5 +1,6 @@
 // Per-tensor min/max observers: the batch's (min, max) comes from the "observer.aminmax" kernel
-// table; the running statistics are host state.
+// table and the running statistics are updated on the host; off the CPU they stay device tensors
+// (observe_on_device).
 #include "quant/observer/minmax_observer.h"
 
 #include <cmath>
@@ -44,6 +45,11 @@ void MinMaxObserver::batch_min_max(const char* name, const Tensor& x, float& mn,
 Tensor MinMaxObserver::forward(const Tensor& x) {
   if (x.defined() && x.numel() == 0) return x;
   NoGradGuard no_grad;
+  if (x.defined() && !x.device().is_cpu()) {
+    require_floating(name_, "input", x);
+    observe_on_device(x.detach(), -1, -1.0f);
+    return x;
+  }
   float mn, mx;
   batch_min_max(name_, x, mn, mx);
   min_val_.fill_(nan_min(mn, min_val_.item<float>()));
@@ -72,6 +78,12 @@ MovingAverageMinMaxObserver::MovingAverageMinMaxObserver(double averaging_consta
 Tensor MovingAverageMinMaxObserver::forward(const Tensor& x) {
   if (x.defined() && x.numel() == 0) return x;
   NoGradGuard no_grad;
+  if (x.defined() && !x.device().is_cpu()) {
+    require_floating(name_, "input", x);
+    // PyTorch multiplies by the constant converted to float32.
+    observe_on_device(x.detach(), -1, static_cast<float>(averaging_constant_));
+    return x;
+  }
   float cur_min, cur_max;
   batch_min_max(name_, x, cur_min, cur_max);
   const float m = min_val_.item<float>(), M = max_val_.item<float>();

@@ -1,5 +1,6 @@
 // Per-channel min/max observers: the batch's per-channel (min, max) comes from the
-// "observer.aminmax_per_channel" kernel table; the running statistics are host state.
+// "observer.aminmax_per_channel" kernel table and the running statistics are updated on the host;
+// off the CPU they stay device tensors (observe_on_device).
 #include "quant/observer/per_channel_minmax_observer.h"
 
 #include <cmath>
@@ -41,14 +42,7 @@ void PerChannelMinMaxObserver::batch_min_max(const Tensor& x, std::vector<float>
       kernel_table(kAminmaxPerChannelKernels);
   require_floating(name_, "input", x);
   AminmaxPerChannelKernel& aminmax = table(name_, x);
-  const std::int64_t d = x.dim();
-  QGRAD_CHECK(d >= 1 && ch_axis_ >= -d && ch_axis_ < d, IndexError, name_, ": ch_axis ", ch_axis_,
-              " out of range for an input of shape ", x.shape());
-  const std::int64_t axis = ch_axis_ < 0 ? ch_axis_ + d : ch_axis_;
-  const std::int64_t C = x.size(axis);
-  QGRAD_CHECK(min_val_.numel() == 0 || min_val_.numel() == C, ShapeError, name_, ": the input has ",
-              C, " channels along axis ", axis, " (shape ", x.shape(),
-              ") but the running statistics have ", min_val_.numel());
+  const std::int64_t axis = channel_axis(x);
   const std::vector<MinMax> r = aminmax(x.detach(), axis);
   mn.resize(r.size());
   mx.resize(r.size());
@@ -58,9 +52,27 @@ void PerChannelMinMaxObserver::batch_min_max(const Tensor& x, std::vector<float>
   }
 }
 
+// The normalised channel axis of x, checked against the running statistics.
+std::int64_t PerChannelMinMaxObserver::channel_axis(const Tensor& x) const {
+  require_floating(name_, "input", x);
+  const std::int64_t d = x.dim();
+  QGRAD_CHECK(d >= 1 && ch_axis_ >= -d && ch_axis_ < d, IndexError, name_, ": ch_axis ", ch_axis_,
+              " out of range for an input of shape ", x.shape());
+  const std::int64_t axis = ch_axis_ < 0 ? ch_axis_ + d : ch_axis_;
+  const std::int64_t C = x.size(axis);
+  QGRAD_CHECK(min_val_.numel() == 0 || min_val_.numel() == C, ShapeError, name_, ": the input has ",
+              C, " channels along axis ", axis, " (shape ", x.shape(),
+              ") but the running statistics have ", min_val_.numel());
+  return axis;
+}
+
 Tensor PerChannelMinMaxObserver::forward(const Tensor& x) {
   if (x.defined() && x.numel() == 0) return x;
   NoGradGuard no_grad;
+  if (x.defined() && !x.device().is_cpu()) {
+    observe_on_device(x.detach(), channel_axis(x), -1.0f);
+    return x;
+  }
   std::vector<float> mn, mx;
   batch_min_max(x, mn, mx);
   if (min_val_.numel() != 0) {
@@ -96,6 +108,10 @@ MovingAveragePerChannelMinMaxObserver::MovingAveragePerChannelMinMaxObserver(
 Tensor MovingAveragePerChannelMinMaxObserver::forward(const Tensor& x) {
   if (x.defined() && x.numel() == 0) return x;
   NoGradGuard no_grad;
+  if (x.defined() && !x.device().is_cpu()) {
+    observe_on_device(x.detach(), channel_axis(x), static_cast<float>(averaging_constant_));
+    return x;
+  }
   std::vector<float> mn, mx;
   batch_min_max(x, mn, mx);
   if (min_val_.numel() != 0) {

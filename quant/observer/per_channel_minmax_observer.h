@@ -41,6 +41,8 @@ class PerChannelMinMaxObserver : public UniformQuantizationObserver {
   /// Per-channel (min, max) of a batch, as float32 vectors; checks the channel count against the
   /// running statistics.
   void batch_min_max(const Tensor& x, std::vector<float>& mn, std::vector<float>& mx) const;
+  /// x's channel axis, normalised; IndexError / ShapeError as forward() says.
+  std::int64_t channel_axis(const Tensor& x) const;
 
   std::int64_t ch_axis_;  ///< the channel axis
 };

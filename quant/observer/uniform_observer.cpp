@@ -5,6 +5,8 @@
 #include <cmath>
 
 #include "core/factory.h"
+#include "quant/observer/aminmax_kernels.h"
+#include "quant/observer/observer_kernels.h"
 
 namespace qgrad::ao {
 
@@ -25,15 +27,41 @@ UniformQuantizationObserver::UniformQuantizationObserver(const char* name,
   eps_ = full({1}, static_cast<float>(options.eps_), TensorOptions().dtype(kFloat32));
 }
 
+void UniformQuantizationObserver::observe_on_device(const Tensor& x, std::int64_t axis,
+                                                    float averaging) {
+  static const KernelTable<AminmaxIntoKernel>& aminmax = kernel_table(kAminmaxIntoKernels);
+  static const KernelTable<RunningStatsKernel>& update = kernel_table(kRunningStatsKernels);
+  QGRAD_CHECK(min_val_.device() == x.device() && max_val_.device() == x.device(), DeviceError,
+              name_, ": the input is on ", x.device(), " but the running statistics are on ",
+              min_val_.device(), "; move the observer's module with the model");
+  const Tensor xf = x.dtype() == kFloat32 ? x : x.to(kFloat32);
+  AminmaxIntoKernel& into = aminmax(name_, xf);
+  const std::int64_t n = axis < 0 ? 1 : x.size(axis);
+  const TensorOptions f32 = TensorOptions().dtype(kFloat32).device(x.device());
+  const Tensor bmin = empty({n}, f32), bmax = empty({n}, f32);
+  into(xf, axis, bmin, bmax);
+  if (min_val_.numel() == 0) {  // per channel, the first batch: its statistics
+    min_val_ = bmin;
+    max_val_ = bmax;
+    return;
+  }
+  const Tensor new_min = empty({n}, f32), new_max = empty({n}, f32);
+  update(name_, bmin)(min_val_.reshape({n}), max_val_.reshape({n}), bmin, bmax, averaging, new_min,
+                      new_max);
+  min_val_.copy_(new_min.reshape(min_val_.shape()));
+  max_val_.copy_(new_max.reshape(max_val_.shape()));
+}
+
 QParams UniformQuantizationObserver::calculate_qparams_from(const Tensor& min_val,
                                                             const Tensor& max_val) const {
-  const TensorOptions f32 = TensorOptions().dtype(kFloat32);
-  const TensorOptions i64 = TensorOptions().dtype(kInt64);
+  const TensorOptions f32 = TensorOptions().dtype(kFloat32).device(min_val.device());
+  const TensorOptions i64 = TensorOptions().dtype(kInt64).device(min_val.device());
   auto defaults = [&] { return QParams{full({1}, 1.0, f32), zeros({1}, i64)}; };
   if (min_val.numel() == 0 || max_val.numel() == 0) return defaults();
   QGRAD_CHECK(min_val.shape() == max_val.shape(), ShapeError, name_,
               ": calculate_qparams: min_val shape ", min_val.shape(),
               " differs from max_val shape ", max_val.shape());
+  if (!min_val.device().is_cpu()) return calculate_qparams_on_device(min_val, max_val);
   const std::vector<float> mins = min_val.to_vector<float>();
   const std::vector<float> maxs = max_val.to_vector<float>();
   if (min_val.dim() == 0 && std::isinf(mins[0]) && mins[0] > 0 && std::isinf(maxs[0]) &&
@@ -88,6 +116,39 @@ QParams UniformQuantizationObserver::calculate_qparams_from(const Tensor& min_va
       pz[i] = std::min(std::max(z, qmin), qmax);
     }
   }
+  return {scale, zp};
+}
+
+QParams UniformQuantizationObserver::calculate_qparams_on_device(const Tensor& min_val,
+                                                                 const Tensor& max_val) const {
+  static const KernelTable<ObserverQParamsKernel>& table = kernel_table(kObserverQParamsKernels);
+  const std::int64_t n = min_val.numel();
+  const std::int64_t qmin = range_.quant_min, qmax = range_.quant_max;
+  const QScheme q = options_.qscheme_;
+  ObserverQParamsRule rule;
+  rule.float_qparams = q == QScheme::PerChannelAffineFloatQParams;
+  rule.unobserved_ok = min_val.dim() == 0;
+  const float eps = static_cast<float>(options_.eps_);
+  const float range = static_cast<float>(static_cast<double>(qmax - qmin));
+  rule.floating = {eps, range};
+  std::int64_t symmetric_zp = 0;
+  if (options_.dtype_ == QuantDType::QUInt8) {
+    const std::int64_t sum = qmin + qmax;
+    symmetric_zp = options_.quant_min_ ? (sum >= 0 ? sum / 2 : -((-sum + 1) / 2)) : 128;
+  }
+  rule.integer = {eps,
+                  static_cast<float>(static_cast<double>(qmax - qmin) / 2.0),
+                  range,
+                  qmin,
+                  qmax,
+                  symmetric_zp,
+                  is_symmetric(q)};
+  const Tensor mn = min_val.to(kFloat32).reshape({n}).contiguous();
+  const Tensor mx = max_val.to(kFloat32).reshape({n}).contiguous();
+  const Device d = min_val.device();
+  Tensor scale = empty({n}, TensorOptions().dtype(kFloat32).device(d));
+  Tensor zp = empty({n}, TensorOptions().dtype(rule.float_qparams ? kFloat32 : kInt64).device(d));
+  table(name_, mn)(name_, mn, mx, rule, scale, zp);
   return {scale, zp};
 }
 

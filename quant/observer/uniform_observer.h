@@ -102,7 +102,9 @@ class UniformQuantizationObserver {
   /// The running max (see min_val()).
   const Tensor& max_val() const { return max_val_; }
 
-  /// _calculate_qparams for given statistics (0-d for per-tensor, 1-D per channel).
+  /// _calculate_qparams for given statistics (0-d for per-tensor, 1-D per channel). Off the CPU
+  /// the qparams are computed, and the statistics checked, on their device (the
+  /// "observer.qparams" kernel; an unusable statistic is thrown at the host's next wait).
   QParams calculate_qparams_from(const Tensor& min_val, const Tensor& max_val) const;
 
  protected:
@@ -111,11 +113,17 @@ class UniformQuantizationObserver {
   const char* name_;  ///< the observer's name in error messages
   /// The running min (see min_val()); both are set by the concrete observers' constructors.
   Tensor min_val_, max_val_;  ///< the running max
+  /// forward() where the statistics are device tensors (off the CPU): the batch's min / max
+  /// along `axis` (-1: the whole tensor) and the running statistics' update (averaging < 0:
+  /// MinMaxObserver's torch.min / torch.max; else the moving average) through the
+  /// "observer.aminmax_into" and "observer.running_stats" kernels, nothing read on the host.
+  void observe_on_device(const Tensor& x, std::int64_t axis, float averaging);
 
  private:
   ObserverOptions options_;
   QuantRange range_;
   Tensor eps_;
+  QParams calculate_qparams_on_device(const Tensor& min_val, const Tensor& max_val) const;
 };
 
 }  // namespace qgrad::ao

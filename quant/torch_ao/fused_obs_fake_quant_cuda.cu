@@ -23,6 +23,7 @@
 #include "core/cuda_map.cuh"
 #include "core/cuda_stream.h"
 #include "core/factory.h"
+#include "quant/observer/observed_range_cuda.cuh"
 #include "quant/torch_ao/fused_obs_fake_quant_kernels.h"
 #include "quant/torch_ao/fused_obs_fake_quant_math.h"
 
@@ -56,41 +57,13 @@ DeviceState device_state(const FusedObsFakeQuantState& s, int device) {
           cuda_deferred_error_slot(device)};
 }
 
-struct CombineRanges {
-  __device__ ObservedRange operator()(const ObservedRange& a, const ObservedRange& b) const {
-    return fused::combine(a, b);
-  }
-};
-
-// The range of row[0, n) over the whole block (every thread gets it; all must call).
-__device__ ObservedRange block_range(const float* row, std::int64_t n, ObservedRange* shared) {
-  ObservedRange r = fused::empty_range();
-  for (std::int64_t i = threadIdx.x; i < n; i += blockDim.x) fused::observe_element(r, row[i], i);
-  return cuda::block_reduce(r, shared, CombineRanges{});
-}
-
-// Per tensor, pass 1: block b reduces elements [b * chunk, (b + 1) * chunk) to parts[b].
-__global__ void range_parts_kernel(const float* x, std::int64_t n, std::int64_t chunk,
-                                   const std::int64_t* observe, ObservedRange* parts) {
-  __shared__ ObservedRange shared[kRowThreads];
-  if (*observe == 0) return;  // uniform over the grid
-  const std::int64_t b = static_cast<std::int64_t>(blockIdx.x) * chunk;
-  const std::int64_t e = b + chunk < n ? b + chunk : n;
-  ObservedRange r = fused::empty_range();
-  for (std::int64_t i = b + threadIdx.x; i < e; i += blockDim.x) fused::observe_element(r, x[i], i);
-  r = cuda::block_reduce(r, shared, CombineRanges{});
-  if (threadIdx.x == 0) parts[blockIdx.x] = r;
-}
-
 // Per tensor, pass 2 (one block): the parts combined, then the step.
 __global__ void per_tensor_step_kernel(const float* x, const ObservedRange* parts, int count,
                                        FusedObsFakeQuantParams p, DeviceState s) {
   __shared__ ObservedRange shared[kRowThreads];
   const bool observe = *s.observe != 0;
-  ObservedRange r = fused::empty_range();
-  if (observe)
-    for (int k = threadIdx.x; k < count; k += blockDim.x) r = fused::combine(r, parts[k]);
-  r = cuda::block_reduce(r, shared, CombineRanges{});
+  const ObservedRange r =
+      cuda_range::combine_parts(parts, observe ? count : 0, shared);  // empty when not observing
   if (threadIdx.x != 0) return;
   const float zero = r.first_zero == fused::kNoZero ? 0.0f : x[r.first_zero];
   fused::ChosenQParams q{};
@@ -149,7 +122,7 @@ __global__ void per_channel_kernel(const float* x, float* y, std::uint8_t* mask,
     const float* xr = x + c * inner;
     float* yr = y + c * inner;
     ObservedRange r = fused::empty_range();
-    if (observe) r = block_range(xr, inner, shared);
+    if (observe) r = cuda_range::block_row_range(xr, inner, shared);
     if (threadIdx.x == 0) {
       const float zero = r.first_zero == fused::kNoZero ? 0.0f : xr[r.first_zero];
       fused::ChosenQParams q{};
@@ -187,10 +160,6 @@ __global__ void per_channel_kernel(const float* x, float* y, std::uint8_t* mask,
   }
 }
 
-// Per-tensor blocks: about kChunk elements each, at most kMaxParts, a count fixed by n alone.
-constexpr std::int64_t kChunk = 16384;
-constexpr std::int64_t kMaxParts = 1024;
-
 void fused_moving_avg_obs_fake_quant_cuda(const Tensor& x, const FusedObsFakeQuantParams& p,
                                           const FusedObsFakeQuantState& state, const Tensor& y,
                                           const Tensor& mask) {
@@ -211,13 +180,13 @@ void fused_moving_avg_obs_fake_quant_cuda(const Tensor& x, const FusedObsFakeQua
     QGRAD_CUDA_CHECK(cudaGetLastError(), kOp, "per-channel kernel launch, shape ", x.shape());
     return;
   }
-  const std::int64_t count = std::min(kMaxParts, (n + kChunk - 1) / kChunk);
+  const std::int64_t count = cuda_range::part_count(n);
   const std::int64_t chunk = (n + count - 1) / count;
   const Tensor parts = empty({count * static_cast<std::int64_t>(sizeof(ObservedRange))},
                              TensorOptions().dtype(kUInt8).device(x.device()));
   ObservedRange* pp = static_cast<ObservedRange*>(parts.raw_data());
-  range_parts_kernel<<<static_cast<int>(count), kRowThreads, 0, stream>>>(px, n, chunk, s.observe,
-                                                                          pp);
+  cuda_range::range_parts_kernel<<<static_cast<int>(count), kRowThreads, 0, stream>>>(
+      px, n, chunk, s.observe, pp);
   QGRAD_CUDA_CHECK(cudaGetLastError(), kOp, "range kernel launch, shape ", x.shape());
   per_tensor_step_kernel<<<1, kRowThreads, 0, stream>>>(px, pp, static_cast<int>(count), p, s);
   QGRAD_CUDA_CHECK(cudaGetLastError(), kOp, "step kernel launch");

@@ -15,6 +15,7 @@
 #include <limits>
 
 #include "core/host_device.h"
+#include "quant/observer/observed_range.h"
 #include "quant/torch_ao/fake_quantize_elem.h"
 
 namespace qgrad::ao::fused {
@@ -123,43 +124,14 @@ struct FusedObsFakeQuantParams {
   std::int32_t quant_max = 255;
 };
 
-// The range of a run of elements as torch.aminmax gives it to the fused op: NaN anywhere makes
-// it NaN; otherwise the min and max, where a zero extreme takes the sign of the first zero of the
-// run (the element a sequential `a = v < a ? v : a` scan keeps). Accumulated in any order and
-// combined in any order it is the same, bit for bit: min and max are exact, and only the
-// position of the first zero, a minimum too, decides the sign. So the CPU's chunks and the GPU's
-// blocks agree whatever their launch shape.
-inline constexpr std::int64_t kNoZero = std::numeric_limits<std::int64_t>::max();
-struct ObservedRange {
-  float mn, mx;
-  std::int64_t first_zero;  // index of the run's first +0 / -0, kNoZero when it has none
-  bool nan;
-};
-QGRAD_HD_INLINE ObservedRange empty_range() {
-  return {std::numeric_limits<float>::infinity(), -std::numeric_limits<float>::infinity(), kNoZero,
-          false};
-}
-// Element i of the run, of value v.
-QGRAD_HD_INLINE void observe_element(ObservedRange& r, float v, std::int64_t i) {
-  r.nan = r.nan || !(v == v);
-  r.mn = v < r.mn ? v : r.mn;
-  r.mx = v > r.mx ? v : r.mx;
-  if (v == 0.0f && i < r.first_zero) r.first_zero = i;
-}
-QGRAD_HD_INLINE ObservedRange combine(const ObservedRange& a, const ObservedRange& b) {
-  return {b.mn < a.mn ? b.mn : a.mn, b.mx > a.mx ? b.mx : a.mx,
-          b.first_zero < a.first_zero ? b.first_zero : a.first_zero, a.nan || b.nan};
-}
-// The batch min and max the running statistics take: NaN when the run has one, a zero extreme
-// with the sign of the first zero (x[first_zero], read by the caller).
-QGRAD_HD_INLINE float batch_min(const ObservedRange& r, float first_zero_value) {
-  if (r.nan) return std::numeric_limits<float>::quiet_NaN();
-  return r.mn == 0.0f ? first_zero_value : r.mn;
-}
-QGRAD_HD_INLINE float batch_max(const ObservedRange& r, float first_zero_value) {
-  if (r.nan) return std::numeric_limits<float>::quiet_NaN();
-  return r.mx == 0.0f ? first_zero_value : r.mx;
-}
+// The batch range (quant/observer/observed_range.h), as the fused op's code names it.
+using ao::batch_max;
+using ao::batch_min;
+using ao::combine;
+using ao::empty_range;
+using ao::kNoZero;
+using ao::observe_element;
+using ao::ObservedRange;
 
 // Fake quantization with an integer zero point, for ranges whose integers are exact in float
 // (|bound|, |zp| <= 2^23), as PyTorch's per-tensor and per-channel CPU kernels compute it: the

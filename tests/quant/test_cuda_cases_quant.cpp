@@ -1,16 +1,20 @@
 // The cross-device test's cases for the quantizers with CUDA kernels (see
-// tests/ops/backend_op_case.h): torch.ao's fake quantization per tensor and per channel (integer
+// tests/ops/backend_op_case.h): torch.ao's min/max observers (statistics and qparams after two
+// batches, every scheme), its fake quantization per tensor and per channel (integer
 // and float zero points, tensor and host qparams), and its fused observer + fake quant, per tensor
 // (quint8, affine) and per channel (qint8, symmetric), two calls each so that the moving average
 // runs, its output and its straight-through gradient, plus the state the calls leave (running min
 // and max, scale, zero point), all bit for bit: the GPU runs the CPU's range, step and element.
 #include <catch2/catch.hpp>
 
+#include <functional>
 #include <limits>
 #include <utility>
 #include <vector>
 
 #include "ops/backend_op_case.h"
+#include "quant/observer/minmax_observer.h"
+#include "quant/observer/per_channel_minmax_observer.h"
 #include "quant/torch_ao/fake_quantize.h"
 #include "quant/torch_ao/fused_obs_fake_quant.h"
 
@@ -55,6 +59,55 @@ std::pair<Tensor, Tensor> channel_qparams(std::int64_t channels, bool float_zp, 
   return {scale, float_zp ? from_vector(zf, {channels}).to(device)
                           : from_vector(zi, {channels}).to(device)};
 }
+
+// An observer's statistics after two batches (x, then 1.5 x - 0.25) and its qparams, flattened:
+// min, max, scale, zero point. The statistics start on x's device.
+Tensor observe_twice(ao::UniformQuantizationObserver& obs, const Tensor& x) {
+  for (Tensor* t : {&obs.min_val(), &obs.max_val(), &obs.eps()}) *t = t->to(x.device());
+  obs.forward(x);
+  obs.forward(x * 1.5 - 0.25);
+  const ao::QParams q = obs.calculate_qparams();
+  return concat({obs.min_val().reshape({-1}), obs.max_val().reshape({-1}), q.scale.reshape({-1}),
+                 q.zero_point.to(kFloat32).reshape({-1})},
+                0);
+}
+
+void add_observer_cases(qgrad_test::OpCases& c) {
+  using ao::QScheme;
+  const ao::ObserverOptions affine,
+      symmetric =
+          ao::ObserverOptions().dtype(ao::QuantDType::QInt8).qscheme(QScheme::PerTensorSymmetric);
+  const ao::ObserverOptions channel_symmetric =
+      ao::ObserverOptions().dtype(ao::QuantDType::QInt8).qscheme(QScheme::PerChannelSymmetric);
+  const ao::ObserverOptions channel_float = ao::ObserverOptions()
+                                                .dtype(ao::QuantDType::QUInt8)
+                                                .qscheme(QScheme::PerChannelAffineFloatQParams);
+  auto add = [&](const char* name, std::function<Tensor(const Tensor&)> fn) {
+    OpCase k;
+    k.fn = [fn](const std::vector<Tensor>& in) { return fn(in[0]); };
+    k.shapes = {{6, 5, 7, 3}};
+    k.differentiable = false;
+    c[name] = k;
+  };
+  add("MinMaxObserver", [=](const Tensor& x) {
+    ao::MinMaxObserver a(affine), s(symmetric);
+    return concat({observe_twice(a, x), observe_twice(s, x)}, 0);
+  });
+  add("MovingAverageMinMaxObserver", [=](const Tensor& x) {
+    ao::MovingAverageMinMaxObserver a(0.01, affine), s(0.3, symmetric);
+    return concat({observe_twice(a, x), observe_twice(s, x)}, 0);
+  });
+  add("PerChannelMinMaxObserver", [=](const Tensor& x) {
+    ao::PerChannelMinMaxObserver a(1), s(0, channel_symmetric), f(-1, channel_float);
+    return concat({observe_twice(a, x), observe_twice(s, x), observe_twice(f, x)}, 0);
+  });
+  add("MovingAveragePerChannelMinMaxObserver", [=](const Tensor& x) {
+    ao::MovingAveragePerChannelMinMaxObserver a(0.01, 2), s(0.5, 0, channel_symmetric);
+    return concat({observe_twice(a, x), observe_twice(s, x)}, 0);
+  });
+}
+
+QGRAD_OP_CASES(add_observer_cases);
 
 void add_quant_cases(qgrad_test::OpCases& c) {
   {

@@ -1,6 +1,7 @@
 // Quantization-aware training on the GPU (part of test_gpu, Skipped without a GPU), with the
-// recipes whose quantizers run there (so far torch.ao's fused observer + fake quant, the
-// torch_ao_default recipe): the fused op's flags switched on and off give the CPU's bits, NaN
+// recipes whose quantizers run there (so far torch.ao's, with min/max observers: the fused
+// observer + fake quant of torch_ao_default, and FakeQuantize with moving-average observers, the
+// main job's recipe): the fused op's flags switched on and off give the CPU's bits, NaN
 // statistics are a ValueError at the next wait, the zoo's models take the CPU's QAT steps (the
 // quantizers' state from the same data bit for bit; after training steps, as the float test,
 // within 1% in norm, since cuDNN rounds otherwise than oneDNN), and a QAT step makes the host
@@ -11,6 +12,7 @@
 #include <limits>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "core/allocator.h"
@@ -21,6 +23,7 @@
 #include "nn/optim/sgd.h"
 #include "ops/binary/binary.h"
 #include "ops/loss/loss.h"
+#include "quant/modules/fake_quantize.h"
 #include "quant/modules/fused_fake_quantize.h"
 #include "quant/modules/named_recipes.h"
 #include "quant/modules/quantize_model.h"
@@ -31,9 +34,33 @@ using namespace qgrad;
 
 namespace {
 
-std::shared_ptr<nn::UnaryModule> qat_model(const std::string& name, Device device) {
+// The recipes whose quantizers run on the GPU: torch.ao's fused observer + fake quant
+// (torch_ao_default) and FakeQuantize with moving-average min/max observers (the recipe of
+// configs/lenet5bn_qat.json, qgrad's main job).
+const std::vector<std::pair<std::string, nlohmann::json>>& gpu_recipes() {
+  static const std::vector<std::pair<std::string, nlohmann::json>> r = {
+      {"torch_ao_default", quant::named_recipe("torch_ao_default").recipe},
+      {"FakeQuantize + moving-average observers",
+       nlohmann::json{{"family", "torch_ao"},
+                      {"weight",
+                       {{"observer", "moving_average_minmax"},
+                        {"dtype", "qint8"},
+                        {"qscheme", "per_channel_symmetric"},
+                        {"quant_min", -128},
+                        {"quant_max", 127}}},
+                      {"input",
+                       {{"observer", "moving_average_minmax"},
+                        {"dtype", "quint8"},
+                        {"qscheme", "per_tensor_affine"},
+                        {"quant_min", 0},
+                        {"quant_max", 255}}}}}};
+  return r;
+}
+
+std::shared_ptr<nn::UnaryModule> qat_model(const std::string& name, Device device,
+                                           const nlohmann::json& recipe) {
   auto model = nn::make_model(name, 0);
-  quant::quantize_model(*model, quant::named_recipe("torch_ao_default").recipe);
+  quant::quantize_model(*model, recipe);
   model->to(device);
   model->train();
   return model;
@@ -123,93 +150,117 @@ TEST_CASE("cuda fused observer: NaN statistics are a ValueError at the next wait
 TEST_CASE("cuda QAT: a quantized model's first forward gives the CPU's quantizer state bitwise") {
   // The weight quantizers see the same weights and the first input quantizer the same batch, so
   // their state after one forward is the CPU's, bit for bit.
-  for (const std::string& name : nn::model_names()) {
-    INFO("model " << name);
-    Generator gen(2);
-    const Tensor x = randn({8, 1, 28, 28}, gen);
-    auto cpu = qat_model(name, kCPU), gpu = qat_model(name, kCUDA);
-    REQUIRE(quant::quantizers_not_on(*gpu, kCUDA).empty());
-    cpu->forward(x);
-    gpu->forward(x.to(kCUDA));
-    const TensorDict a = cpu->state_dict(), b = gpu->state_dict();
-    const std::string input_q = "_input_quantizer.";
-    std::string first_input;  // the first layer's input quantizer, "0._input_quantizer."
-    for (const auto& it : a) {
-      const std::size_t at = it.key.find(input_q);
-      if (at != std::string::npos && first_input.empty())
-        first_input = it.key.substr(0, at + input_q.size());
-      const bool weight_q = it.key.find("_weight_quantizer.") != std::string::npos;
-      if (!weight_q && (first_input.empty() || it.key.rfind(first_input, 0) != 0)) continue;
-      INFO(it.key);
-      require_bitwise(it.value, b[it.key]);
+  for (const auto& [recipe_name, recipe] : gpu_recipes())
+    for (const std::string& name : nn::model_names()) {
+      INFO("model " << name << ", " << recipe_name);
+      Generator gen(2);
+      const Tensor x = randn({8, 1, 28, 28}, gen);
+      auto cpu = qat_model(name, kCPU, recipe), gpu = qat_model(name, kCUDA, recipe);
+      REQUIRE(quant::quantizers_not_on(*gpu, kCUDA).empty());
+      cpu->forward(x);
+      gpu->forward(x.to(kCUDA));
+      const TensorDict a = cpu->state_dict(), b = gpu->state_dict();
+      const std::string input_q = "_input_quantizer.";
+      std::string first_input;  // the first layer's input quantizer, "0._input_quantizer."
+      for (const auto& it : a) {
+        const std::size_t at = it.key.find(input_q);
+        if (at != std::string::npos && first_input.empty())
+          first_input = it.key.substr(0, at + input_q.size());
+        const bool weight_q = it.key.find("_weight_quantizer.") != std::string::npos;
+        if (!weight_q && (first_input.empty() || it.key.rfind(first_input, 0) != 0)) continue;
+        INFO(it.key);
+        require_bitwise(it.value, b[it.key]);
+      }
     }
-  }
 }
 
-TEST_CASE("cuda QAT: the zoo's models take the CPU's torch_ao_default QAT steps on the GPU") {
-  for (const std::string& name : nn::model_names()) {
-    INFO("model " << name);
-    TensorDict state[2];
-    std::vector<double> losses[2];
-    for (int dev = 0; dev < 2; ++dev) {
-      const Device d = dev == 0 ? Device(kCPU) : Device(kCUDA);
-      auto model = qat_model(name, d);
-      optim::SGD sgd(model->parameters(), optim::SGDOptions(0.05).momentum(0.9));
-      Generator gen(7);
-      for (int s = 0; s < 3; ++s) {
-        const Tensor x = randn({16, 1, 28, 28}, gen).to(d);
-        const Tensor y = randint(0, 10, {16}, gen).to(d);
-        Tensor loss = cross_entropy(model->forward(x), y);
-        sgd.zero_grad();
-        loss.backward();
-        sgd.step();
-        losses[dev].push_back(loss.item<double>());
+TEST_CASE("cuda QAT: the zoo's models take the CPU's torch_ao QAT steps on the GPU") {
+  for (const auto& [recipe_name, recipe] : gpu_recipes())
+    for (const std::string& name : nn::model_names()) {
+      INFO("model " << name << ", " << recipe_name);
+      TensorDict state[2];
+      std::vector<double> losses[2];
+      for (int dev = 0; dev < 2; ++dev) {
+        const Device d = dev == 0 ? Device(kCPU) : Device(kCUDA);
+        auto model = qat_model(name, d, recipe);
+        optim::SGD sgd(model->parameters(), optim::SGDOptions(0.05).momentum(0.9));
+        Generator gen(7);
+        for (int s = 0; s < 3; ++s) {
+          const Tensor x = randn({16, 1, 28, 28}, gen).to(d);
+          const Tensor y = randint(0, 10, {16}, gen).to(d);
+          Tensor loss = cross_entropy(model->forward(x), y);
+          sgd.zero_grad();
+          loss.backward();
+          sgd.step();
+          losses[dev].push_back(loss.item<double>());
+        }
+        state[dev] = model->state_dict();
       }
-      state[dev] = model->state_dict();
-    }
-    for (std::size_t i = 0; i < losses[0].size(); ++i) {
-      INFO("step " << i << ": cpu loss " << losses[0][i] << ", cuda " << losses[1][i]);
-      CHECK(std::fabs(losses[0][i] - losses[1][i]) <= 1e-3 * std::fabs(losses[0][i]));
-    }
-    for (const auto& it : state[0]) {
-      INFO(it.key);
-      const std::vector<double> a = it.value.to_vector<double>();
-      const std::vector<double> b = state[1][it.key].to(kCPU).to_vector<double>();
-      double diff = 0, norm = 0;
-      for (std::size_t i = 0; i < a.size(); ++i) {
-        diff += (a[i] - b[i]) * (a[i] - b[i]);
-        norm += a[i] * a[i];
+      for (std::size_t i = 0; i < losses[0].size(); ++i) {
+        INFO("step " << i << ": cpu loss " << losses[0][i] << ", cuda " << losses[1][i]);
+        CHECK(std::fabs(losses[0][i] - losses[1][i]) <= 1e-3 * std::fabs(losses[0][i]));
       }
-      diff = std::sqrt(diff), norm = std::sqrt(norm);
-      INFO("|cpu - cuda| " << diff << ", |cpu| " << norm);
-      CHECK(diff <= 1e-2 * norm + 1e-4 * std::sqrt(static_cast<double>(a.size())));
+      for (const auto& it : state[0]) {
+        INFO(it.key);
+        const std::vector<double> a = it.value.to_vector<double>();
+        const std::vector<double> b = state[1][it.key].to(kCPU).to_vector<double>();
+        double diff = 0, norm = 0;
+        for (std::size_t i = 0; i < a.size(); ++i) {
+          diff += (a[i] - b[i]) * (a[i] - b[i]);
+          norm += a[i] * a[i];
+        }
+        diff = std::sqrt(diff), norm = std::sqrt(norm);
+        INFO("|cpu - cuda| " << diff << ", |cpu| " << norm);
+        CHECK(diff <= 1e-2 * norm + 1e-4 * std::sqrt(static_cast<double>(a.size())));
+      }
     }
-  }
 }
 
-TEST_CASE("cuda QAT step: the fused quantizers make the host wait nowhere") {
+TEST_CASE("cuda QAT step: torch_ao's quantizers make the host wait nowhere") {
   Generator gen(3);
   std::vector<std::pair<Tensor, Tensor>> batches;
   for (int i = 0; i < 5; ++i)
     batches.emplace_back(randn({32, 1, 28, 28}, gen).to(kCUDA),
                          randint(0, 10, {32}, gen).to(kCUDA));
-  for (const std::string& name : nn::model_names()) {
-    INFO("model " << name);
-    auto model = qat_model(name, kCUDA);
-    optim::SGD sgd(model->parameters(), optim::SGDOptions(0.05).momentum(0.9));
-    Tensor total = scalar_tensor(0.0, TensorOptions().device(kCUDA));
-    auto step = [&](const std::pair<Tensor, Tensor>& b) {
-      Tensor loss = cross_entropy(model->forward(b.first), b.second);
-      sgd.zero_grad();
-      loss.backward();
-      sgd.step();
-      total = total + loss.detach();
-    };
-    step(batches[0]);
-    step(batches[1]);
-    const std::int64_t before = host_waits(kCUDA);
-    for (int i = 2; i < 5; ++i) step(batches[i]);
-    CHECK(host_waits(kCUDA) == before);
-    CHECK(std::isfinite(total.item<double>()));
-  }
+  for (const auto& [recipe_name, recipe] : gpu_recipes())
+    for (const std::string& name : nn::model_names()) {
+      INFO("model " << name << ", " << recipe_name);
+      auto model = qat_model(name, kCUDA, recipe);
+      optim::SGD sgd(model->parameters(), optim::SGDOptions(0.05).momentum(0.9));
+      Tensor total = scalar_tensor(0.0, TensorOptions().device(kCUDA));
+      auto step = [&](const std::pair<Tensor, Tensor>& b) {
+        Tensor loss = cross_entropy(model->forward(b.first), b.second);
+        sgd.zero_grad();
+        loss.backward();
+        sgd.step();
+        total = total + loss.detach();
+      };
+      step(batches[0]);
+      step(batches[1]);
+      const std::int64_t before = host_waits(kCUDA);
+      for (int i = 2; i < 5; ++i) step(batches[i]);
+      CHECK(host_waits(kCUDA) == before);
+      CHECK(std::isfinite(total.item<double>()));
+    }
+}
+
+TEST_CASE(
+    "cuda FakeQuantize: its flags switch it on the GPU, read by the host only after a change") {
+  quant::FakeQuantize fq;  // quint8 per-tensor affine, moving-average observer
+  fq.to(kCUDA);
+  Generator gen(4);
+  const Tensor x = randn({64}, gen).to(kCUDA);
+  fq.forward(x);  // the flags' first read after the move
+  const std::int64_t before = host_waits(kCUDA);
+  const Tensor y = fq.forward(x);
+  CHECK(host_waits(kCUDA) == before);
+  fq.disable_fake_quant();
+  CHECK(fq.forward(x).is_same(x));  // not fake quantized: the input itself
+  CHECK(host_waits(kCUDA) == before);
+  // A write the module did not make (as load_state_dict does) is read again: one wait.
+  Tensor flag = fq.state_dict()["fake_quant_enabled"];
+  flag.fill_(1);
+  CHECK(!fq.forward(x).is_same(x));
+  CHECK(host_waits(kCUDA) == before + 1);
+  (void)y;
 }

@@ -466,3 +466,35 @@ TEST_CASE("quant.modules: Observer module registers the statistics of every obse
     REQUIRE_FALSE(observer_has_data(*o));
   }
 }
+
+// FakeQuantize's flags as forward() reads them (quant/modules/host_flag.h): its own switches,
+// a write to the buffer from outside (fill_), and a load_state_dict all take effect at the next
+// forward, though the host keeps a cached copy.
+TEST_CASE("FakeQuantize: the flags' cached copy follows every write to the buffers",
+          "[quant][modules]") {
+  quant::FakeQuantize fq;
+  const Tensor x = from_vector<float>({-1.0f, 0.3f, 0.7f, 2.0f}, {4});
+  fq.forward(x);
+  fq.disable_fake_quant();
+  CHECK(!fq.fake_quant_enabled());
+  CHECK(fq.forward(x).is_same(x));
+  TensorDict on = fq.state_dict();
+  Tensor flag = on["fake_quant_enabled"];
+  flag.fill_(1);  // written behind the module's back
+  CHECK(fq.fake_quant_enabled());
+  CHECK(!fq.forward(x).is_same(x));
+  fq.disable_fake_quant();
+  fq.disable_observer();
+  TensorDict saved = fq.state_dict();
+  quant::FakeQuantize other;
+  other.load_state_dict(saved);  // both off, loaded
+  CHECK(!other.fake_quant_enabled());
+  CHECK(!other.observer_enabled());
+  CHECK(other.forward(x).is_same(x));
+  quant::FakeQuantize again;
+  again.disable_fake_quant();
+  TensorDict fresh = quant::FakeQuantize().state_dict();  // both on
+  again.load_state_dict(fresh);
+  CHECK(again.fake_quant_enabled());
+  CHECK(again.observer_enabled());
+}

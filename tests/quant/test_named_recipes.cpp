@@ -130,10 +130,11 @@ TEST_CASE("quant.named_recipes: unknown names and other errors", "[quant][named_
       Catch::Contains("\"family\" \"lsq\" differs from the family of recipe \"nvidia_int8\""));
 }
 
-// Which quantized models may run on a GPU (quantizers_not_on), checked without one: the fused
-// observer of torch_ao_default runs there on every zoo model; FakeQuantize with its separate
-// observer, the other families and QuantConvBn2d (fuse_bn) are named, in module-tree order; on
-// the CPU nothing is refused.
+// Which quantized models may run on a GPU (quantizers_not_on), checked without one: torch_ao's
+// quantizers with min/max observers (the fused one of torch_ao_default, FakeQuantize with a
+// separate one) run there on every zoo model; a histogram observer, the other families and
+// QuantConvBn2d (fuse_bn) are named, in module-tree order, not the observer inside a named
+// FakeQuantize; on the CPU nothing is refused.
 TEST_CASE("quant.named_recipes: quantizers_not_on names what cannot run on a GPU",
           "[quant][recipes]") {
   for (const std::string& name : nn::model_names()) {
@@ -149,13 +150,19 @@ TEST_CASE("quant.named_recipes: quantizers_not_on names what cannot run on a GPU
     CHECK(quant::quantizers_not_on(*model, kCPU).empty());
     CHECK(quant::quantizers_not_on(*model, kCUDA).empty() == (r.name == "torch_ao_default"));
   }
+  auto minmax = nn::make_model("lenet5bn", 0);
+  quant::quantize_model(*minmax,
+                        nlohmann::json{{"family", "torch_ao"},
+                                       {"weight", {{"observer", "minmax"}}},
+                                       {"input", {{"observer", "moving_average_minmax"}}}});
+  CHECK(quant::quantizers_not_on(*minmax, kCUDA).empty());
   auto model = nn::make_model("lenet5bn", 0);
   quant::quantize_model(
-      *model, nlohmann::json{{"family", "torch_ao"}, {"weight", {{"observer", "minmax"}}}});
+      *model, nlohmann::json{{"family", "torch_ao"}, {"input", {{"observer", "histogram"}}}});
   const std::vector<std::string> refused = quant::quantizers_not_on(*model, kCUDA);
-  REQUIRE(!refused.empty());
-  CHECK(refused[0] == "0._weight_quantizer (FakeQuantize)");
-  for (const std::string& q : refused) CHECK(q.find("_input_quantizer") == std::string::npos);
+  REQUIRE(refused.size() == 5);
+  CHECK(refused[0] == "0._input_quantizer (FakeQuantize)");
+  for (const std::string& q : refused) CHECK(q.find("_weight_quantizer") == std::string::npos);
   auto fused_bn = nn::make_model("lenet5bn", 0);
   quant::quantize_model(*fused_bn, nlohmann::json{{"family", "torch_ao"}, {"fuse_bn", true}});
   const std::vector<std::string> bn = quant::quantizers_not_on(*fused_bn, kCUDA);

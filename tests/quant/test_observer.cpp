@@ -10,10 +10,14 @@
 #include <fstream>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "core/factory.h"
 #include "core/npy.h"
+#include "ops/binary/binary.h"
+#include "quant/observer/aminmax_kernels.h"
 #include "quant/observer/minmax_observer.h"
+#include "quant/observer/observer_kernels.h"
 #include "quant/observer/per_channel_minmax_observer.h"
 #include "support/fixtures.h"
 
@@ -197,4 +201,107 @@ TEST_CASE("observers: large inputs take the parallel path with the same result",
         m = std::max(m, xs[static_cast<std::size_t>((a * 3 + c) * 1000 + b)]);
     CHECK(mx[static_cast<std::size_t>(c)] == m);
   }
+}
+
+// What a GPU observer runs (the "observer.aminmax_into", "observer.running_stats" and
+// "observer.qparams" kernels, observer_elem.h's functors through cpu::Map here) gives the host
+// observers' bits: statistics after each batch and the qparams, for every observer and scheme,
+// batches with zeros of both signs and a second batch that narrows and widens the range. The
+// functors' errors: NaN or infinite statistics, and unobserved ones only per tensor.
+TEST_CASE("observers: the device kernels' functors give the host observers' bits",
+          "[quant][observer]") {
+  const KernelTable<AminmaxIntoKernel>& into = kernel_table(kAminmaxIntoKernels);
+  const KernelTable<RunningStatsKernel>& update = kernel_table(kRunningStatsKernels);
+  const KernelTable<ObserverQParamsKernel>& qparams = kernel_table(kObserverQParamsKernels);
+  auto same_bits = [](const Tensor& a, const Tensor& b) {
+    const std::vector<double> u = a.to_vector<double>(), v = b.to_vector<double>();
+    REQUIRE(u.size() == v.size());
+    CHECK(std::memcmp(u.data(), v.data(), u.size() * sizeof(double)) == 0);
+  };
+  Generator gen(23);
+  Tensor x1 = randn({4, 6, 5}, gen);
+  {
+    float* p = x1.data_ptr<float>();
+    p[3] = -0.0f;  // zeros of both signs
+    p[40] = 0.0f;
+  }
+  const Tensor x2 = randn({4, 6, 5}, gen) * 0.5 + 0.75;
+  const ObserverOptions symmetric =
+      ObserverOptions().dtype(QuantDType::QInt8).qscheme(QScheme::PerTensorSymmetric);
+  const ObserverOptions ch_symmetric =
+      ObserverOptions().dtype(QuantDType::QInt8).qscheme(QScheme::PerChannelSymmetric);
+  const ObserverOptions ch_float = ObserverOptions().qscheme(QScheme::PerChannelAffineFloatQParams);
+  struct Case {
+    std::shared_ptr<UniformQuantizationObserver> obs;
+    std::int64_t axis;  // -1 per tensor
+    float averaging;    // < 0: MinMaxObserver
+  };
+  const std::vector<Case> cases = {
+      {std::make_shared<MinMaxObserver>(), -1, -1.0f},
+      {std::make_shared<MinMaxObserver>(symmetric), -1, -1.0f},
+      {std::make_shared<MovingAverageMinMaxObserver>(0.25), -1, 0.25f},
+      {std::make_shared<PerChannelMinMaxObserver>(1), 1, -1.0f},
+      {std::make_shared<PerChannelMinMaxObserver>(0, ch_symmetric), 0, -1.0f},
+      {std::make_shared<PerChannelMinMaxObserver>(2, ch_float), 2, -1.0f},
+      {std::make_shared<MovingAveragePerChannelMinMaxObserver>(0.1, 1), 1, 0.1f},
+  };
+  for (const Case& k : cases) {
+    UniformQuantizationObserver& obs = *k.obs;
+    const std::int64_t n = k.axis < 0 ? 1 : x1.size(k.axis);
+    Tensor rmin, rmax;  // the kernels' running statistics
+    for (const Tensor& x : {x1, x2}) {
+      obs.forward(x);
+      const Tensor bmin = empty({n}), bmax = empty({n});
+      into("test", x)(x, k.axis, bmin, bmax);
+      if (!rmin.defined()) {
+        // Per tensor the first update starts from +inf / -inf, per channel from the batch.
+        rmin = k.axis < 0 ? full({1}, INFINITY) : bmin;
+        rmax = k.axis < 0 ? full({1}, -INFINITY) : bmax;
+        if (k.axis >= 0) continue;
+      }
+      const Tensor nmin = empty({n}), nmax = empty({n});
+      update("test", bmin)(rmin, rmax, bmin, bmax, k.averaging, nmin, nmax);
+      rmin = nmin;
+      rmax = nmax;
+    }
+    INFO("observer " << obs.min_val().dim() << "-d, axis " << k.axis);
+    same_bits(rmin, obs.min_val().reshape({n}));
+    same_bits(rmax, obs.max_val().reshape({n}));
+    const QParams want = obs.calculate_qparams();
+    ObserverQParamsRule rule;
+    const ObserverOptions& o = obs.options();
+    const std::int64_t qmin = obs.quant_min(), qmax = obs.quant_max();
+    const float range = static_cast<float>(static_cast<double>(qmax - qmin));
+    rule.float_qparams = o.qscheme_ == QScheme::PerChannelAffineFloatQParams;
+    rule.unobserved_ok = k.axis < 0;
+    rule.floating = {static_cast<float>(o.eps_), range};
+    rule.integer = {static_cast<float>(o.eps_),
+                    static_cast<float>(static_cast<double>(qmax - qmin) / 2.0),
+                    range,
+                    qmin,
+                    qmax,
+                    o.dtype_ == QuantDType::QUInt8 ? 128 : 0,
+                    is_symmetric(o.qscheme_)};
+    const Tensor scale = empty({n});
+    const Tensor zp = empty({n}, TensorOptions().dtype(rule.float_qparams ? kFloat32 : kInt64));
+    qparams("test", rmin)("Observer", rmin, rmax, rule, scale, zp);
+    same_bits(scale, want.scale);
+    same_bits(zp, want.zero_point);
+  }
+  // Statistics that give no qparams.
+  ObserverQParamsRule rule;
+  rule.integer = {1e-7f, 127.5f, 255.0f, 0, 255, 0, false};
+  const Tensor s = empty({2}), z = empty({2}, TensorOptions().dtype(kInt64));
+  auto run = [&](std::vector<float> mn, std::vector<float> mx, bool unobserved_ok) {
+    rule.unobserved_ok = unobserved_ok;
+    qparams("test", s)("Observer", from_vector(mn, {2}), from_vector(mx, {2}), rule, s, z);
+  };
+  CHECK_NOTHROW(run({-1.0f, 0.0f}, {1.0f, 0.0f}, false));
+  CHECK_THROWS_AS(run({-1.0f, NAN}, {1.0f, 1.0f}, false), ValueError);
+  CHECK_THROWS_AS(run({-1.0f, 2.0f}, {1.0f, 1.0f}, false), ValueError);
+  CHECK_THROWS_AS(run({-1.0f, -INFINITY}, {1.0f, 1.0f}, false), ValueError);
+  CHECK_THROWS_AS(run({-1.0f, INFINITY}, {1.0f, -INFINITY}, false), ValueError);
+  CHECK_NOTHROW(run({-1.0f, INFINITY}, {1.0f, -INFINITY}, true));
+  CHECK(z.to_vector<std::int64_t>()[1] == 0);
+  CHECK(s.to_vector<float>()[1] == 1.0f);
 }
