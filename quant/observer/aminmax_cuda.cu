@@ -71,15 +71,9 @@ void aminmax_into_cuda(const Tensor& x, std::int64_t axis, const Tensor& min, co
                                                                                pn, pm);
     QGRAD_CUDA_CHECK(cudaGetLastError(), kOp, "per-channel kernel launch, shape ", x.shape());
   } else {
-    const std::int64_t count = cuda_range::part_count(n);
-    const std::int64_t chunk = (n + count - 1) / count;
-    const Tensor parts = empty({count * static_cast<std::int64_t>(sizeof(ObservedRange))},
-                               TensorOptions().dtype(kUInt8).device(x.device()));
-    ObservedRange* pp = static_cast<ObservedRange*>(parts.raw_data());
-    cuda_range::range_parts_kernel<<<static_cast<int>(count), kRowThreads, 0, stream>>>(
-        px, n, chunk, nullptr, pp);
-    QGRAD_CUDA_CHECK(cudaGetLastError(), kOp, "range kernel launch, shape ", x.shape());
-    combine_kernel<<<1, kRowThreads, 0, stream>>>(px, pp, static_cast<int>(count), pn, pm);
+    const cuda_range::RangeParts parts =
+        cuda_range::launch_range_parts(kOp, px, n, nullptr, x.device(), stream);
+    combine_kernel<<<1, kRowThreads, 0, stream>>>(px, parts.parts, parts.count, pn, pm);
     QGRAD_CUDA_CHECK(cudaGetLastError(), kOp, "combine kernel launch");
   }
   min.bump_version();

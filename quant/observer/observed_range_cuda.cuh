@@ -1,7 +1,8 @@
 // The CUDA reductions to an ObservedRange (observed_range.h) that the observers and the fused
 // observer + fake quant share: a whole block over one contiguous row, a grid over a tensor in a
 // number of parts that depends on its size alone, then one block over the parts, and a block over
-// one channel of an [outer, C, inner] layout. Each thread accumulates its elements and the block
+// one channel of an [outer, C, inner] layout (launch_range_parts queues the parts). Each thread
+// accumulates its elements and the block
 // combines them with a fixed tree (core/cuda_block_reduce.cuh); as an ObservedRange combines to
 // the same bits in any order, the results are the CPU's. Only .cu files include this.
 #pragma once
@@ -12,6 +13,9 @@
 #include <cstdint>
 
 #include "core/cuda_block_reduce.cuh"
+#include "core/cuda_check.h"
+#include "core/factory.h"
+#include "core/tensor.h"
 #include "quant/observer/observed_range.h"
 
 namespace qgrad::ao::cuda_range {
@@ -65,6 +69,28 @@ __global__ inline void range_parts_kernel(const float* x, std::int64_t n, std::i
   for (std::int64_t i = b + threadIdx.x; i < e; i += blockDim.x) observe_element(r, x[i], i);
   r = qgrad::cuda::block_reduce(r, shared, CombineRanges{});
   if (threadIdx.x == 0) parts[blockIdx.x] = r;
+}
+
+// range_parts_kernel over x[0, n) queued on `stream`: the parts, in a scratch tensor on `device`
+// that `storage` keeps until the kernels that read them are queued, and their count.
+struct RangeParts {
+  Tensor storage;
+  ObservedRange* parts;
+  int count;
+};
+inline RangeParts launch_range_parts(const char* op, const float* x, std::int64_t n,
+                                     const std::int64_t* enabled, Device device,
+                                     cudaStream_t stream) {
+  const std::int64_t count = part_count(n);
+  const std::int64_t chunk = (n + count - 1) / count;
+  RangeParts r;
+  r.storage = empty({count * static_cast<std::int64_t>(sizeof(ObservedRange))},
+                    TensorOptions().dtype(kUInt8).device(device));
+  r.parts = static_cast<ObservedRange*>(r.storage.raw_data());
+  r.count = static_cast<int>(count);
+  range_parts_kernel<<<r.count, kRowThreads, 0, stream>>>(x, n, chunk, enabled, r.parts);
+  QGRAD_CUDA_CHECK(cudaGetLastError(), op, "range kernel launch over ", n, " elements");
+  return r;
 }
 
 // The parts combined, over the whole block (every thread gets it; all must call it).

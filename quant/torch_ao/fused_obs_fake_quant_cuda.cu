@@ -163,9 +163,7 @@ __global__ void per_channel_kernel(const float* x, float* y, std::uint8_t* mask,
 void fused_moving_avg_obs_fake_quant_cuda(const Tensor& x, const FusedObsFakeQuantParams& p,
                                           const FusedObsFakeQuantState& state, const Tensor& y,
                                           const Tensor& mask) {
-  QGRAD_CHECK(x.dtype() == kFloat32, DTypeError, kOp, ": input must be float32, got ",
-              dtype_name(x.dtype()));
-  const std::int64_t n = x.numel();
+  const std::int64_t n = x.numel();  // float32: the table holds no other dtype
   if (n == 0) return;
   const int device = x.device().index;
   const CudaDeviceGuard guard(device);
@@ -180,15 +178,9 @@ void fused_moving_avg_obs_fake_quant_cuda(const Tensor& x, const FusedObsFakeQua
     QGRAD_CUDA_CHECK(cudaGetLastError(), kOp, "per-channel kernel launch, shape ", x.shape());
     return;
   }
-  const std::int64_t count = cuda_range::part_count(n);
-  const std::int64_t chunk = (n + count - 1) / count;
-  const Tensor parts = empty({count * static_cast<std::int64_t>(sizeof(ObservedRange))},
-                             TensorOptions().dtype(kUInt8).device(x.device()));
-  ObservedRange* pp = static_cast<ObservedRange*>(parts.raw_data());
-  cuda_range::range_parts_kernel<<<static_cast<int>(count), kRowThreads, 0, stream>>>(
-      px, n, chunk, s.observe, pp);
-  QGRAD_CUDA_CHECK(cudaGetLastError(), kOp, "range kernel launch, shape ", x.shape());
-  per_tensor_step_kernel<<<1, kRowThreads, 0, stream>>>(px, pp, static_cast<int>(count), p, s);
+  const cuda_range::RangeParts parts =
+      cuda_range::launch_range_parts(kOp, px, n, s.observe, x.device(), stream);
+  per_tensor_step_kernel<<<1, kRowThreads, 0, stream>>>(px, parts.parts, parts.count, p, s);
   QGRAD_CUDA_CHECK(cudaGetLastError(), kOp, "step kernel launch");
   per_tensor_fake_quant_kernel<<<cuda::map_blocks(n), cuda::kMapThreads, 0, stream>>>(px, py, pm, n,
                                                                                       p, s);

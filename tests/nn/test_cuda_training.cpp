@@ -14,6 +14,7 @@
 #include "nn/models/zoo.h"
 #include "nn/optim/sgd.h"
 #include "ops/loss/loss.h"
+#include "support/close_in_norm.h"
 
 using namespace qgrad;
 
@@ -89,16 +90,6 @@ TEST_CASE("cuda training: in float32 the zoo's models end near the CPU's weights
   for (const char* name : {"lenet5bn", "vggfm", "resnet20"}) {
     INFO("model " << name);
     const Run cpu = train(name, kCPU, kFloat32, 4), gpu = train(name, kCUDA, kFloat32, 4);
-    compare(cpu, gpu, 1e-4, [](const std::vector<double>& a, const std::vector<double>& b) {
-      double diff = 0, norm = 0;
-      for (std::size_t i = 0; i < a.size(); ++i) {
-        diff += (a[i] - b[i]) * (a[i] - b[i]);
-        norm += a[i] * a[i];
-      }
-      diff = std::sqrt(diff), norm = std::sqrt(norm);
-      INFO("|cpu - cuda| " << diff << ", |cpu| " << norm);
-      // The floor: a tensor near 0 (a fresh bias) may differ by 1e-4 an element.
-      CHECK(diff <= 1e-2 * norm + 1e-4 * std::sqrt(static_cast<double>(a.size())));
-    });
+    compare(cpu, gpu, 1e-4, qgrad_test::check_close_in_norm);
   }
 }

@@ -9,6 +9,7 @@
 #include <catch2/catch.hpp>
 
 #include <cmath>
+#include <fstream>
 #include <limits>
 #include <memory>
 #include <string>
@@ -29,10 +30,19 @@
 #include "quant/modules/quantize_model.h"
 #include "quant/modules/quantizer_device.h"
 #include "quant/torch_ao/fused_obs_fake_quant.h"
+#include "support/close_in_norm.h"
+#include "support/test_paths.h"
 
 using namespace qgrad;
 
 namespace {
+
+// The "quant" recipe of configs/lenet5bn_qat.json.
+nlohmann::json main_job_recipe() {
+  std::ifstream f(qgrad_test::source_dir() + "/configs/lenet5bn_qat.json");
+  REQUIRE(f);
+  return nlohmann::json::parse(f).at("quant");
+}
 
 // The recipes whose quantizers run on the GPU: torch.ao's fused observer + fake quant
 // (torch_ao_default) and FakeQuantize with moving-average min/max observers (the recipe of
@@ -40,20 +50,7 @@ namespace {
 const std::vector<std::pair<std::string, nlohmann::json>>& gpu_recipes() {
   static const std::vector<std::pair<std::string, nlohmann::json>> r = {
       {"torch_ao_default", quant::named_recipe("torch_ao_default").recipe},
-      {"FakeQuantize + moving-average observers",
-       nlohmann::json{{"family", "torch_ao"},
-                      {"weight",
-                       {{"observer", "moving_average_minmax"},
-                        {"dtype", "qint8"},
-                        {"qscheme", "per_channel_symmetric"},
-                        {"quant_min", -128},
-                        {"quant_max", 127}}},
-                      {"input",
-                       {{"observer", "moving_average_minmax"},
-                        {"dtype", "quint8"},
-                        {"qscheme", "per_tensor_affine"},
-                        {"quant_min", 0},
-                        {"quant_max", 255}}}}}};
+      {"configs/lenet5bn_qat.json's FakeQuantize", main_job_recipe()}};
   return r;
 }
 
@@ -203,15 +200,7 @@ TEST_CASE("cuda QAT: the zoo's models take the CPU's torch_ao QAT steps on the G
       for (const auto& it : state[0]) {
         INFO(it.key);
         const std::vector<double> a = it.value.to_vector<double>();
-        const std::vector<double> b = state[1][it.key].to(kCPU).to_vector<double>();
-        double diff = 0, norm = 0;
-        for (std::size_t i = 0; i < a.size(); ++i) {
-          diff += (a[i] - b[i]) * (a[i] - b[i]);
-          norm += a[i] * a[i];
-        }
-        diff = std::sqrt(diff), norm = std::sqrt(norm);
-        INFO("|cpu - cuda| " << diff << ", |cpu| " << norm);
-        CHECK(diff <= 1e-2 * norm + 1e-4 * std::sqrt(static_cast<double>(a.size())));
+        qgrad_test::check_close_in_norm(a, state[1][it.key].to(kCPU).to_vector<double>());
       }
     }
 }
