@@ -4,7 +4,8 @@
 # (scripts/vendor_debs.sh, run beforehand where apt works) into vendor/root with dpkg -x (no root,
 # no apt), builds qgrad with CUDA for the GPU it finds and, the GPU's own steps first since a lent
 # GPU's time is short: runs the gpu: tests (test_gpu), trains lenet5bn for one epoch on the CPU and
-# on the GPU from the same seed and compares their test accuracies, runs bench/bench_gpu.py, then
+# on the GPU from the same seed, float and QAT (configs/lenet5bn_qat.json), and compares their
+# test accuracies, runs bench/bench_gpu.py (float, then --qat torch_ao), then
 # builds everything else and runs the rest of the ctest suite. It ends with a summary of every step.
 #   bash scripts/gpu_check.sh                  # everything
 #   bash scripts/gpu_check.sh --quick          # build test_gpu only and run the gpu: tests
@@ -34,7 +35,7 @@ while [[ $# -gt 0 ]]; do
     shift
     ;;
   -h | --help)
-    sed -n '2,19p' "$0" | sed 's/^# \{0,1\}//'
+    sed -n '2,18p' "$0" | sed 's/^# \{0,1\}//'
     exit 0
     ;;
   *)
@@ -198,41 +199,46 @@ else
 fi
 [[ $mode == quick ]] && finish
 
-# --- training: one epoch of lenet5bn on each device from the same seed -----------------------
+# --- training: one epoch of lenet5bn on each device from the same seed, float and QAT ----------
+# QAT: configs/lenet5bn_qat.json, the main job (torch_ao FakeQuantize with moving-average
+# observers, which run on the GPU).
 qgrad=$build/cli/qgrad
 [[ -x $qgrad ]] || qgrad=$(find "$build" -maxdepth 2 -name qgrad -type f -perm -u+x | head -1)
-declare -A acc=()
 devices=(cpu)
 [[ -n $gpu_name ]] && devices+=(cuda)
-for dev in "${devices[@]}"; do
-  in_time "train lenet5bn $dev" || continue
-  out_dir=$root_dir/$build/runs/$dev
-  cfg=$logs/lenet5bn_1epoch_$dev.json
-  rm -rf "$out_dir"
-  sed -e 's/"epochs": 3/"epochs": 1/' -e "s#/usr/share/datasets/fashion-mnist#$data_dir#" \
-    -e "0,/{/s##{\"output\": {\"dir\": \"$out_dir\", \"progress\": \"off\"},#" configs/lenet5bn.json >"$cfg"
-  t0=$(date +%s)
-  if "$qgrad" train --config "$cfg" --device "$dev" >"$logs/train_$dev.log" 2>&1; then
-    line=$(grep -E "^epoch 1/1" "$logs/train_$dev.log" | tail -1)
-    acc[$dev]=$(sed -E 's/.*test loss [0-9.]+ acc ([0-9.]+)%.*/\1/' <<<"$line")
-    step "train lenet5bn $dev" OK "$line ($(($(date +%s) - t0)) s)"
-  else
-    rc=$?
-    step "train lenet5bn $dev" FAIL "rc $rc: $(tail -3 "$logs/train_$dev.log" | tr '\n' ' ')"
-    if [[ $rc -gt 128 ]]; then
-      backtrace_of "train_${dev}_backtrace" "$qgrad" train --config "$cfg" --device "$dev"
-      grep -E "^#[0-9]" "$logs/train_${dev}_backtrace.log" | head -25
+for config in lenet5bn lenet5bn_qat; do
+  declare -A acc=()
+  for dev in "${devices[@]}"; do
+    in_time "train $config $dev" || continue
+    out_dir=$root_dir/$build/runs/${config}_$dev
+    cfg=$logs/${config}_1epoch_$dev.json
+    rm -rf "$out_dir"
+    sed -e 's/"epochs": 3/"epochs": 1/' -e "s#/usr/share/datasets/fashion-mnist#$data_dir#" \
+      -e "0,/{/s##{\"output\": {\"dir\": \"$out_dir\", \"progress\": \"off\"},#" "configs/$config.json" >"$cfg"
+    t0=$(date +%s)
+    if "$qgrad" train --config "$cfg" --device "$dev" >"$logs/train_${config}_$dev.log" 2>&1; then
+      line=$(grep -E "^epoch 1/1" "$logs/train_${config}_$dev.log" | tail -1)
+      acc[$dev]=$(sed -E 's/.*test loss [0-9.]+ acc ([0-9.]+)%.*/\1/' <<<"$line")
+      step "train $config $dev" OK "$line ($(($(date +%s) - t0)) s)"
+    else
+      rc=$?
+      step "train $config $dev" FAIL "rc $rc: $(tail -3 "$logs/train_${config}_$dev.log" | tr '\n' ' ')"
+      if [[ $rc -gt 128 ]]; then
+        backtrace_of "train_${config}_${dev}_backtrace" "$qgrad" train --config "$cfg" --device "$dev"
+        grep -E "^#[0-9]" "$logs/train_${config}_${dev}_backtrace.log" | head -25
+      fi
+    fi
+  done
+  if [[ -n ${acc[cpu]:-} && -n ${acc[cuda]:-} ]]; then
+    tol=${QGRAD_ACC_TOL:-1.5}
+    if awk -v a="${acc[cpu]}" -v b="${acc[cuda]}" -v t="$tol" 'BEGIN { d = a - b; if (d < 0) d = -d; exit !(d <= t) }'; then
+      step "accuracy $config cpu/cuda" OK "${acc[cpu]}% vs ${acc[cuda]}% (tolerance $tol points)"
+    else
+      step "accuracy $config cpu/cuda" FAIL "${acc[cpu]}% vs ${acc[cuda]}% (tolerance $tol points)"
     fi
   fi
+  unset acc
 done
-if [[ -n ${acc[cpu]:-} && -n ${acc[cuda]:-} ]]; then
-  tol=${QGRAD_ACC_TOL:-1.5}
-  if awk -v a="${acc[cpu]}" -v b="${acc[cuda]}" -v t="$tol" 'BEGIN { d = a - b; if (d < 0) d = -d; exit !(d <= t) }'; then
-    step "accuracy cpu vs cuda" OK "${acc[cpu]}% vs ${acc[cuda]}% (tolerance $tol points)"
-  else
-    step "accuracy cpu vs cuda" FAIL "${acc[cpu]}% vs ${acc[cuda]}% (tolerance $tol points)"
-  fi
-fi
 
 # --- benchmark --------------------------------------------------------------------------------
 if [[ -f bench/bench_gpu.py && -n $gpu_name ]] && in_time bench_gpu; then
@@ -241,6 +247,14 @@ if [[ -f bench/bench_gpu.py && -n $gpu_name ]] && in_time bench_gpu; then
     cat "$logs/bench_gpu.log"
   else
     step bench_gpu FAIL "$(tail -3 "$logs/bench_gpu.log" | tr '\n' ' ')"
+  fi
+fi
+if [[ -f bench/bench_gpu.py && -n $gpu_name ]] && in_time "bench_gpu --qat"; then
+  if PYTHONUNBUFFERED=1 python3 bench/bench_gpu.py --build "$build" --qat torch_ao --rounds 2 --steps 30 >"$logs/bench_gpu_qat.log" 2>&1; then
+    step "bench_gpu --qat" OK "see bench_gpu_qat.log"
+    cat "$logs/bench_gpu_qat.log"
+  else
+    step "bench_gpu --qat" FAIL "$(tail -3 "$logs/bench_gpu_qat.log" | tr '\n' ' ')"
   fi
 fi
 
