@@ -7,6 +7,7 @@
 #include <sstream>
 
 #include "cli/command_options.h"
+#include "cli/device_option.h"
 #include "cli/eval_setup.h"
 #include "cli/train_config.h"
 #include "cli/training_factory.h"
@@ -39,16 +40,20 @@ data::DataLoader test_loader(const EvalSetup& s) {
 }  // namespace
 
 EvalResult run_eval(const EvalOptions& options, std::ostream& out) {
+  const Device device = parse_device("eval: --device", options.device);
   EvalSetup s = load_for_eval(options);
+  require_runs_on("eval: --device " + options.device, device, *s.model);
+  if (!device.is_cpu()) s.model->to(device);
   data::DataLoader loader = test_loader(s);
-  EvalResult r = evaluate(*s.model, loader, kCPU);
+  EvalResult r = evaluate(*s.model, loader, device);
   char line[512];
   std::snprintf(line, sizeof line,
                 "%s%s (epoch %lld) on %s: test loss %.4f, test accuracy %.2f%% (%lld/%lld), %.1f "
                 "s\n",
                 s.config.model.c_str(), s.quantized.c_str(), static_cast<long long>(s.ckpt.epoch),
-                s.config.data.dir.c_str(), r.loss, 100 * r.accuracy,
-                static_cast<long long>(r.correct), static_cast<long long>(r.count), r.time_s);
+                (s.config.data.dir + (device.is_cpu() ? "" : ", " + device.str())).c_str(), r.loss,
+                100 * r.accuracy, static_cast<long long>(r.correct),
+                static_cast<long long>(r.count), r.time_s);
   out << options.checkpoint << ": " << line << std::flush;
   return r;
 }
@@ -100,7 +105,7 @@ Int8Comparison run_eval_int8(const EvalOptions& options, std::ostream& out) {
 std::string eval_usage() {
   return "usage: qgrad eval --checkpoint FILE [--data-dir DIR] [--batch-size N] [--threads N] "
          "[--int8]\n"
-         "                  [--quantizers Q.json]\n"
+         "                  [--quantizers Q.json] [--device D]\n"
          "\n"
          "Evaluates a checkpoint written by qgrad train on the test split and prints the test\n"
          "loss and accuracy. The model and normalisation come from the config stored in the\n"
@@ -116,6 +121,9 @@ std::string eval_usage() {
          "                     implementations (a quantization-aware checkpoint only)\n"
          "  --quantizers Q.json  quantizer state written by qgrad export --quantizers, applied\n"
          "                     after the checkpoint's (same recipe: same quantizers and settings)\n"
+         "  --device D         cpu, cuda or cuda:N: where the model is evaluated (default cpu;\n"
+         "                     a QAT checkpoint's quantizers must run there: torch_ao's min/max\n"
+         "                     observers; not with --int8, which runs on oneDNN)\n"
          "\n"
          "exit status: 0 done, 1 error (a missing or damaged checkpoint or dataset), 2 bad usage\n";
 }
@@ -123,7 +131,8 @@ std::string eval_usage() {
 int eval_command(const std::vector<std::string>& args, std::ostream& out) {
   EvalOptions o;
   const auto options = parse_command_options(
-      "eval", args, {"--checkpoint", "--data-dir", "--batch-size", "--threads", "--quantizers"},
+      "eval", args,
+      {"--checkpoint", "--data-dir", "--batch-size", "--threads", "--quantizers", "--device"},
       nullptr, {"--int8"});
   if (!options) {
     out << eval_usage();
@@ -137,8 +146,15 @@ int eval_command(const std::vector<std::string>& args, std::ostream& out) {
     if (name == "--threads") o.threads = parse_int_option("eval", name, value, 1, kMaxThreads);
     if (name == "--int8") o.int8 = true;
     if (name == "--quantizers") o.quantizers = value;
+    if (name == "--device") {
+      parse_device("eval: --device", value);  // a bad name is a usage error before any work
+      o.device = value;
+    }
   }
   if (o.checkpoint.empty()) throw UsageError("eval: --checkpoint FILE is required");
+  if (o.int8 && o.device != "cpu")
+    throw UsageError("eval: --int8 runs on the CPU (oneDNN's int8 kernels); leave out --device " +
+                     o.device);
   if (o.int8)
     run_eval_int8(o, out);
   else

@@ -24,6 +24,7 @@ struct EvalOptions {
   std::int64_t threads = 0;     // 0: every core
   bool int8 = false;            // --int8: compare with the int8 conversion (run_eval_int8)
   std::string quantizers;       // --quantizers Q.json: quantizer state applied after the checkpoint
+  std::string device = "cpu";   // --device: where the (fake-quantized) model is evaluated
 };
 
 // Evaluates and prints the result to `out`.

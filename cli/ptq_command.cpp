@@ -12,6 +12,7 @@
 #include <ostream>
 
 #include "cli/command_options.h"
+#include "cli/device_option.h"
 #include "cli/float_checkpoint.h"
 #include "cli/pretrained.h"
 #include "cli/stored_config.h"
@@ -79,6 +80,8 @@ PtqResult run_ptq(const PtqOptions& options, std::ostream& out) {
   const PretrainedFile& file = source.file;
   const TrainConfig& config = source.config;
   check_writable(target, options);
+  const Device device = parse_device("ptq: --device", options.device);
+  require_recipe_runs_on("ptq: --device " + options.device, device, config, recipe);
 
   auto train_set = std::make_shared<data::MNIST>(config.data.dir, data::Split::Train);
   auto test_set = std::make_shared<data::MNIST>(config.data.dir, data::Split::Test);
@@ -96,15 +99,17 @@ PtqResult run_ptq(const PtqOptions& options, std::ostream& out) {
       << "  data " << config.data.dir << ": " << train_set->size() << " train / "
       << test_set->size() << " test images, " << omp_get_max_threads() << " threads\n"
       << std::flush;
-  r.float_result = evaluate(*model, test_loader, kCPU);
+  if (!device.is_cpu()) model->to(device);
+  r.float_result = evaluate(*model, test_loader, device);
 
   r.layers = quantize_for_training(*model, recipe);
   out << "  quant: " << describe(r.layers) << "\n"
       << "  calibration: " << describe_calibration(recipe) << "\n"
       << std::flush;
-  r.calibration = calibrate_on_training_set(*model, recipe, train_set, config);
+  if (!device.is_cpu()) model->to(device);  // the quantizers' new state
+  r.calibration = calibrate_on_training_set(*model, recipe, train_set, config, device);
   out << "  quant: " << describe(r.calibration, recipe) << "\n" << std::flush;
-  r.quantized = evaluate(*model, test_loader, kCPU);
+  r.quantized = evaluate(*model, test_loader, device);
 
   const double change = 100 * (r.quantized.accuracy - r.float_result.accuracy);
   char change_text[64];
@@ -145,7 +150,7 @@ std::string ptq_usage() {
   return "usage: qgrad ptq --checkpoint FLOAT.safetensors [--recipe R] [--calibration-batches N]\n"
          "                 [--method max|entropy|mse|percentile] [--percentile P]\n"
          "                 [--out DIR_OR_FILE] [--model NAME] [--data-dir DIR]\n"
-         "                 [--batch-size N] [--threads N]\n"
+         "                 [--batch-size N] [--threads N] [--device D]\n"
          "\n"
          "Post-training quantization: quantizes a float model with a recipe, calibrates it on\n"
          "training batches (normalised, no augmentation), prints the float and the quantized\n"
@@ -172,6 +177,9 @@ std::string ptq_usage() {
          "  --batch-size N           calibration batch size, 1 to 1e9 (default: batch_size of\n"
          "                           the training config, 128)\n"
          "  --threads N              CPU threads, 1 to 4096 (default: all cores)\n"
+         "  --device D               cpu, cuda or cuda:N: where the model is calibrated and\n"
+         "                           evaluated (default cpu; on a GPU the recipe's quantizers\n"
+         "                           must run there: torch_ao's min/max observers)\n"
          "\n"
          "The checkpoint is written to a temporary name and renamed when complete.\n"
          "exit status: 0 done, 1 error (a missing or damaged checkpoint or dataset, an\n"
@@ -183,7 +191,7 @@ int ptq_command(const std::vector<std::string>& args, std::ostream& out) {
   const auto options = parse_command_options(
       "ptq", args,
       {"--checkpoint", "--recipe", "--calibration-batches", "--method", "--percentile", "--out",
-       "--model", "--data-dir", "--batch-size", "--threads"});
+       "--model", "--data-dir", "--batch-size", "--threads", "--device"});
   if (!options) {
     out << ptq_usage();
     return 0;
@@ -191,6 +199,10 @@ int ptq_command(const std::vector<std::string>& args, std::ostream& out) {
   for (const auto& [name, value] : *options) {
     if (!o.source.take_option("ptq", name, value)) o.recipe.take_option(name, value);
     if (name == "--out") o.out = value;
+    if (name == "--device") {
+      parse_device("ptq: --device", value);  // a bad name is a usage error before any work
+      o.device = value;
+    }
   }
   if (o.source.checkpoint.empty()) throw UsageError("ptq: --checkpoint FILE is required");
   if (o.recipe.recipe.empty()) throw UsageError("ptq: --recipe must not be empty");

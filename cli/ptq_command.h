@@ -38,6 +38,9 @@ struct PtqOptions {
   // A .safetensors file, or a folder to write <checkpoint stem>_ptq.safetensors into; empty:
   // next to the float checkpoint.
   std::string out;
+  // Where the model is evaluated and calibrated: "cpu", "cuda", "cuda:N" (the recipe's
+  // quantizers must run there).
+  std::string device = "cpu";
 };
 
 struct PtqResult {

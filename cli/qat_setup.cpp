@@ -87,7 +87,7 @@ std::string describe(const QuantizedLayers& layers) {
 CalibrationReport calibrate_on_training_set(nn::UnaryModule& model,
                                             const quant::QuantRecipe& recipe,
                                             std::shared_ptr<const data::Dataset> train_set,
-                                            const TrainConfig& config) {
+                                            const TrainConfig& config, Device device) {
   CalibrationReport r;
   r.batches = recipe.calibration_batches();
   if (r.batches == 0) return r;
@@ -105,7 +105,7 @@ CalibrationReport calibrate_on_training_set(nn::UnaryModule& model,
         std::optional<data::Batch> b = loader.next();
         if (!b) b = loader.next();  // the end of an epoch: go on with the next one
         r.images += b->data.shape()[0];
-        model.forward(b->data);
+        model.forward(device.is_cpu() ? b->data : b->data.to(device));
       },
       recipe.calibration_options());
   r.time_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();

@@ -48,11 +48,11 @@ struct CalibrationReport {
 // the shuffled order of config.seed, with the test transforms: normalisation, no augmentation)
 // through the model under quant::calibrate_model with the recipe's calibration options. The
 // data continue into the next epoch when more batches are asked for than one epoch has. Does
-// nothing when the recipe asks for 0 batches.
+// nothing when the recipe asks for 0 batches. The batches go to `device`, the model's.
 CalibrationReport calibrate_on_training_set(nn::UnaryModule& model,
                                             const quant::QuantRecipe& recipe,
                                             std::shared_ptr<const data::Dataset> train_set,
-                                            const TrainConfig& config);
+                                            const TrainConfig& config, Device device = kCPU);
 // "calibrated 10 quantizers on 8 batches (1024 training images) in 0.3 s", or what happens
 // without calibration.
 std::string describe(const CalibrationReport& report, const quant::QuantRecipe& recipe);

@@ -18,6 +18,7 @@
 #include "cli/command_options.h"
 #include "cli/config_difference.h"
 #include "cli/config_reader.h"
+#include "cli/device_option.h"
 #include "cli/evaluate.h"
 #include "cli/interrupt_guard.h"
 #include "cli/pretrained.h"
@@ -250,41 +251,15 @@ void restore_training_state(const serialize::Checkpoint& c, nn::Module& model,
   if (scheduler) scheduler->load_state_dict(c.scheduler);
 }
 
-// The config's device. Off the CPU, a "quant" recipe must give quantizers that run there: a model
-// is built and quantized to ask them (quantizer_device.h), before anything is loaded, and also
-// where no GPU is visible.
+// The config's device. Off the CPU, a "quant" recipe must give quantizers that run there (asked
+// of a probe model before anything is loaded), and a GPU must be visible (device_option.h).
 Device resolve_device(const TrainConfig& config) {
-  const std::string& name = config.device;
-  Device d;
-  try {
-    d = Device::parse(name);
-  } catch (const Error& e) {
-    throw UsageError(std::string("device: ") + e.what());
-  }
-  if (!d.is_cpu() && config.quant) {
-    const std::shared_ptr<nn::UnaryModule> probe = build_model(config);
-    quant::quantize_model(*probe, *config.quant);
-    const std::vector<std::string> refused = quant::quantizers_not_on(*probe, d);
-    if (!refused.empty()) {
-      std::string list;
-      for (std::size_t i = 0; i < refused.size() && i < 3; ++i)
-        list += (i ? ", " : "") + refused[i];
-      if (refused.size() > 3) list += ", ... (" + std::to_string(refused.size()) + " in all)";
-      throw UsageError("device \"" + name + "\": the \"quant\" recipe gives quantizers that run " +
-                       "on the CPU only in this version: " + list +
-                       "; on the GPU, quantization-aware training runs with the torch_ao " +
-                       "family's min/max observers (fused or not; not \"histogram\", not " +
-                       "\"fuse_bn\") so far; train this recipe with --device cpu");
-    }
-  }
-  if (d.is_cuda() && !cuda_is_available())
-    throw UsageError("device \"" + name + "\" is not available: " +
-#ifdef QGRAD_WITH_CUDA
-                     "no CUDA device is visible"
-#else
-                     "this qgrad was built without CUDA (configure with -DQGRAD_CUDA=ON)"
-#endif
-    );
+  const std::string what = "device \"" + config.device + "\"";
+  const Device d = parse_device("device", config.device);
+  if (config.quant)
+    require_recipe_runs_on(what, d, config, *config.quant);
+  else
+    require_visible(what, d);
   return d;
 }
 
