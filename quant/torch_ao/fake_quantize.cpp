@@ -116,7 +116,7 @@ Tensor fake_quantize_on_device(const char* op, const Tensor& x, const Tensor& sc
   NoGradGuard no_grad;
   const Tensor s = scale.detach().to(kFloat32).reshape({n}).contiguous();
   const Tensor z = zero_point.detach().reshape({n}).contiguous();
-  checks(op, s)(op, s, float_zp || !is_floating(zt) ? z : z.to(kFloat64), quant_min, quant_max);
+  checks(op, s)(op, s, z, float_zp, quant_min, quant_max);
   const Tensor zk = float_zp ? z.to(kFloat32) : (is_floating(zt) ? z.to(kInt64) : z);
   const bool grad = needs_grad({x});
   Tensor y = empty(x.shape(), TensorOptions().dtype(x.dtype()).device(x.device()));

@@ -338,11 +338,10 @@ void fake_quantize_qparams_cpu(const Tensor& x, const Tensor& scale, const Tenso
   fake_quantize_qparams<cpu::Map>(x, scale, zero_point, axis, quant_min, quant_max, y, mask);
 }
 
-void check_qparams_cpu(const char* op, const Tensor& scale, const Tensor& zero_point,
+void check_qparams_cpu(const char* op, const Tensor& scale, const Tensor& zero_point, bool float_zp,
                        std::int64_t quant_min, std::int64_t quant_max) {
   const std::vector<float> s = scale.to_vector<float>();
   const std::vector<double> z = zero_point.to_vector<double>();
-  const bool float_zp = is_floating(zero_point.dtype());
   for (std::size_t c = 0; c < s.size(); ++c)
     QGRAD_CHECK(qparams_usable(s[c], z[c], float_zp, static_cast<double>(quant_min),
                                static_cast<double>(quant_max)),

@@ -51,11 +51,14 @@ inline constexpr KernelTableKey<FakeQuantizeQParamsKernel> kFakeQuantizeQParamsK
     "torch_ao.fake_quantize_qparams",
     "fake_quantize_per_tensor_affine fake_quantize_per_channel_affine"};
 
-// Checks qparams as the kernel above takes them (qparams_usable, fake_quantize_elem.h): on the
-// CPU a ValueError naming `op`; on a GPU recorded and thrown at the host's next wait
-// (core/cuda_deferred_error.h), so the host does not wait here.
+// Checks qparams (qparams_usable, fake_quantize_elem.h): scale, and zero_point of any dtype, a
+// float zero point (per_channel_affine_float_qparams) when float_zero_point, else one that must
+// hold integers (an integer dtype, or integral floats). On the CPU a ValueError naming `op`; on a
+// GPU recorded and thrown at the host's next wait (core/cuda_deferred_error.h), so the host does
+// not wait here.
 using CheckQParamsKernel = void(const char* op, const Tensor& scale, const Tensor& zero_point,
-                                std::int64_t quant_min, std::int64_t quant_max);
+                                bool float_zero_point, std::int64_t quant_min,
+                                std::int64_t quant_max);
 inline constexpr KernelTableKey<CheckQParamsKernel> kCheckQParamsKernels{
     "torch_ao.check_qparams", "fake_quantize_per_tensor_affine fake_quantize_per_channel_affine"};
 

@@ -276,7 +276,11 @@ TEST_CASE("fake quantization qparams check: unusable scales and zero points are 
   const char* op = "fake_quantize_per_channel_affine";
   auto check = [&](std::vector<float> s, const Tensor& z) {
     const Tensor st = from_vector(s, {static_cast<std::int64_t>(s.size())});
-    table(op, st)(op, st, z, -128, 127);
+    table(op, st)(op, st, z, false, -128, 127);
+  };
+  auto check_float_zp = [&](std::vector<float> s, const Tensor& z) {
+    const Tensor st = from_vector(s, {static_cast<std::int64_t>(s.size())});
+    table(op, st)(op, st, z, true, -128, 127);
   };
   const Tensor ok_zp = from_vector<std::int32_t>({0, -128, 127}, {3});
   CHECK_NOTHROW(check({0.1f, 1e-30f, 5.0f}, ok_zp));
@@ -286,7 +290,11 @@ TEST_CASE("fake quantization qparams check: unusable scales and zero points are 
   CHECK_THROWS_AS(check({0.1f, 0.1f, 0.1f}, from_vector<std::int32_t>({0, 128, 0}, {3})),
                   ValueError);
   // A float zero point: any finite value; an integer one given as float must be an integer.
-  CHECK_NOTHROW(check({0.1f, 0.1f, 0.1f}, from_vector<float>({0.5f, -300.0f, 2.0f}, {3})));
-  CHECK_THROWS_AS(check({0.1f, 0.1f, 0.1f}, from_vector<float>({0.5f, std::nanf(""), 2.0f}, {3})),
+  CHECK_NOTHROW(check_float_zp({0.1f, 0.1f, 0.1f}, from_vector<float>({0.5f, -300.0f, 2.0f}, {3})));
+  CHECK_THROWS_AS(
+      check_float_zp({0.1f, 0.1f, 0.1f}, from_vector<float>({0.5f, std::nanf(""), 2.0f}, {3})),
+      ValueError);
+  CHECK_NOTHROW(check({0.1f, 0.1f, 0.1f}, from_vector<float>({1.0f, -3.0f, 2.0f}, {3})));
+  CHECK_THROWS_AS(check({0.1f, 0.1f, 0.1f}, from_vector<float>({0.5f, -3.0f, 2.0f}, {3})),
                   ValueError);
 }
