@@ -10,9 +10,9 @@ namespace qgrad::ao {
 namespace {
 
 void running_stats_cuda(const Tensor& rmin, const Tensor& rmax, const Tensor& bmin,
-                        const Tensor& bmax, float averaging, const Tensor& new_min,
+                        const Tensor& bmax, float averaging, bool per_tensor, const Tensor& new_min,
                         const Tensor& new_max) {
-  running_stats<cuda::Map>(rmin, rmax, bmin, bmax, averaging, new_min, new_max);
+  running_stats<cuda::Map>(rmin, rmax, bmin, bmax, averaging, per_tensor, new_min, new_max);
 }
 
 struct CheckStatistics {

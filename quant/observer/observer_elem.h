@@ -27,10 +27,11 @@ QGRAD_HD_INLINE float nan_max(float a, float b) {
 
 // The running statistics after a batch: returns the new min, writes the new max. MinMaxObserver
 // (averaging < 0): torch.min / torch.max of the batch's and the running ones. The moving-average
-// observers: r + c * (b - r) in separate float32 steps, except that statistics never observed
-// (+inf / -inf, per tensor) take the batch's.
+// observers: r + c * (b - r) in separate float32 steps, except that per-tensor statistics never
+// observed (+inf / -inf) take the batch's (per channel, the first batch sets them instead).
 struct RunningStatsElem {
   float averaging;  // the constant converted to float32; < 0 for MinMaxObserver
+  bool per_tensor;  // +inf / -inf mean "never observed"
   QGRAD_HD_INLINE float operator()(float rmin, float rmax, float bmin, float bmax,
                                    float& new_max) const {
     if (averaging < 0) {
@@ -38,7 +39,7 @@ struct RunningStatsElem {
       return nan_min(bmin, rmin);
     }
     const float inf = std::numeric_limits<float>::infinity();
-    if (rmin == inf && rmax == -inf) {
+    if (per_tensor && rmin == inf && rmax == -inf) {
       new_max = bmax;
       return bmin;
     }

@@ -17,11 +17,11 @@
 
 namespace qgrad::ao {
 
-// new_min, new_max = RunningStatsElem{averaging}(rmin, rmax, bmin, bmax), all float32 of one
-// shape (new_* contiguous).
+// new_min, new_max = RunningStatsElem{averaging, per_tensor}(rmin, rmax, bmin, bmax), all
+// float32 of one shape (new_* contiguous).
 using RunningStatsKernel = void(const Tensor& rmin, const Tensor& rmax, const Tensor& bmin,
-                                const Tensor& bmax, float averaging, const Tensor& new_min,
-                                const Tensor& new_max);
+                                const Tensor& bmax, float averaging, bool per_tensor,
+                                const Tensor& new_min, const Tensor& new_max);
 inline constexpr KernelTableKey<RunningStatsKernel> kRunningStatsKernels{
     "observer.running_stats",
     "MinMaxObserver MovingAverageMinMaxObserver PerChannelMinMaxObserver "
@@ -53,10 +53,10 @@ void register_observer_cuda_kernels(KernelRegistry& r);
 // The element work of the two kernels, for the device's Map (cpu::Map, cuda::Map).
 template <typename Map>
 void running_stats(const Tensor& rmin, const Tensor& rmax, const Tensor& bmin, const Tensor& bmax,
-                   float averaging, const Tensor& new_min, const Tensor& new_max) {
+                   float averaging, bool per_tensor, const Tensor& new_min, const Tensor& new_max) {
   Map::template run_outputs<Outputs<float, float>, float, float, float, float>(
-      "observer running statistics", RunningStatsElem{averaging}, {new_min, new_max}, rmin, rmax,
-      bmin, bmax);
+      "observer running statistics", RunningStatsElem{averaging, per_tensor}, {new_min, new_max},
+      rmin, rmax, bmin, bmax);
 }
 template <typename Map>
 void observer_qparams_values(const Tensor& min, const Tensor& max, const ObserverQParamsRule& rule,

@@ -46,8 +46,8 @@ void UniformQuantizationObserver::observe_on_device(const Tensor& x, std::int64_
     return;
   }
   const Tensor new_min = empty({n}, f32), new_max = empty({n}, f32);
-  update(name_, bmin)(min_val_.reshape({n}), max_val_.reshape({n}), bmin, bmax, averaging, new_min,
-                      new_max);
+  update(name_, bmin)(min_val_.reshape({n}), max_val_.reshape({n}), bmin, bmax, averaging, axis < 0,
+                      new_min, new_max);
   min_val_.copy_(new_min.reshape(min_val_.shape()));
   max_val_.copy_(new_max.reshape(max_val_.shape()));
 }

@@ -260,7 +260,7 @@ TEST_CASE("observers: the device kernels' functors give the host observers' bits
         if (k.axis >= 0) continue;
       }
       const Tensor nmin = empty({n}), nmax = empty({n});
-      update("test", bmin)(rmin, rmax, bmin, bmax, k.averaging, nmin, nmax);
+      update("test", bmin)(rmin, rmax, bmin, bmax, k.averaging, k.axis < 0, nmin, nmax);
       rmin = nmin;
       rmax = nmax;
     }
