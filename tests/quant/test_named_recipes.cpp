@@ -169,4 +169,10 @@ TEST_CASE("quant.named_recipes: quantizers_not_on names what cannot run on a GPU
   REQUIRE(bn.size() == 2);
   CHECK(bn[0] == "0 (QuantConvBn2d)");
   CHECK(quant::quantizers_not_on(*fused_bn, kCPU).empty());
+  auto int32 = nn::make_model("lenet5bn", 0);
+  quant::quantize_model(*int32, nlohmann::json{{"family", "torch_ao"}, {"bias", "int32"}});
+  const std::vector<std::string> bias = quant::quantizers_not_on(*int32, kCUDA);
+  REQUIRE(!bias.empty());
+  CHECK(bias[0] == "0 (QuantConv2d with an int32 bias)");
+  CHECK(quant::quantizers_not_on(*int32, kCPU).empty());
 }
