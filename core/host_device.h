@@ -97,6 +97,66 @@ QGRAD_HD_INLINE double rint(double v) {
 #endif
 }
 
+// Exact libm operations (and log2) under one name on both sides; the host keeps std::, whose
+// calls GCC inlines and vectorises.
+QGRAD_HD_INLINE float fabs(float v) {
+#if defined(__CUDA_ARCH__)
+  return ::fabsf(v);
+#else
+  return std::fabs(v);
+#endif
+}
+QGRAD_HD_INLINE double fabs(double v) {
+#if defined(__CUDA_ARCH__)
+  return ::fabs(v);
+#else
+  return std::fabs(v);
+#endif
+}
+QGRAD_HD_INLINE float copysign(float mag, float sgn) {
+#if defined(__CUDA_ARCH__)
+  return ::copysignf(mag, sgn);
+#else
+  return std::copysign(mag, sgn);
+#endif
+}
+QGRAD_HD_INLINE double copysign(double mag, double sgn) {
+#if defined(__CUDA_ARCH__)
+  return ::copysign(mag, sgn);
+#else
+  return std::copysign(mag, sgn);
+#endif
+}
+QGRAD_HD_INLINE double ceil(double v) {
+#if defined(__CUDA_ARCH__)
+  return ::ceil(v);
+#else
+  return std::ceil(v);
+#endif
+}
+QGRAD_HD_INLINE float ldexp(float v, int e) {
+#if defined(__CUDA_ARCH__)
+  return ::ldexpf(v, e);
+#else
+  return std::ldexp(v, e);
+#endif
+}
+QGRAD_HD_INLINE double ldexp(double v, int e) {
+#if defined(__CUDA_ARCH__)
+  return ::ldexp(v, e);
+#else
+  return std::ldexp(v, e);
+#endif
+}
+/// Not correctly rounded on either side: glibc's and CUDA's log2 may differ in the last bit.
+QGRAD_HD_INLINE double log2(double v) {
+#if defined(__CUDA_ARCH__)
+  return ::log2(v);
+#else
+  return std::log2(v);
+#endif
+}
+
 template <typename T>
 QGRAD_HD_INLINE T min(T a, T b) {
   return b < a ? b : a;

@@ -1,12 +1,11 @@
 // CPU scale-grid kernels of the block quantizers (MX and NVFP4 scales, grid expansion): plain
-// serial loops over the grids, in the grids' dtype, registered in the "nvidia.*" tables.
+// serial loops running block_quant_elem.h's elements over the grids, in the grids' dtype,
+// registered in the "nvidia.*" tables.
 #include "quant/nvidia/block_quant_kernels.h"
 
-#include <algorithm>
-#include <cmath>
 #include <vector>
 
-#include "quant/nvidia/tensor_quant.h"  // kMinAmax
+#include "quant/nvidia/block_quant_elem.h"
 
 namespace qgrad::nvidia {
 
@@ -23,20 +22,8 @@ void mx_scales_cpu(const Tensor& amax, double max_value, const Tensor& scale, co
   QGRAD_DISPATCH_FLOAT(amax.dtype(), "mx_scales_cpu", [&] {
     using T = scalar_t;
     const T maxval = static_cast<T>(max_value);
-    for_each_grid<T>(scale, amax, [&](T a) {
-      int k = -127;
-      const T descale = a / maxval;
-      if (descale > T(0)) {
-        // As modelopt: ceil of log2 rounded to T (torch.log2 in float32), so a descale within
-        // half an ulp of log2 above 2^k gives k, not k + 1 (its block then saturates at maxval).
-        // log2 in double, rounded once to T, is the correctly rounded T value.
-        const double l =
-            std::ceil(static_cast<double>(static_cast<T>(std::log2(static_cast<double>(descale)))));
-        k = static_cast<int>(std::min(std::max(l, -127.0), 127.0));
-      }
-      return static_cast<T>(std::ldexp(T(1), k));
-    });
-    for_each_grid<T>(eff, scale, [&](T s) { return maxval * s; });
+    for_each_grid<T>(scale, amax, MxScaleElem<T>{maxval});
+    for_each_grid<T>(eff, scale, EffectiveAmaxElem<T>{maxval});
   });
 }
 
@@ -47,19 +34,9 @@ void nvfp4_scales_cpu(const Tensor& amax, const Tensor& global_amax, const MiniF
     const T* pa = amax.data_ptr<T>();
     const T* pa2 = global_amax.data_ptr<T>();
     T* ps = scale.data_ptr<T>();
-    for (std::int64_t g = 0; g < amax.numel(); ++g) {
-      if (pa2[g] <= static_cast<T>(kMinAmax)) {
-        ps[g] = T(0);
-        continue;
-      }
-      const T gs = pa2[g] / static_cast<T>(6.0 * 448.0);
-      T sb = pa[g] / (T(6) * gs);
-      if (sb == T(0)) sb = T(1);
-      sb = std::max(sb, static_cast<T>(std::ldexp(1.0, -9)));
-      const T sbq = static_cast<T>(minifloat_round(static_cast<double>(sb), e4m3));
-      ps[g] = sbq * gs;
-    }
-    for_each_grid<T>(eff, scale, [&](T s) { return static_cast<T>(max_value) * s; });
+    const Nvfp4ScaleElem<T> block_scale{MiniFloatCaster<double>(e4m3)};
+    for (std::int64_t g = 0; g < amax.numel(); ++g) ps[g] = block_scale(pa[g], pa2[g]);
+    for_each_grid<T>(eff, scale, EffectiveAmaxElem<T>{static_cast<T>(max_value)});
   });
 }
 

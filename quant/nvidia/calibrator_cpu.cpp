@@ -1,14 +1,12 @@
-// CPU kernels of the NVIDIA calibrators: |x| statistics in double, the histogram of float32 |x|
-// binned as torch.histc bins it (counted per thread and merged, which is exact for integer counts)
-// and the element-wise running max of amax grids, registered in the "nvidia.*" tables.
+// CPU kernels of the NVIDIA calibrators, loops over calibrator_elem.h's elements: |x| statistics
+// in double, the histogram of float32 |x| binned as torch.histc bins it (counted per thread and
+// merged, which is exact for integer counts) and the element-wise running max of amax grids,
+// registered in the "nvidia.*" tables.
 #include "quant/nvidia/calibrator_kernels.h"
-
-#include <algorithm>
-#include <cmath>
 
 #include "core/error.h"
 #include "core/strided_loop.h"
-#include "quant/nvidia/histogram_amax.h"
+#include "quant/nvidia/calibrator_elem.h"
 
 namespace qgrad::nvidia {
 
@@ -25,13 +23,7 @@ AbsStats abs_stats_cpu(const Tensor& x) {
   const std::int64_t n = xd.numel();
   AbsStats s;
   for (std::int64_t i = 0; i < n; ++i) {
-    const double a = std::fabs(p[i]);
-    if (!std::isfinite(a)) {
-      s.nonfinite = true;
-      return s;
-    }
-    s.max = std::max(s.max, a);
-    s.zeros += a == 0;
+    if (!add_abs_stat(s, p[i])) return s;
   }
   return s;
 }
@@ -43,12 +35,11 @@ void abs_histogram_cpu(const Tensor& x, float range_max, bool skip_zeros,
   const float* p = x.data_ptr<float>();
   const std::int64_t n = x.numel();
   const auto nbins = static_cast<std::int64_t>(counts.size());
+  const AbsHistcBinElem bin{range_max, nbins, skip_zeros};
   parallel_for(n, kParallelGrain, [&](std::int64_t b, std::int64_t e) {
     std::vector<std::int64_t> local(static_cast<std::size_t>(nbins), 0);
     for (std::int64_t i = b; i < e; ++i) {
-      const float a = std::fabs(p[i]);
-      if (skip_zeros && a == 0) continue;
-      const std::int64_t idx = torch_histc_bin(a, range_max, nbins);
+      const std::int64_t idx = bin(p[i]);
       if (idx >= 0) ++local[static_cast<std::size_t>(idx)];
     }
 #pragma omp critical(qgrad_nvidia_histogram)
@@ -60,7 +51,7 @@ void amax_merge_cpu(const Tensor& acc, const Tensor& a) {
   QGRAD_DISPATCH_FLOAT(acc.dtype(), "amax_merge_cpu", [&] {
     scalar_t* pm = acc.data_ptr<scalar_t>();
     const scalar_t* pa = a.data_ptr<scalar_t>();
-    for (std::int64_t i = 0; i < acc.numel(); ++i) pm[i] = std::max(pm[i], pa[i]);
+    for (std::int64_t i = 0; i < acc.numel(); ++i) pm[i] = amax_merge(pm[i], pa[i]);
   });
 }
 

@@ -10,14 +10,9 @@
 
 #include "core/dispatch.h"
 #include "core/tensor.h"
+#include "quant/nvidia/calibrator_elem.h"  // AbsStats
 
 namespace qgrad::nvidia {
-
-struct AbsStats {
-  double max = 0;          // max |x|
-  std::int64_t zeros = 0;  // elements with |x| == 0
-  bool nonfinite = false;  // a NaN or +-Inf was seen (max and zeros are then meaningless)
-};
 
 // The statistics of |x| in double (x floating, any strides; float32 is widened exactly).
 using AbsStatsKernel = AbsStats(const Tensor& x);
@@ -25,14 +20,15 @@ inline constexpr KernelTableKey<AbsStatsKernel> kAbsStatsKernels{"nvidia.abs_sta
                                                                  "HistogramCalibrator"};
 
 // Adds |x| (x contiguous float32) to `counts` as torch.histc(|x|, bins=counts.size(), min=0,
-// max=range_max) bins it (torch_histc_bin in histogram_amax.h); values outside [0, range_max]
+// max=range_max) bins it (torch_histc_bin in calibrator_elem.h); values outside [0, range_max]
 // are dropped as histc drops them; zeros skipped when skip_zeros.
 using AbsHistogramKernel = void(const Tensor& x, float range_max, bool skip_zeros,
                                 std::vector<std::int64_t>& counts);
 inline constexpr KernelTableKey<AbsHistogramKernel> kAbsHistogramKernels{"nvidia.abs_histogram",
                                                                          "HistogramCalibrator"};
 
-// acc[i] = max(acc[i], a[i]) (std::max) for two contiguous tensors of one shape and dtype.
+// acc[i] = max(acc[i], a[i]) (std::max's rule, amax_merge) for two contiguous tensors of one shape
+// and dtype.
 using AmaxMergeKernel = void(const Tensor& acc, const Tensor& a);
 inline constexpr KernelTableKey<AmaxMergeKernel> kAmaxMergeKernels{
     "nvidia.amax_merge", "block_fake_quant block_effective_amax BlockQuantizer MaxCalibrator"};

@@ -107,13 +107,6 @@ std::vector<float> torch_arange_f32(double end, double step) {
   return out;
 }
 
-std::int64_t torch_histc_bin(float v, float range_max, std::int64_t bins) {
-  if (!(v >= 0.0f && v <= range_max)) return -1;  // also NaN
-  const float t = (v / range_max) * static_cast<float>(bins);
-  const auto pos = static_cast<std::int64_t>(t);
-  return pos == bins ? bins - 1 : pos;
-}
-
 std::int64_t entropy_best_bin(const Histogram& h, int num_bits, bool is_unsigned,
                               std::int64_t stride, std::int64_t start_bin) {
   const char* op = "entropy_amax";

@@ -32,6 +32,8 @@
 #include <cstdint>
 #include <vector>
 
+#include "quant/nvidia/calibrator_elem.h"  // torch_histc_bin
+
 namespace qgrad::nvidia {
 
 /// A histogram of |x|: integer counts and float32 bin edges.
@@ -63,9 +65,7 @@ std::vector<float> torch_linspace_f32(float end, std::int64_t steps);
 /// torch.arange(0, end, step) in float32 (the arithmetic in double): ceil(end / step) elements,
 /// vector bases float(step * idx), lanes float(base + k*step), tail float(step * idx).
 std::vector<float> torch_arange_f32(double end, double step);
-/// The bin torch.histc(min=0, max=range_max, bins) puts v in: trunc((v / range_max) * bins) in
-/// float32, the top edge in the last bin; -1 when v is outside [0, range_max] or NaN.
-std::int64_t torch_histc_bin(float v, float range_max, std::int64_t bins);
+/// torch.histc's bin of a value is torch_histc_bin (calibrator_elem.h, shared with the kernels).
 
 /// The bin of the entropy search (see the file comment); its left edge is the amax.
 std::int64_t entropy_best_bin(const Histogram& h, int num_bits = 8, bool is_unsigned = false,

@@ -1,18 +1,16 @@
 // CPU kernels of the NVIDIA quantizers: a block-segment walker (each thread takes one contiguous
-// range of elements and visits it as runs that share one grid entry), the minifloat cast as bit
-// arithmetic on the IEEE encoding, and the elementwise quantize / backward / amax / scale loops,
-// registered in the "nvidia.*" tables at the end.
+// range of elements and visits it as runs that share one grid entry) and the loops that run
+// tensor_quant_elem.h's elements (quantize, backward, amax, scales) over it, registered in the
+// "nvidia.*" tables at the end.
 #include "quant/nvidia/tensor_quant_kernels.h"
 
 #include <algorithm>
-#include <cmath>
 #include <cstdint>
-#include <cstring>
-#include <limits>
 #include <vector>
 
 #include "core/strided_loop.h"
 #include "quant/nvidia/tensor_quant.h"  // kMinAmax
+#include "quant/nvidia/tensor_quant_elem.h"
 
 namespace qgrad::nvidia {
 
@@ -62,53 +60,6 @@ void for_each_segment(const BlockLayout& L, F&& f) {
 }
 
 template <typename T>
-struct FloatBits;
-template <>
-struct FloatBits<float> {
-  using U = std::uint32_t;
-  static constexpr int kFrac = 23;
-};
-template <>
-struct FloatBits<double> {
-  using U = std::uint64_t;
-  static constexpr int kFrac = 52;
-};
-
-// Round-to-nearest-even cast into an (E,M) format with saturation. Normal range: round the IEEE
-// fraction to M bits with integer arithmetic on the encoding (a carry moves into the exponent,
-// as it should). Subnormal range: adding 2^(log2(min_subnormal) + frac_bits) makes the FPU round
-// at the subnormal spacing, ties to even; subtracting it back is exact.
-template <typename T>
-struct MiniFloatCaster {
-  using U = typename FloatBits<T>::U;
-  T max, min_normal, magic;
-  U half, lsb, mask;
-  int shift;
-
-  explicit MiniFloatCaster(const MiniFloatSpec& s)
-      : max(static_cast<T>(s.max_value)),
-        min_normal(static_cast<T>(s.min_normal)),
-        magic(static_cast<T>(std::ldexp(s.min_subnormal, FloatBits<T>::kFrac))) {
-    shift = FloatBits<T>::kFrac - s.format.mantissa_bits;
-    half = shift > 0 ? (U(1) << (shift - 1)) - 1 : 0;
-    lsb = shift > 0 ? 1 : 0;
-    mask = ~((U(1) << shift) - 1);
-  }
-
-  T operator()(T v) const {
-    T a = std::min(std::fabs(v), max);  // saturate (+Inf too); NaN stays NaN
-    const T sub = (a + magic) - magic;
-    U u;
-    std::memcpy(&u, &a, sizeof u);
-    u = (u + half + ((u >> shift) & lsb)) & mask;
-    T nor;
-    std::memcpy(&nor, &u, sizeof nor);
-    const T r = a < min_normal ? sub : nor;
-    return v != v ? v : std::copysign(r, v);
-  }
-};
-
-template <typename T>
 T* ptr(const Tensor& t) {
   return static_cast<T*>(t.raw_data());
 }
@@ -120,14 +71,14 @@ void int_quant_impl(const Tensor& x, const Tensor& out, const BlockLayout& L, co
   T* po = ptr<T>(out);
   const T* sq = ptr<T>(sq_t);
   const T* sd = ptr<T>(sd_t);
-  auto quant = [lo, hi](T v, T s) { return std::min(std::max(std::nearbyint(v * s), lo), hi); };
+  const IntQuantElem<T> quant{lo, hi};
   for_each_segment(L, [&](std::int64_t off, std::int64_t n, std::int64_t g, std::int64_t step) {
     const T* a = px + off;
     T* o = po + off;
     if (step == 0) {
       const T s = sq[g], d = sd[g];
       if (fake) {
-        for (std::int64_t j = 0; j < n; ++j) o[j] = quant(a[j], s) / d;
+        for (std::int64_t j = 0; j < n; ++j) o[j] = quant.fake(a[j], s, d);
       } else {
         for (std::int64_t j = 0; j < n; ++j) o[j] = quant(a[j], s);
       }
@@ -135,7 +86,7 @@ void int_quant_impl(const Tensor& x, const Tensor& out, const BlockLayout& L, co
       const T* s = sq + g;
       const T* d = sd + g;
       if (fake) {
-        for (std::int64_t j = 0; j < n; ++j) o[j] = quant(a[j], s[j]) / d[j];
+        for (std::int64_t j = 0; j < n; ++j) o[j] = quant.fake(a[j], s[j], d[j]);
       } else {
         for (std::int64_t j = 0; j < n; ++j) o[j] = quant(a[j], s[j]);
       }
@@ -150,13 +101,8 @@ void fp_scaled_impl(const Tensor& x, const Tensor& out, const BlockLayout& L, co
   T* po = ptr<T>(out);
   const T* ps = ptr<T>(s_t);
   const T* pd = ptr<T>(d_t);
-  const MiniFloatCaster<T> cast(fmt);
-  const T tiny = zero_small ? static_cast<T>(1.0 / (1 << 24)) : T(0);
-  auto one = [&](T v, T s, T d) {
-    const T q = cast(v * s);
-    const T r = fake ? q / d : q;
-    return std::fabs(v) < tiny ? T(0) : r;
-  };
+  const FpScaledElem<T> one{MiniFloatCaster<T>(fmt),
+                            zero_small ? static_cast<T>(1.0 / (1 << 24)) : T(0), fake};
   for_each_segment(L, [&](std::int64_t off, std::int64_t n, std::int64_t g, std::int64_t step) {
     const T* a = px + off;
     T* o = po + off;
@@ -169,33 +115,36 @@ void fp_scaled_impl(const Tensor& x, const Tensor& out, const BlockLayout& L, co
   });
 }
 
+// A row of per-element scales, out of line: the element is a by-value copy, so the loop keeps its
+// fields in registers (stores through o cannot change them) and vectorises.
+template <typename T>
+QGRAD_NOINLINE void fp_divmul_row(const FpDivmulElem<T> e, const T* a, const T* s, T* o,
+                                  std::int64_t n) {
+  for (std::int64_t j = 0; j < n; ++j) o[j] = e(a[j], s[j]);
+}
+
 template <typename T>
 void fp_divmul_impl(const Tensor& x, const Tensor& out, const BlockLayout& L, const Tensor& s_t,
                     const MiniFloatSpec& fmt, bool fake) {
   const T* px = ptr<T>(x);
   T* po = ptr<T>(out);
   const T* ps = ptr<T>(s_t);
-  const MiniFloatCaster<T> cast(fmt);
-  auto one = [&](T v, T s) {
-    if (s == T(0)) return static_cast<T>(v * T(0));
-    const T q = cast(v / s);
-    return fake ? static_cast<T>(q * s) : q;
-  };
+  const FpDivmulElem<T> one{MiniFloatCaster<T>(fmt), fake};
   for_each_segment(L, [&](std::int64_t off, std::int64_t n, std::int64_t g, std::int64_t step) {
     const T* a = px + off;
     T* o = po + off;
     if (step != 0) {
-      for (std::int64_t j = 0; j < n; ++j) o[j] = one(a[j], ps[g + j]);
+      fp_divmul_row(one, a, ps + g, o, n);
       return;
     }
     // One scale for the segment: branch-free loops the compiler vectorises.
     const T s = ps[g];
     if (s == T(0)) {
-      for (std::int64_t j = 0; j < n; ++j) o[j] = a[j] * T(0);
+      for (std::int64_t j = 0; j < n; ++j) o[j] = one.zero_scale(a[j]);
     } else if (fake) {
-      for (std::int64_t j = 0; j < n; ++j) o[j] = cast(a[j] / s) * s;
+      for (std::int64_t j = 0; j < n; ++j) o[j] = one.fake_quant(a[j], s);
     } else {
-      for (std::int64_t j = 0; j < n; ++j) o[j] = cast(a[j] / s);
+      for (std::int64_t j = 0; j < n; ++j) o[j] = one.quant(a[j], s);
     }
   });
 }
@@ -213,10 +162,10 @@ void clip_ste_impl(const Tensor& dy, const Tensor& x, const Tensor& gx, const Bl
     T* o = po + off;
     if (step == 0) {
       const T m = am[g];
-      for (std::int64_t j = 0; j < n; ++j) o[j] = std::fabs(a[j]) <= m ? d[j] : T(0);
+      for (std::int64_t j = 0; j < n; ++j) o[j] = clip_ste_grad(d[j], a[j], m);
     } else {
       const T* m = am + g;
-      for (std::int64_t j = 0; j < n; ++j) o[j] = std::fabs(a[j]) <= m[j] ? d[j] : T(0);
+      for (std::int64_t j = 0; j < n; ++j) o[j] = clip_ste_grad(d[j], a[j], m[j]);
     }
   });
 }
@@ -227,7 +176,6 @@ bool absmax_impl(const Tensor& x, const BlockLayout& L, const Tensor& grid) {
   T* pgrid = ptr<T>(grid);
   std::fill(pgrid, pgrid + L.grid_numel, T(0));
   bool nonfinite = false;
-  const T big = std::numeric_limits<T>::max();
   // Each thread reduces into its own grid; max is exact and order-free, so merging is
   // deterministic.
   parallel_for(L.numel, kParallelGrain, [&](std::int64_t b, std::int64_t e) {
@@ -237,20 +185,11 @@ bool absmax_impl(const Tensor& x, const BlockLayout& L, const Tensor& grid) {
       const T* a = px + off;
       if (st == 0) {
         T m = local[g];
-        for (std::int64_t j = 0; j < n; ++j) {
-          const T v = std::fabs(a[j]);
-          const bool ok = v <= big;  // false for Inf and NaN
-          bad |= !ok;
-          m = (ok && v > m) ? v : m;
-        }
+        for (std::int64_t j = 0; j < n; ++j) m = finite_absmax_step(m, a[j], bad);
         local[g] = m;
       } else {
-        for (std::int64_t j = 0; j < n; ++j) {
-          const T v = std::fabs(a[j]);
-          const bool ok = v <= big;
-          bad |= !ok;
-          if (ok && v > local[g + j]) local[g + j] = v;
-        }
+        for (std::int64_t j = 0; j < n; ++j)
+          local[g + j] = finite_absmax_step(local[g + j], a[j], bad);
       }
     });
 #pragma omp critical(qgrad_nvidia_absmax)
@@ -307,14 +246,8 @@ void amax_scales_cpu(const Tensor& amax, double bound, const Tensor& quant_scale
     const T* a = ptr<T>(amax);
     T* q = ptr<T>(quant_scale);
     T* d = ptr<T>(dequant_scale);
-    const T b = static_cast<T>(bound);
-    const T eps = static_cast<T>(kMinAmax);
-    for (std::int64_t g = 0; g < quant_scale.numel(); ++g) {
-      const T s = b / a[g];
-      const bool zero = a[g] <= eps;
-      q[g] = zero ? T(0) : s;
-      d[g] = zero ? T(1) : s;
-    }
+    const AmaxScalesElem<T> scales{static_cast<T>(bound), static_cast<T>(kMinAmax)};
+    for (std::int64_t g = 0; g < quant_scale.numel(); ++g) q[g] = scales(a[g], d[g]);
   });
 }
 
@@ -332,14 +265,11 @@ void affine_fake_quant_cpu(const Tensor& x, const Tensor& out, double step_d, do
                            double lo_d, double hi_d) {
   QGRAD_DISPATCH_FLOAT(x.dtype(), "affine_fake_quant_cpu", [&] {
     using T = scalar_t;
-    const T step = static_cast<T>(step_d), qz = static_cast<T>(qz_d);
-    const T lo = static_cast<T>(lo_d), hi = static_cast<T>(hi_d);
+    const AffineFakeQuantElem<T> fq{static_cast<T>(step_d), static_cast<T>(qz_d),
+                                    static_cast<T>(lo_d), static_cast<T>(hi_d)};
     const T* px = ptr<T>(x);
     T* po = ptr<T>(out);
-    map_contiguous<T>(x.numel(), [&](std::int64_t i) {
-      const T q = std::min(std::max(static_cast<T>(std::nearbyint(px[i] / step) - qz), lo), hi);
-      po[i] = (q + qz) * step;
-    });
+    map_contiguous<T>(x.numel(), [&](std::int64_t i) { po[i] = fq(px[i]); });
   });
 }
 
@@ -347,12 +277,11 @@ void range_ste_backward_cpu(const Tensor& dy, const Tensor& x, const Tensor& gx,
                             double hi_d) {
   QGRAD_DISPATCH_FLOAT(x.dtype(), "range_ste_backward_cpu", [&] {
     using T = scalar_t;
-    const T lo = static_cast<T>(lo_d), hi = static_cast<T>(hi_d);
+    const RangeSteGradElem<T> ste{static_cast<T>(lo_d), static_cast<T>(hi_d)};
     const T* pd = ptr<T>(dy);
     const T* px = ptr<T>(x);
     T* po = ptr<T>(gx);
-    map_contiguous<T>(x.numel(),
-                      [&](std::int64_t i) { po[i] = (px[i] <= hi && px[i] >= lo) ? pd[i] : T(0); });
+    map_contiguous<T>(x.numel(), [&](std::int64_t i) { po[i] = ste(pd[i], px[i]); });
   });
 }
 
