@@ -2,9 +2,10 @@
 /// Host/device portability for the element-wise math that the CPU and CUDA kernels share: the
 /// QGRAD_HD marker (__host__ __device__ under nvcc, nothing for the host compiler), inlining
 /// attributes for the vectorised CPU loops, and the few scalar helpers whose host and device
-/// spellings differ (bit casts, NaN tests, round-half-even, min/max that do not depend on
-/// `<algorithm>`). A formula written once with these compiles into both kernels, so the two
-/// devices compute the same bits (FMA contraction is off on both: -ffp-contract=off, --fmad=false).
+/// spellings differ (bit casts, NaN tests, round-half-even, fused multiply-add, min/max that do
+/// not depend on `<algorithm>`). A formula written once with these compiles into both kernels, so
+/// the two devices compute the same bits (FMA contraction is off on both: -ffp-contract=off,
+/// --fmad=false; an explicit hd::fma is the one fused operation).
 #pragma once
 
 #include <cmath>
@@ -154,6 +155,22 @@ QGRAD_HD_INLINE double log2(double v) {
   return ::log2(v);
 #else
   return std::log2(v);
+#endif
+}
+/// One rounding of a * b + c: the explicit fused multiply-add where a reference kernel is
+/// contracted (contraction is otherwise off on both devices).
+QGRAD_HD_INLINE float fma(float a, float b, float c) {
+#if defined(__CUDA_ARCH__)
+  return __fmaf_rn(a, b, c);
+#else
+  return std::fma(a, b, c);
+#endif
+}
+QGRAD_HD_INLINE double fma(double a, double b, double c) {
+#if defined(__CUDA_ARCH__)
+  return __fma_rn(a, b, c);
+#else
+  return std::fma(a, b, c);
 #endif
 }
 

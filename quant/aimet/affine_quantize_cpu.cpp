@@ -1,5 +1,6 @@
 // CPU kernels of AIMET affine quantization, in AIMET's operation order: x / scale (a division),
-// round half to even, subtract the offset, clamp, add the offset, multiply by the scale.
+// round half to even, subtract the offset, clamp, add the offset, multiply by the scale. The
+// per-element math is affine_quantize_elem.h's; this file holds the loops and reductions.
 //
 // Fast kernels: the flat range of a contiguous x splits into runs of one channel (a row of
 // `inner` elements with one scale and offset, read once) or, when channels are innermost, runs
@@ -17,12 +18,12 @@
 #include "quant/aimet/affine_quantize_kernels.h"
 
 #include <algorithm>
-#include <cmath>
 #include <type_traits>
 #include <vector>
 
 #include "core/dtype.h"
 #include "core/strided_loop.h"
+#include "quant/aimet/affine_quantize_elem.h"
 
 namespace qgrad::aimet {
 
@@ -32,11 +33,6 @@ constexpr std::int64_t kBox = 16384;        // elements of one reduction box (at
 constexpr std::int64_t kBoxChannels = 256;  // channels of one box
 constexpr std::int64_t kChunk = 512;        // elements per stack buffer of a run
 constexpr int kLanes = 8;                   // double accumulators of a run's sum
-
-template <typename C>
-inline C clampv(C v, C lo, C hi) {
-  return v < lo ? lo : (v > hi ? hi : v);
-}
 
 // The encoding of a run: the channel's scale and offset for every element...
 template <typename T, typename C>
@@ -86,21 +82,12 @@ void for_each_run(const EncodingLayout& l, std::int64_t b, std::int64_t e, F&& f
 template <typename T, typename C, AffineKind K, bool M, typename Enc>
 void forward_run(const T* __restrict__ x, T* __restrict__ y, std::uint8_t* __restrict__ m,
                  std::int64_t n, const Enc e, C qmin, C qmax) {
+  const AffineForwardElem<C, K> f{qmin, qmax};
   for (std::int64_t i = 0; i < n; ++i) {
-    const C xv = static_cast<C>(x[i]);
-    const C s = e.scale(i), o = e.offset(i);
-    if constexpr (K == AffineKind::Dequantize) {
-      y[i] = static_cast<T>((xv + o) * s);
-    } else {
-      const C xr = std::nearbyint(xv / s) - o;
-      const C q = clampv<C>(xr, qmin, qmax);
-      if constexpr (M) m[i] = static_cast<std::uint8_t>((qmin <= xr) & (xr <= qmax));
-      if constexpr (K == AffineKind::Quantize) {
-        y[i] = static_cast<T>(q);
-      } else {
-        y[i] = static_cast<T>((q + o) * s);
-      }
-    }
+    std::uint8_t mi;
+    const C r = f(static_cast<C>(x[i]), e.scale(i), e.offset(i), mi);
+    if constexpr (M) m[i] = mi;
+    y[i] = static_cast<T>(r);
   }
 }
 
@@ -143,18 +130,11 @@ void forward_typed(const EncodingLayout& l, const Tensor& x, const Tensor& s, co
 template <typename T, typename C, AffineKind K, typename Enc>
 void dx_run(const T* __restrict__ g, const std::uint8_t* __restrict__ m, T* __restrict__ dx,
             std::int64_t n, const Enc e) {
+  const AffineDxElem<C, K> f{};
   for (std::int64_t i = 0; i < n; ++i) {
-    const C gv = static_cast<C>(g[i]);
-    if constexpr (K == AffineKind::Dequantize) {
-      dx[i] = static_cast<T>(gv * e.scale(i));
-    } else {
-      const C gm = gv * static_cast<C>(m[i]);
-      if constexpr (K == AffineKind::Quantize) {
-        dx[i] = static_cast<T>(gm / e.scale(i));
-      } else {
-        dx[i] = static_cast<T>(gm);
-      }
-    }
+    // Dequantize has no mask (m is null there).
+    const std::uint8_t mi = K == AffineKind::Dequantize ? std::uint8_t{0} : m[i];
+    dx[i] = static_cast<T>(f(static_cast<C>(g[i]), mi, e.scale(i)));
   }
 }
 
@@ -171,33 +151,6 @@ void dx_layout(const EncodingLayout& l, const T* g, const std::uint8_t* m, const
 
 // ---------------------------------------------------------------------------------------------
 // Backward: all gradients from x, with per-channel sums.
-
-// dx (a), ds (b) and do (c) of one element, AIMET's formulas.
-template <typename C, AffineKind K>
-inline void grad_elem(C gv, C xv, C sv, C ov, C qmin, C qmax, C& a, C& b, C& c) {
-  if constexpr (K == AffineKind::Dequantize) {
-    (void)qmin;
-    (void)qmax;
-    a = gv * sv;
-    b = gv * (xv + ov);
-    c = gv * sv;
-  } else {
-    const C t = xv / sv;
-    const C r = std::nearbyint(t);
-    const C xr = r - ov;
-    const C m = ((qmin <= xr) & (xr <= qmax)) ? C(1) : C(0);
-    if constexpr (K == AffineKind::Quantize) {
-      const C gm = gv * m;
-      a = gm / sv;
-      b = -(gm / sv) * t;
-      c = -gm;
-    } else {
-      a = gv * m;
-      b = gv * (clampv<C>(r, ov + qmin, ov + qmax) - t * m);
-      c = gv * ((C(1) - m) * sv);
-    }
-  }
-}
 
 template <typename T>
 inline void add_lanes(const T* v, std::int64_t n, double* lanes) {
@@ -221,13 +174,14 @@ void grad_run(const T* __restrict__ g, const T* __restrict__ x, T* __restrict__ 
   alignas(64) T bs[kChunk];
   alignas(64) T bo[kChunk];
   double ls[kLanes] = {}, lo[kLanes] = {};
+  const AffineGradElem<C, K> f{qmin, qmax};
   for (std::int64_t i0 = 0; i0 < n; i0 += kChunk) {
     const std::int64_t len = std::min(kChunk, n - i0);
     const T* __restrict__ gg = g + i0;
     const T* __restrict__ xx = x + i0;
     for (std::int64_t j = 0; j < len; ++j) {
       C a, b, c;
-      grad_elem<C, K>(static_cast<C>(gg[j]), static_cast<C>(xx[j]), s, o, qmin, qmax, a, b, c);
+      f(static_cast<C>(gg[j]), static_cast<C>(xx[j]), s, o, a, b, c);
       if constexpr (DX) dx[i0 + j] = static_cast<T>(a);
       bs[j] = static_cast<T>(b);
       bo[j] = static_cast<T>(c);
@@ -245,10 +199,11 @@ template <typename T, typename C, AffineKind K, bool DX>
 void grad_row(const T* __restrict__ g, const T* __restrict__ x, T* __restrict__ dx, std::int64_t n,
               const T* __restrict__ s, const T* __restrict__ o, C qmin, C qmax,
               double* __restrict__ ps, double* __restrict__ po) {
+  const AffineGradElem<C, K> f{qmin, qmax};
   for (std::int64_t j = 0; j < n; ++j) {
     C a, b, c;
-    grad_elem<C, K>(static_cast<C>(g[j]), static_cast<C>(x[j]), static_cast<C>(s[j]),
-                    static_cast<C>(o[j]), qmin, qmax, a, b, c);
+    f(static_cast<C>(g[j]), static_cast<C>(x[j]), static_cast<C>(s[j]), static_cast<C>(o[j]), a, b,
+      c);
     if constexpr (DX) dx[j] = static_cast<T>(a);
     ps[j] += static_cast<double>(static_cast<T>(b));
     po[j] += static_cast<double>(static_cast<T>(c));
@@ -363,15 +318,17 @@ void forward_strided(AffineKind kind, const Tensor& x, const Tensor& s, const Te
       const C sv = static_cast<C>(ss[i * st[2]]);
       const C ov = static_cast<C>(oo[i * st[3]]);
       C r;
+      std::uint8_t unused_mask;
       switch (kind) {
         case AffineKind::Quantize:
-          r = clampv<C>(std::nearbyint(xv / sv) - ov, qmin, qmax);
+          r = AffineForwardElem<C, AffineKind::Quantize>{qmin, qmax}(xv, sv, ov, unused_mask);
           break;
         case AffineKind::Dequantize:
-          r = (xv + ov) * sv;
+          r = AffineForwardElem<C, AffineKind::Dequantize>{qmin, qmax}(xv, sv, ov, unused_mask);
           break;
         default:
-          r = (clampv<C>(std::nearbyint(xv / sv) - ov, qmin, qmax) + ov) * sv;
+          r = AffineForwardElem<C, AffineKind::QuantizeDequantize>{qmin, qmax}(xv, sv, ov,
+                                                                               unused_mask);
       }
       yy[i * st[0]] = static_cast<T>(r);
     }
@@ -403,13 +360,13 @@ void backward_strided(AffineKind kind, const Tensor& g, const Tensor& x, const T
       C a, b, c;
       switch (kind) {
         case AffineKind::Quantize:
-          grad_elem<C, AffineKind::Quantize>(gv, xv, sv, ov, qmin, qmax, a, b, c);
+          AffineGradElem<C, AffineKind::Quantize>{qmin, qmax}(gv, xv, sv, ov, a, b, c);
           break;
         case AffineKind::Dequantize:
-          grad_elem<C, AffineKind::Dequantize>(gv, xv, sv, ov, qmin, qmax, a, b, c);
+          AffineGradElem<C, AffineKind::Dequantize>{qmin, qmax}(gv, xv, sv, ov, a, b, c);
           break;
         default:
-          grad_elem<C, AffineKind::QuantizeDequantize>(gv, xv, sv, ov, qmin, qmax, a, b, c);
+          AffineGradElem<C, AffineKind::QuantizeDequantize>{qmin, qmax}(gv, xv, sv, ov, a, b, c);
       }
       pdx[off[0] + i * st[0]] = static_cast<T>(a);
       pds[off[1] + i * st[1]] = static_cast<T>(b);
@@ -529,7 +486,7 @@ void round_half_even_cpu(const Tensor& x, const Tensor& y) {
     loop.run([&](const std::array<std::int64_t, 2>& off, std::int64_t n,
                  const std::array<std::int64_t, 2>& st) {
       for (std::int64_t i = 0; i < n; ++i)
-        py[off[0] + i * st[0]] = std::nearbyint(px[off[1] + i * st[1]]);
+        py[off[0] + i * st[0]] = hd::rint(px[off[1] + i * st[1]]);
     });
   });
 }

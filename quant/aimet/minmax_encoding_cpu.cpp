@@ -1,14 +1,13 @@
 // CPU kernels of AIMET's MinMaxEncodingAnalyzer: the statistics merge (in double) and the
 // statistics -> range rule (element by element in the statistics' dtype), registered in the
-// "aimet.minmax_*" tables.
+// "aimet.minmax_*" tables. The per-element math is minmax_encoding_elem.h's.
 #include "quant/aimet/minmax_encoding_kernels.h"
 
-#include <algorithm>
-#include <cmath>
 #include <limits>
 #include <vector>
 
 #include "core/factory.h"
+#include "quant/aimet/minmax_encoding_elem.h"
 
 namespace qgrad::aimet {
 
@@ -22,8 +21,8 @@ std::pair<Tensor, Tensor> minmax_merge_cpu(const Tensor& run_min, const Tensor& 
   const std::vector<double> c = run_max.to_vector<double>(), d = batch_max.to_vector<double>();
   std::vector<double> mn(a.size()), mx(a.size());
   for (std::size_t i = 0; i < a.size(); ++i) {
-    mn[i] = (std::isnan(a[i]) || std::isnan(b[i])) ? std::nan("") : std::min(a[i], b[i]);
-    mx[i] = (std::isnan(c[i]) || std::isnan(d[i])) ? std::nan("") : std::max(c[i], d[i]);
+    mn[i] = minmax_merge_min(a[i], b[i]);
+    mx[i] = minmax_merge_max(c[i], d[i]);
   }
   const TensorOptions o = TensorOptions().dtype(run_min.dtype());
   return {from_vector<double>(mn, run_min.shape(), o), from_vector<double>(mx, run_min.shape(), o)};
@@ -37,30 +36,11 @@ void minmax_encodings_cpu(const Tensor& min, const Tensor& max, std::int64_t num
     const std::vector<double> lo = min.to_vector<double>(), hi = max.to_vector<double>();
     T* pmin = out_min.data_ptr<T>();
     T* pmax = out_max.data_ptr<T>();
-    const T n = static_cast<T>(num_steps);
-    const std::int64_t pos_steps = num_steps / 2, neg_steps = (num_steps + 1) / 2;
-    const T eps = static_cast<T>(kMinimumScale);
-    const T big = std::numeric_limits<T>::max();
-    for (std::size_t i = 0; i < lo.size(); ++i) {
-      const T min0 = std::min(static_cast<T>(lo[i]), T(0));
-      const T max0 = std::max(static_cast<T>(hi[i]), T(0));
-      const T diff = (max0 - min0) / n;
-      const T adj = diff < eps ? eps : T(0);
-      T umin, umax;
-      if (symmetric) {
-        umax = max0 + static_cast<T>(pos_steps) * adj;
-        umin = min0 - static_cast<T>(neg_steps) * adj;
-        const T delta =
-            std::max(umax / static_cast<T>(pos_steps), -umin / static_cast<T>(neg_steps));
-        umin = static_cast<T>(-neg_steps) * delta;
-        umax = static_cast<T>(pos_steps) * delta;
-      } else {
-        umax = max0 + n * adj;
-        umin = min0;
-      }
-      pmax[i] = std::min(umax, big);
-      pmin[i] = std::max(umin, -big);
-    }
+    const MinMaxEncodingElem<T> e{static_cast<T>(num_steps),     static_cast<T>(kMinimumScale),
+                                  std::numeric_limits<T>::max(), num_steps / 2,
+                                  (num_steps + 1) / 2,           symmetric};
+    for (std::size_t i = 0; i < lo.size(); ++i)
+      e(static_cast<T>(lo[i]), static_cast<T>(hi[i]), pmin[i], pmax[i]);
   });
 }
 

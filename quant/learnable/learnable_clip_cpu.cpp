@@ -1,8 +1,10 @@
-// CPU kernels of the two-sided learnable clip, registered in the "learnable.clip_*" tables.
+// CPU kernels of the two-sided learnable clip: strided loops over learnable_clip_elem.h's
+// elements, registered in the "learnable.clip_*" tables.
 #include "quant/learnable/learnable_clip_kernels.h"
 
 #include "core/dtype.h"
 #include "core/strided_loop.h"
+#include "quant/learnable/learnable_clip_elem.h"
 
 namespace qgrad::learnable {
 
@@ -17,6 +19,7 @@ void learnable_clip_forward_cpu(const Tensor& x, const Tensor& lo, const Tensor&
     const T* pl = static_cast<const T*>(lo.raw_data());
     const T* ph = static_cast<const T*>(hi.raw_data());
     T* py = static_cast<T*>(y.raw_data());
+    const LearnableClipForwardElem<T> e{};
     StridedLoop<4> loop(y.shape(), {y.strides(), x.strides(), lo.strides(), hi.strides()},
                         {0, 0, 0, 0});
     loop.run([&](const std::array<std::int64_t, 4>& off, std::int64_t n,
@@ -24,10 +27,7 @@ void learnable_clip_forward_cpu(const Tensor& x, const Tensor& lo, const Tensor&
       for (std::int64_t i = 0; i < n; ++i) {
         const T v = px[off[1] + i * st[1]];
         const T l = pl[off[2] + i * st[2]], h = ph[off[3] + i * st[3]];
-        // torch.min(x, hi) then torch.max(., lo) as PyTorch's vectorised CPU kernels compute
-        // them: a tie returns the bound (clip(-0.0, 0, 6) = +0.0), NaN propagates.
-        const T m = (v != v) ? v : (v < h ? v : h);
-        py[off[0] + i * st[0]] = (m != m) ? m : (m > l ? m : l);
+        py[off[0] + i * st[0]] = e(v, l, h);
       }
     });
   });
@@ -46,6 +46,7 @@ void learnable_clip_backward_cpu(const Tensor& dy, const Tensor& x, const Tensor
     T* pdx = static_cast<T*>(dx.raw_data());
     T* pdl = static_cast<T*>(dlo.raw_data());
     T* pdh = static_cast<T*>(dhi.raw_data());
+    const LearnableClipBackwardElem<T> e{};
     StridedLoop<7> loop(dx.shape(),
                         {dx.strides(), dlo.strides(), dhi.strides(), dy.strides(), x.strides(),
                          lo.strides(), hi.strides()},
@@ -56,13 +57,10 @@ void learnable_clip_backward_cpu(const Tensor& dy, const Tensor& x, const Tensor
         const T g = pg[off[3] + i * st[3]];
         const T v = px[off[4] + i * st[4]];
         const T l = pl[off[5] + i * st[5]], h = ph[off[6] + i * st[6]];
-        // pq's ClipFunction: float masks and multiplies, so a masked element with a negative
-        // dy gives -0.0 and NaN in dy propagates; NaN x is outside both masks.
-        const T min_mask = v > l ? T(1) : T(0);
-        const T max_mask = v < h ? T(1) : T(0);
-        pdx[off[0] + i * st[0]] = g * min_mask * max_mask;
-        pdl[off[1] + i * st[1]] = g * (T(1) - min_mask);
-        pdh[off[2] + i * st[2]] = g * (T(1) - max_mask);
+        T dl, dh;
+        pdx[off[0] + i * st[0]] = e(g, v, l, h, dl, dh);
+        pdl[off[1] + i * st[1]] = dl;
+        pdh[off[2] + i * st[2]] = dh;
       }
     });
   });

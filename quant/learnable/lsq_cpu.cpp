@@ -1,6 +1,6 @@
 // CPU kernels of LSQ / LSQ+: one strided pass per direction; the step size (and offset) are read
-// through zero strides when broadcast. Also the initialisation statistics, and the
-// "learnable.lsq_*" table registration.
+// through zero strides when broadcast, and each element is lsq_elem.h's. Also the initialisation
+// statistics, and the "learnable.lsq_*" table registration.
 #include "quant/learnable/lsq_kernels.h"
 
 #include <algorithm>
@@ -9,6 +9,7 @@
 
 #include "core/dtype.h"
 #include "core/strided_loop.h"
+#include "quant/learnable/lsq_elem.h"
 
 namespace qgrad::learnable {
 
@@ -26,14 +27,13 @@ void forward(const Tensor& x, const Tensor& s, const Tensor& b, T lo, T hi, cons
                       {0, 0, 0, 0});
   loop.run([&](const std::array<std::int64_t, 4>& off, std::int64_t n,
                const std::array<std::int64_t, 4>& st) {
+    // A local element: its bounds stay in registers (the output stores could alias captures).
+    const LsqForwardElem<T> e{lo, hi, has_b};
     for (std::int64_t i = 0; i < n; ++i) {
       const T xv = px[off[1] + i * st[1]];
       const T sv = ps[off[2] + i * st[2]];
       const T bv = has_b ? pb[off[3] + i * st[3]] : T(0);
-      const T z = (has_b ? xv - bv : xv) / sv;
-      const T c = z < lo ? lo : (z > hi ? hi : z);
-      const T q = std::nearbyint(c) * sv;
-      py[off[0] + i * st[0]] = has_b ? q + bv : q;
+      py[off[0] + i * st[0]] = e(xv, sv, bv);
     }
   });
 }
@@ -55,25 +55,14 @@ void backward(const Tensor& dy, const Tensor& x, const Tensor& s, const Tensor& 
                       {0, 0, 0, 0, 0, 0, 0});
   loop.run([&](const std::array<std::int64_t, 7>& off, std::int64_t n,
                const std::array<std::int64_t, 7>& st) {
+    const LsqBackwardElem<T> e{lo, hi, g, has_b};
     for (std::int64_t i = 0; i < n; ++i) {
       const T gv = pg[off[3] + i * st[3]];
       const T xv = px[off[4] + i * st[4]];
       const T sv = ps[off[5] + i * st[5]];
       const T bv = has_b ? pb[off[6] + i * st[6]] : T(0);
-      const T z = (has_b ? xv - bv : xv) / sv;
-      T gx, gs, gb;
-      if (z <= lo || z >= hi) {
-        gx = T(0);
-        gs = g * (gv * (z <= lo ? lo : hi));
-        gb = g * gv;
-      } else if (z != z) {  // NaN input: no gradient to x, NaN to the parameters
-        gx = T(0);
-        gs = gb = z;
-      } else {
-        gx = gv;
-        gs = g * (gv * (std::nearbyint(z) - z));
-        gb = T(0);
-      }
+      T gs, gb;
+      const T gx = e(gv, xv, sv, bv, gs, gb);
       pdx[off[0] + i * st[0]] = gx;
       pds[off[1] + i * st[1]] = gs;
       if (has_b) pdb[off[2] + i * st[2]] = gb;

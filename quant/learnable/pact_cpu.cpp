@@ -1,11 +1,10 @@
-// CPU kernels of PACT's clipped (and optionally quantized) activation, registered in the
-// "learnable.pact_*" tables.
+// CPU kernels of PACT's clipped (and optionally quantized) activation: strided loops over
+// pact_elem.h's elements, registered in the "learnable.pact_*" tables.
 #include "quant/learnable/pact_kernels.h"
-
-#include <cmath>
 
 #include "core/dtype.h"
 #include "core/strided_loop.h"
+#include "quant/learnable/pact_elem.h"
 
 namespace qgrad::learnable {
 
@@ -18,19 +17,14 @@ void pact_forward_cpu(const Tensor& x, const Tensor& alpha, std::int64_t levels,
     const T* px = static_cast<const T*>(x.raw_data());
     const T* pa = static_cast<const T*>(alpha.raw_data());
     T* py = static_cast<T*>(y.raw_data());
-    const T lv = static_cast<T>(levels);
+    const PactForwardElem<T> e{static_cast<T>(levels), levels > 0};
     StridedLoop<3> loop(y.shape(), {y.strides(), x.strides(), alpha.strides()}, {0, 0, 0});
     loop.run([&](const std::array<std::int64_t, 3>& off, std::int64_t n,
                  const std::array<std::int64_t, 3>& st) {
       for (std::int64_t i = 0; i < n; ++i) {
         const T xv = px[off[1] + i * st[1]];
         const T a = pa[off[2] + i * st[2]];
-        T v = xv < T(0) ? T(0) : (xv >= a ? a : xv);
-        if (levels > 0) {
-          const T delta = a / lv;
-          v = std::nearbyint(v / delta) * delta;
-        }
-        py[off[0] + i * st[0]] = v;
+        py[off[0] + i * st[0]] = e(xv, a);
       }
     });
   });
@@ -46,6 +40,7 @@ void pact_backward_cpu(const Tensor& dy, const Tensor& x, const Tensor& alpha, c
     const T* pa = static_cast<const T*>(alpha.raw_data());
     T* pdx = static_cast<T*>(dx.raw_data());
     T* pda = static_cast<T*>(dalpha.raw_data());
+    const PactBackwardElem<T> e{};
     StridedLoop<5> loop(
         dx.shape(), {dx.strides(), dalpha.strides(), dy.strides(), x.strides(), alpha.strides()},
         {0, 0, 0, 0, 0});
@@ -55,8 +50,9 @@ void pact_backward_cpu(const Tensor& dy, const Tensor& x, const Tensor& alpha, c
         const T g = pg[off[2] + i * st[2]];
         const T xv = px[off[3] + i * st[3]];
         const T a = pa[off[4] + i * st[4]];
-        pdx[off[0] + i * st[0]] = (xv >= T(0) && xv < a) ? g : T(0);
-        pda[off[1] + i * st[1]] = xv >= a ? g : T(0);
+        T da;
+        pdx[off[0] + i * st[0]] = e(g, xv, a, da);
+        pda[off[1] + i * st[1]] = da;
       }
     });
   });

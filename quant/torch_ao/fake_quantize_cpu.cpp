@@ -2,8 +2,8 @@
 // CPU kernels write it: x * (1/scale) (a multiply by the float reciprocal), std::nearbyint (round
 // half to even), the zero point added after rounding, clamping before any float-to-int
 // conversion, and the learnable backward's two fused multiply-adds (PyTorch's vectorised kernel is
-// contracted into FMAs there; std::fma reproduces it; everything else is compiled with
-// -ffp-contract=off). The forward's elements are fake_quantize_elem.h's, run by the fake
+// contracted into FMAs there; hd::fma reproduces it; everything else is compiled with
+// -ffp-contract=off). The elements are fake_quantize_elem.h's, the forward's run by the fake
 // quantizers' shared value + mask loop (quant/value_mask_loop.h). Where PyTorch converts an
 // out-of-range float to int64 (undefined behaviour that maps +inf, NaN and huge values to quant_min
 // on x86), qgrad clamps first: +inf and huge positive values go to quant_max, NaN propagates to the
@@ -84,46 +84,6 @@ void per_channel(const Tensor& x, std::int64_t axis, const std::vector<double>& 
   }
 }
 
-// One element of the learnable backward. PyTorch: xq = rne(fma(x, 1/s, zp)); in range
-// dS = ((dy * fma(xq - zp, s, -x)) * (1/s)) * g, dZP = 0; clamped dS = (dy * (bound - zp)) * g,
-// dZP = (-dy * s) * g; dx = dy * in_range. A NaN x poisons dS and dZP (qgrad's choice: PyTorch's
-// int64 conversion of NaN is undefined). Written branch-free (selects) so the loop vectorises.
-// Range tests compare in T when the bounds are exact in T (narrow), else in double as PyTorch's
-// int64 comparison does.
-template <typename T>
-struct LearnableGradElem {
-  T scale, inv, zp, g, small, big, qmin_t, qmax_t;
-  double qmin, qmax, zpd;
-  template <bool kNarrow>
-  T operator()(T x, T dy, T& ds, T& dz) const {
-    const T xq = std::nearbyint(std::fma(x, inv, zp));
-    bool below, above;
-    T q_minus_zp;
-    if constexpr (kNarrow) {
-      below = xq < qmin_t;
-      above = xq > qmax_t;
-      q_minus_zp = xq - zp;
-    } else {
-      const double q = static_cast<double>(xq);
-      below = q < qmin;
-      above = q > qmax;
-      q_minus_zp = static_cast<T>(q - zpd);
-    }
-    const bool nan = xq != xq;
-    const bool in = !(below | above | nan);
-    const T diff = std::fma(q_minus_zp, scale, -x);
-    const T ds_in = ((dy * diff) * inv) * g;
-    const T bound = below ? small : big;
-    const T ds_out = (dy * bound) * g;
-    const T dz_out = (-dy * scale) * g;
-    T s = in ? ds_in : ds_out;
-    T z = in ? T(0) : dz_out;
-    ds = nan ? xq : s;
-    dz = nan ? xq : z;
-    return in ? dy : dy * T(0);
-  }
-};
-
 // Runs the element over [b, end) and adds the gradient sums to s / z. Elements are processed in
 // blocks through small buffers (so the element loop vectorises), and the sums go through kLanes
 // independent double accumulators in a fixed order (so they do not depend on the thread count).
@@ -167,31 +127,6 @@ void learnable_range(const LearnableGradElem<T>& e, bool narrow, const T* px, co
     learnable_range<T, true>(e, px, pg, po, b, end, s, z);
   else
     learnable_range<T, false>(e, px, pg, po, b, end, s, z);
-}
-
-// The per-tensor kernel holds an int64 zero point (bound - zp is an integer difference converted
-// to T); the per-channel kernel holds a float zero point (bound converted to T, then subtracted).
-template <typename T>
-LearnableGradElem<T> make_learnable_elem(double scale, double zp, std::int64_t qmin,
-                                         std::int64_t qmax, double grad_factor,
-                                         bool integer_zero_point) {
-  const T s = static_cast<T>(scale);
-  const T z = static_cast<T>(zp);
-  auto bound_minus_zp = [&](std::int64_t b) {
-    return integer_zero_point ? static_cast<T>(static_cast<double>(b) - zp)
-                              : static_cast<T>(static_cast<T>(b) - z);
-  };
-  return {s,
-          T(1) / s,
-          z,
-          static_cast<T>(grad_factor),
-          bound_minus_zp(qmin),
-          bound_minus_zp(qmax),
-          static_cast<T>(qmin),
-          static_cast<T>(qmax),
-          static_cast<double>(qmin),
-          static_cast<double>(qmax),
-          static_cast<double>(z)};
 }
 
 // Reductions split into a fixed number of chunks that depends only on the size, so the summed

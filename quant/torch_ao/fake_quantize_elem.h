@@ -1,11 +1,13 @@
-// The elements of torch.ao fake quantization with an integer zero point and of its masked
-// backward, written once for the CPU drivers (quant/value_mask_loop.h, cpu::map) and the CUDA
-// kernels (QGRAD_HD), each computed exactly as
-// PyTorch 1.13's CPU kernels write it: x * (1/scale) (a multiply by the reciprocal), round half to
-// even, the zero point added after rounding, clamping before any float-to-int conversion. Each
-// returns the fake-quantized value and sets the straight-through gradient mask. Narrow ranges
-// (every integer exact in float32) compute in T; the wide (qint32) per-tensor and per-channel
-// kernels of PyTorch differ in where they convert to int64, and each has its element.
+// The elements of torch.ao fake quantization with an integer zero point, of its masked
+// backward and of the learnable fake quantizer's backward, written once for the CPU drivers
+// (quant/value_mask_loop.h, cpu::map, fake_quantize_cpu.cpp's learnable reduction) and the CUDA
+// kernels (QGRAD_HD). The forward elements compute exactly as PyTorch 1.13's CPU kernels write
+// it: x * (1/scale) (a multiply by the reciprocal), round half to even, the zero point added after
+// rounding, clamping before any float-to-int conversion. Each returns the fake-quantized value and
+// sets the straight-through gradient mask. Narrow ranges (every integer exact in float32) compute
+// in T; the wide (qint32) per-tensor and per-channel kernels of PyTorch differ in where they
+// convert to int64, and each has its element. The learnable backward follows PyTorch's vectorised
+// kernel, two fused multiply-adds included.
 #pragma once
 
 #include <cstdint>
@@ -92,5 +94,77 @@ template <typename T>
 struct MaskedGradientElem {
   QGRAD_HD_INLINE T operator()(T dy, std::uint8_t m) const { return dy * static_cast<T>(m); }
 };
+
+// One element of the learnable backward (_fake_quantize_learnable_per_*_affine_backward).
+// PyTorch: xq = rne(fma(x, 1/s, zp)); in range dS = ((dy * fma(xq - zp, s, -x)) * (1/s)) * g,
+// dZP = 0; clamped dS = (dy * (bound - zp)) * g, dZP = (-dy * s) * g; dx = dy * in_range.
+// PyTorch's vectorised CPU kernel is contracted into FMAs at exactly those two places, so they are
+// explicit hd::fma; every other operation is unfused. A NaN x poisons dS and dZP (qgrad's choice:
+// PyTorch's int64 conversion of NaN is undefined). Written branch-free (selects) so the CPU loop
+// vectorises. Range tests compare in T when the bounds are exact in T (narrow), else in double as
+// PyTorch's int64 comparison does. The caller sums dS and dZP.
+template <typename T>
+struct LearnableGradElem {
+  T scale, inv, zp, g, small, big, qmin_t, qmax_t;
+  double qmin, qmax, zpd;
+  template <bool kNarrow>
+  QGRAD_HD_INLINE T operator()(T x, T dy, T& ds, T& dz) const {
+    const T xq = hd::rint(hd::fma(x, inv, zp));
+    bool below, above;
+    T q_minus_zp;
+    if constexpr (kNarrow) {
+      below = xq < qmin_t;
+      above = xq > qmax_t;
+      q_minus_zp = xq - zp;
+    } else {
+      const double q = static_cast<double>(xq);
+      below = q < qmin;
+      above = q > qmax;
+      q_minus_zp = static_cast<T>(q - zpd);
+    }
+    const bool nan = xq != xq;
+    const bool in = !(below | above | nan);
+    const T diff = hd::fma(q_minus_zp, scale, -x);
+    const T ds_in = ((dy * diff) * inv) * g;
+    const T bound = below ? small : big;
+    const T ds_out = (dy * bound) * g;
+    const T dz_out = (-dy * scale) * g;
+    T s = in ? ds_in : ds_out;
+    T z = in ? T(0) : dz_out;
+    ds = nan ? xq : s;
+    dz = nan ? xq : z;
+    return in ? dy : dy * T(0);
+  }
+};
+
+// bound - zp of the learnable element: the per-tensor kernel holds an int64 zero point (an
+// integer difference, taken in double, converted to T); the per-channel kernel holds a float zero
+// point (bound converted to T, then subtracted in T).
+template <typename T>
+QGRAD_HD_INLINE T learnable_bound_minus_zp(std::int64_t bound, double zp, T z,
+                                           bool integer_zero_point) {
+  return integer_zero_point ? static_cast<T>(static_cast<double>(bound) - zp)
+                            : static_cast<T>(static_cast<T>(bound) - z);
+}
+
+// The learnable element of one tensor or channel, from its qparams as the kernels receive them.
+template <typename T>
+QGRAD_HD_INLINE LearnableGradElem<T> make_learnable_elem(double scale, double zp, std::int64_t qmin,
+                                                         std::int64_t qmax, double grad_factor,
+                                                         bool integer_zero_point) {
+  const T s = static_cast<T>(scale);
+  const T z = static_cast<T>(zp);
+  return {s,
+          T(1) / s,
+          z,
+          static_cast<T>(grad_factor),
+          learnable_bound_minus_zp<T>(qmin, zp, z, integer_zero_point),
+          learnable_bound_minus_zp<T>(qmax, zp, z, integer_zero_point),
+          static_cast<T>(qmin),
+          static_cast<T>(qmax),
+          static_cast<double>(qmin),
+          static_cast<double>(qmax),
+          static_cast<double>(z)};
+}
 
 }  // namespace qgrad::ao

@@ -20,21 +20,8 @@
 
 namespace qgrad::ao::fused {
 
-// One rounding of a * b + c.
-QGRAD_HD_INLINE float fma(float a, float b, float c) {
-#if defined(__CUDA_ARCH__)
-  return __fmaf_rn(a, b, c);
-#else
-  return std::fma(a, b, c);
-#endif
-}
-QGRAD_HD_INLINE double fma(double a, double b, double c) {
-#if defined(__CUDA_ARCH__)
-  return __fma_rn(a, b, c);
-#else
-  return std::fma(a, b, c);
-#endif
-}
+// One rounding of a * b + c (core/host_device.h).
+using hd::fma;
 
 // ATen's SMALL_SCALE_THRESHOLD (quant_utils.h).
 constexpr float kSmallScaleThreshold = 6.1e-5f;
