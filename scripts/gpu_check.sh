@@ -5,7 +5,8 @@
 # no apt), builds qgrad with CUDA for the GPU it finds and, the GPU's own steps first since a lent
 # GPU's time is short: runs the gpu: tests (test_gpu), trains lenet5bn for one epoch on the CPU and
 # on the GPU from the same seed, float and QAT (configs/lenet5bn_qat.json), and compares their
-# test accuracies, runs bench/bench_gpu.py (float, then --qat torch_ao), then
+# test accuracies, runs bench/bench_gpu.py (float, then --qat torch_ao) and
+# bench/bench_fake_quant_gpu.py, then
 # builds everything else and runs the rest of the ctest suite. It ends with a summary of every step.
 #   bash scripts/gpu_check.sh                  # everything
 #   bash scripts/gpu_check.sh --quick          # build test_gpu only and run the gpu: tests
@@ -35,7 +36,7 @@ while [[ $# -gt 0 ]]; do
     shift
     ;;
   -h | --help)
-    sed -n '2,18p' "$0" | sed 's/^# \{0,1\}//'
+    sed -n '2,19p' "$0" | sed 's/^# \{0,1\}//'
     exit 0
     ;;
   *)
@@ -164,7 +165,7 @@ step configure OK "CUDA=$cuda_opt arch=$arch"
 # The GPU's own programs first: the library, test_gpu, the CLI and the training benchmark.
 t0=$(date +%s)
 gpu_targets=(test_gpu)
-[[ $mode != quick ]] && gpu_targets+=(qgrad_cli bench_train)
+[[ $mode != quick ]] && gpu_targets+=(qgrad_cli bench_train bench_fake_quant_gpu)
 if ! cmake --build "$build" -j"$jobs" --target "${gpu_targets[@]}" >"$logs/build_gpu_targets.log" 2>&1; then
   step "build ${gpu_targets[*]}" FAIL "see build_gpu_targets.log"
   grep -E "error|Error" "$logs/build_gpu_targets.log" | head -40
@@ -255,6 +256,14 @@ if [[ -f bench/bench_gpu.py && -n $gpu_name ]] && in_time "bench_gpu --qat"; the
     cat "$logs/bench_gpu_qat.log"
   else
     step "bench_gpu --qat" FAIL "$(tail -3 "$logs/bench_gpu_qat.log" | tr '\n' ' ')"
+  fi
+fi
+if [[ -f bench/bench_fake_quant_gpu.py && -n $gpu_name ]] && in_time bench_fake_quant_gpu; then
+  if python3 bench/bench_fake_quant_gpu.py --build "$build" >"$logs/bench_fake_quant_gpu.log" 2>&1; then
+    step bench_fake_quant_gpu OK "see bench_fake_quant_gpu.log"
+    cat "$logs/bench_fake_quant_gpu.log"
+  else
+    step bench_fake_quant_gpu FAIL "$(tail -3 "$logs/bench_fake_quant_gpu.log" | tr '\n' ' ')"
   fi
 fi
 
