@@ -123,7 +123,7 @@ std::string eval_usage() {
          "                     after the checkpoint's (same recipe: same quantizers and settings)\n"
          "  --device D         cpu, cuda or cuda:N: where the model is evaluated (default cpu;\n"
          "                     a QAT checkpoint's quantizers must run there: torch_ao's min/max\n"
-         "                     observers; not with --int8, which runs on oneDNN)\n"
+         "                     observers, horizon; not with --int8, which runs on oneDNN)\n"
          "\n"
          "exit status: 0 done, 1 error (a missing or damaged checkpoint or dataset), 2 bad usage\n";
 }

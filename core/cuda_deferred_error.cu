@@ -46,6 +46,8 @@ const char* op_name(DeferredErrorOp op) {
       return "fake_quantize_per_channel_affine";
     case DeferredErrorOp::ObserverCalculateQParams:
       return "calculate_qparams";
+    case DeferredErrorOp::HorizonFakeQuantize:
+      return "HorizonFakeQuantize";
     default:
       return "cross_entropy";
   }

@@ -31,7 +31,8 @@ enum class DeferredErrorOp : std::int32_t {
   FusedMovingAvgObsFakeQuant = 2,
   FakeQuantizePerTensorAffine = 3,
   FakeQuantizePerChannelAffine = 4,
-  ObserverCalculateQParams = 5
+  ObserverCalculateQParams = 5,
+  HorizonFakeQuantize = 6
 };
 
 struct CudaDeferredError {

@@ -128,6 +128,20 @@ QGRAD_HD_INLINE double copysign(double mag, double sgn) {
   return std::copysign(mag, sgn);
 #endif
 }
+QGRAD_HD_INLINE float floor(float v) {
+#if defined(__CUDA_ARCH__)
+  return ::floorf(v);
+#else
+  return std::floor(v);
+#endif
+}
+QGRAD_HD_INLINE double floor(double v) {
+#if defined(__CUDA_ARCH__)
+  return ::floor(v);
+#else
+  return std::floor(v);
+#endif
+}
 QGRAD_HD_INLINE double ceil(double v) {
 #if defined(__CUDA_ARCH__)
   return ::ceil(v);

@@ -43,6 +43,7 @@ void register_quant_kernels(KernelRegistry& r) {
   ao::register_fused_obs_fake_quant_cuda_kernels(r);
   ao::register_aminmax_cuda_kernels(r);
   ao::register_observer_cuda_kernels(r);
+  horizon::register_horizon_fake_quantize_cuda_kernels(r);
 #endif
 }
 

@@ -20,4 +20,14 @@ Tensor fake_quantize(const Tensor& x, const Tensor& scale, QDType dtype = QDType
                      std::optional<std::int64_t> ch_axis = std::nullopt,
                      RoundMode round_mode = RoundMode::HalfToEven, bool saturate = true);
 
+/// fake_quantize as it runs off the CPU, on any device: the scale stays a tensor on x's device,
+/// is never read on the host and is checked by a kernel (on a GPU its ValueError comes at the
+/// host's next wait); the value and the mask come from one pass. On the CPU it gives
+/// fake_quantize's bits (the tests hold it to them); fake_quantize keeps its own kernels there.
+Tensor fake_quantize_device_scale(const Tensor& x, const Tensor& scale,
+                                  QDType dtype = QDType::QInt8,
+                                  std::optional<std::int64_t> ch_axis = std::nullopt,
+                                  RoundMode round_mode = RoundMode::HalfToEven,
+                                  bool saturate = true);
+
 }  // namespace qgrad::horizon

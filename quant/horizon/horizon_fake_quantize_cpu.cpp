@@ -1,13 +1,19 @@
 // CPU kernels of Horizon's fake quantization: horizon_fake_quantize_elem.h's element (x / scale,
 // rounded half to even or half up, clamped, multiplied back) per tensor or per channel, driven by
-// the fake quantizers' shared value + mask loop (quant/value_mask_loop.h). Registered in the
-// "horizon.fake_quantize_*" tables.
+// the fake quantizers' shared value + mask loop (quant/value_mask_loop.h); and the scale-tensor
+// kernels the GPU runs (horizon_fake_quantize_scale_kernel.h through cpu::Map), their reference
+// here. Registered in the "horizon.*" tables.
 #include "quant/horizon/horizon_fake_quantize_kernels.h"
 
+#include <cmath>
+#include <limits>
+#include <string>
 #include <vector>
 
+#include "core/cpu_map.h"
 #include "core/dtype.h"
 #include "quant/horizon/horizon_fake_quantize_elem.h"
+#include "quant/horizon/horizon_fake_quantize_scale_kernel.h"
 #include "quant/value_mask_loop.h"
 
 namespace qgrad::horizon {
@@ -55,9 +61,30 @@ void fake_quantize_per_channel_cpu(const Tensor& x, std::int64_t axis,
   });
 }
 
+void fake_quantize_scale_tensor_cpu(const Tensor& x, const Tensor& scale, std::int64_t axis,
+                                    QRange range, RoundMode mode, const Tensor& y,
+                                    const Tensor& mask) {
+  fake_quantize_scale_tensor<cpu::Map>(x, scale, axis, range, mode, y, mask);
+}
+
+void scale_from_statistics_cpu(const char* owner, const Tensor& min, const Tensor& max,
+                               const Tensor& previous, float half_range, const Tensor& scale) {
+  const std::vector<float> mn = min.to_vector<float>(), mx = max.to_vector<float>();
+  const float inf = std::numeric_limits<float>::infinity();
+  for (std::size_t c = 0; c < mn.size(); ++c)
+    QGRAD_CHECK((mn[c] == inf && mx[c] == -inf) || (std::isfinite(mn[c]) && std::isfinite(mx[c])),
+                ValueError, owner, ": the observer's statistics must be finite, got min ", mn[c],
+                " max ", mx[c], mn.size() > 1 ? " in channel " + std::to_string(c) : std::string());
+  scale_from_statistics_values<cpu::Map>(min, max, previous, half_range, scale);
+}
+
 }  // namespace
 
 void register_horizon_fake_quantize_cpu_kernels(KernelRegistry& r) {
+  r.table(kHorizonFakeQuantizeScaleTensorKernels)
+      .define(DeviceType::CPU, &fake_quantize_scale_tensor_cpu, kFloatingDTypes);
+  r.table(kHorizonScaleFromStatisticsKernels)
+      .define(DeviceType::CPU, &scale_from_statistics_cpu, DTypeSet{kFloat32});
   r.table(kHorizonFakeQuantizePerTensorKernels)
       .define(DeviceType::CPU, &fake_quantize_per_tensor_cpu, kFloatingDTypes);
   r.table(kHorizonFakeQuantizePerChannelKernels)

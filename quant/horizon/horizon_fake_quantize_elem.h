@@ -7,6 +7,7 @@
 
 #include <cmath>
 #include <cstdint>
+#include <limits>
 
 #include "core/host_device.h"
 #include "quant/horizon/horizon_qparams.h"
@@ -23,10 +24,33 @@ struct FakeQuantizeElem {
     if constexpr (M == RoundMode::HalfToEven) {
       r = hd::rint(v);
     } else {
-      r = std::floor(v + T(0.5));
+      r = hd::floor(v + T(0.5));
     }
     m = static_cast<std::uint8_t>((r >= qmin) & (r <= qmax));
     return (r < qmin ? qmin : (r > qmax ? qmax : r)) * scale;
+  }
+};
+
+// The element with its scale as an operand (one per tensor or per channel, broadcast along x),
+// for where the scale is a device tensor: T(scale) as the CPU kernels take it, so the same bits.
+template <typename T, RoundMode M>
+struct FakeQuantizeOperandsElem {
+  T qmin, qmax;
+  QGRAD_HD_INLINE T operator()(T x, float scale, std::uint8_t& m) const {
+    return FakeQuantizeElem<T, M>{static_cast<T>(scale), qmin, qmax}(x, m);
+  }
+};
+
+// HorizonFakeQuantize's scale from its observer's statistics (horizon_qparams.h's rule), or
+// `previous` while the statistics are unobserved (+inf / -inf). Unusable (NaN or infinite)
+// statistics give NaN; the caller reports them.
+struct ScaleFromStatisticsElem {
+  float half_range;  // (qmax - qmin) / 2 in float
+  QGRAD_HD_INLINE float operator()(float mn, float mx, float previous) const {
+    const float inf = std::numeric_limits<float>::infinity();
+    if (mn == inf && mx == -inf) return previous;
+    if (!(mn - mn == 0 && mx - mx == 0)) return std::numeric_limits<float>::quiet_NaN();
+    return symmetric_scale_of(mn, mx, half_range);
   }
 };
 

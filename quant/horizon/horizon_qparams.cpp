@@ -40,11 +40,12 @@ float symmetric_scale(float min_val, float max_val, QDType d) {
   QGRAD_CHECK(std::isfinite(min_val) && std::isfinite(max_val), ValueError,
               "horizon symmetric_scale: statistics must be finite, got min ", min_val, " max ",
               max_val);
+  return symmetric_scale_of(min_val, max_val, half_range(d));
+}
+
+float half_range(QDType d) {
   const QRange r = quant_range(d);
-  const float min_neg = std::min(min_val, 0.0f), max_pos = std::max(max_val, 0.0f);
-  const float amax = std::max(-min_neg, max_pos);
-  const float half = static_cast<float>(static_cast<double>(r.quant_max - r.quant_min) / 2.0);
-  return std::max(amax / half, kMinScale);
+  return static_cast<float>(static_cast<double>(r.quant_max - r.quant_min) / 2.0);
 }
 
 }  // namespace qgrad::horizon

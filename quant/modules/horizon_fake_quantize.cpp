@@ -7,6 +7,7 @@
 #include "core/factory.h"
 #include "nn/repr_format.h"
 #include "quant/horizon/horizon_fake_quantize.h"
+#include "quant/horizon/horizon_fake_quantize_kernels.h"
 #include "quant/modules/fake_quantize.h"
 #include "quant/modules/quant_repr.h"
 #include "quant/modules/quantizer_device.h"
@@ -60,6 +61,8 @@ HorizonFakeQuantize::HorizonFakeQuantize(const horizon::FakeQuantizeOptions& opt
   zero_point_ = register_buffer("zero_point", zeros({n}, TensorOptions().dtype(kInt64)));
   observer_ = register_module("activation_post_process",
                               std::make_shared<Observer>(horizon_observer(options)));
+  fake_quant_on_ = HostFlag(fake_quant_enabled_);
+  observer_on_ = HostFlag(observer_enabled_);
 }
 
 HorizonFakeQuantize::Factory HorizonFakeQuantize::with_args(
@@ -68,6 +71,20 @@ HorizonFakeQuantize::Factory HorizonFakeQuantize::with_args(
 }
 
 Tensor HorizonFakeQuantize::calculate_scale() const {
+  const Tensor& mn = observer_->min_val();
+  if (!mn.device().is_cpu()) {
+    // On the device: the previous scale while the statistics are unobserved, decided there.
+    static const KernelTable<horizon::HorizonScaleFromStatisticsKernel>& table =
+        kernel_table(horizon::kHorizonScaleFromStatisticsKernels);
+    if (mn.numel() == 0) return scale_.detach().clone();  // per channel, no batch yet
+    const std::int64_t n = options_.channel_len_;
+    QGRAD_CHECK(mn.numel() == n, ShapeError, kName, ": observed ", mn.numel(),
+                " channels but channel_len is ", n);
+    Tensor s = empty({n}, TensorOptions().dtype(kFloat32).device(mn.device()));
+    table(kName, mn)(kName, mn.reshape({n}), observer_->max_val().reshape({n}),
+                     scale_.detach().reshape({n}), horizon::half_range(options_.dtype_), s);
+    return s;
+  }
   if (!observer_has_data(*observer_)) return scale_.detach().clone();
   const std::vector<float> lo = observer_->min_val().to_vector<float>();
   const std::vector<float> hi = observer_->max_val().to_vector<float>();
@@ -80,7 +97,7 @@ Tensor HorizonFakeQuantize::calculate_scale() const {
 }
 
 Tensor HorizonFakeQuantize::forward(const Tensor& x) {
-  require_cpu_quantizer_input(name(), x);
+  if (!runs_on(x.device())) require_cpu_quantizer_input(name(), x);
   if (observer_enabled()) {
     observer_->forward(x.detach());
     NoGradGuard no_grad;
@@ -129,16 +146,19 @@ HorizonFakeQuantize::State HorizonFakeQuantize::state() const {
 }
 
 void HorizonFakeQuantize::enable_fake_quant(bool on) {
-  fake_quant_enabled_.fill_(on ? 1 : 0);
+  fake_quant_on_.set(on);
 }
 void HorizonFakeQuantize::enable_observer(bool on) {
-  observer_enabled_.fill_(on ? 1 : 0);
+  observer_on_.set(on);
 }
 bool HorizonFakeQuantize::fake_quant_enabled() const {
-  return fake_quant_enabled_.item<int>() != 0;
+  return fake_quant_on_.get();
 }
 bool HorizonFakeQuantize::observer_enabled() const {
-  return observer_enabled_.item<int>() != 0;
+  return observer_on_.get();
+}
+bool HorizonFakeQuantize::runs_on(Device device) const {
+  return device.is_cpu() || (device.is_cuda() && observer_->runs_on(device));
 }
 
 std::string HorizonFakeQuantize::extra_repr() const {

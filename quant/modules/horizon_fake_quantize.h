@@ -23,6 +23,7 @@
 #include "nn/unary_module.h"
 #include "quant/horizon/horizon_fake_quantizer.h"
 #include "quant/modules/calibratable.h"
+#include "quant/modules/host_flag.h"
 #include "quant/modules/observer_module.h"
 
 namespace qgrad::quant {
@@ -82,11 +83,14 @@ class HorizonFakeQuantize : public nn::UnaryModule, public Calibratable {
   void start_calibration() override;
   /// QAT state; with options.strict, ValueError when the observer saw no data.
   void finish_calibration(const CalibrationOptions& options) override;
+  /// The CPU, and CUDA (its observer's statistics and its scale stay on the GPU).
+  bool runs_on(Device device) const override;
 
  private:
   horizon::FakeQuantizeOptions options_;
   std::shared_ptr<Observer> observer_;
   Tensor fake_quant_enabled_, observer_enabled_, scale_, zero_point_;
+  HostFlag fake_quant_on_{Tensor()}, observer_on_{Tensor()};  // the flags as forward() reads them
 };
 
 const char* horizon_state_name(HorizonFakeQuantize::State s);  ///< "QAT", "CALIBRATION", ...

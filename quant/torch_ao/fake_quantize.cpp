@@ -78,12 +78,17 @@ Tensor per_channel_float_zero_point(const Tensor& x, const std::vector<double>& 
   return y;
 }
 
-// Off the CPU: the qparams stay tensors on x's device, checked there by a kernel that reports
-// unusable ones at the host's next wait, and the value and the mask come from one pass
-// ("torch_ao.fake_quantize_qparams"). n: the qparams' length (1 per tensor, axis -1).
-Tensor fake_quantize_on_device(const char* op, const Tensor& x, const Tensor& scale,
-                               const Tensor& zero_point, std::int64_t axis, std::int64_t n,
-                               std::int64_t quant_min, std::int64_t quant_max) {
+}  // namespace
+
+Tensor fake_quantize_device_qparams(const Tensor& x, const Tensor& scale, const Tensor& zero_point,
+                                    std::int64_t axis, std::int64_t quant_min,
+                                    std::int64_t quant_max) {
+  const char* op =
+      axis < 0 ? "fake_quantize_per_tensor_affine" : "fake_quantize_per_channel_affine";
+  require_floating(op, "input", x);
+  check_quant_range(op, quant_min, quant_max);
+  if (axis >= 0) axis = normalize_channel_axis(op, x, axis);
+  const std::int64_t n = axis < 0 ? 1 : x.size(axis);
   static const KernelTable<FakeQuantizeQParamsKernel>& table =
       kernel_table(kFakeQuantizeQParamsKernels);
   static const KernelTable<CheckQParamsKernel>& checks = kernel_table(kCheckQParamsKernels);
@@ -113,7 +118,8 @@ Tensor fake_quantize_on_device(const char* op, const Tensor& x, const Tensor& sc
   // A float zero point per channel is PyTorch's per_channel_affine_float_qparams; per tensor it
   // must hold an integer (checked on the device), converted for the integer element.
   const bool float_zp = is_floating(zt) && axis >= 0;
-  NoGradGuard no_grad;
+  // Detached, so no conversion below records autograd (a NoGradGuard here would also stop the
+  // backward's recording).
   const Tensor s = scale.detach().to(kFloat32).reshape({n}).contiguous();
   const Tensor z = zero_point.detach().reshape({n}).contiguous();
   checks(op, s)(op, s, z, float_zp, quant_min, quant_max);
@@ -132,8 +138,6 @@ Tensor fake_quantize_on_device(const char* op, const Tensor& x, const Tensor& sc
   return y;
 }
 
-}  // namespace
-
 Tensor fake_quantize_per_tensor_affine(const Tensor& x, double scale, std::int64_t zero_point,
                                        std::int64_t quant_min, std::int64_t quant_max) {
   const char* op = "fake_quantize_per_tensor_affine";
@@ -145,11 +149,11 @@ Tensor fake_quantize_per_tensor_affine(const Tensor& x, double scale, std::int64
   QGRAD_CHECK(s > 0 && std::isfinite(s), ValueError, op, ": scale ", scale,
               " is not a positive finite float32");
   if (!x.device().is_cpu()) {
-    return fake_quantize_on_device(op, x,
-                                   full({1}, s, TensorOptions().dtype(kFloat32).device(x.device())),
-                                   full({1}, static_cast<double>(zero_point),
-                                        TensorOptions().dtype(kInt64).device(x.device())),
-                                   -1, 1, quant_min, quant_max);
+    const TensorOptions on = TensorOptions().device(x.device());
+    return fake_quantize_device_qparams(
+        x, full({1}, s, TensorOptions(on).dtype(kFloat32)),
+        full({1}, static_cast<double>(zero_point), TensorOptions(on).dtype(kInt64)), -1, quant_min,
+        quant_max);
   }
   const bool grad = needs_grad({x});
   Tensor y = empty(x.shape(), TensorOptions().dtype(x.dtype()).device(x.device()));
@@ -168,10 +172,8 @@ Tensor fake_quantize_per_tensor_affine(const Tensor& x, const Tensor& scale,
                                        std::int64_t quant_max) {
   const char* op = "fake_quantize_per_tensor_affine";
   require_floating(op, "input", x);
-  if (!x.device().is_cpu()) {
-    check_quant_range(op, quant_min, quant_max);
-    return fake_quantize_on_device(op, x, scale, zero_point, -1, 1, quant_min, quant_max);
-  }
+  if (!x.device().is_cpu())
+    return fake_quantize_device_qparams(x, scale, zero_point, -1, quant_min, quant_max);
   const double s = single_float(op, "scale", scale);
   return fake_quantize_per_tensor_affine(x, s, integer_zero_point(op, zero_point), quant_min,
                                          quant_max);
@@ -188,7 +190,7 @@ Tensor fake_quantize_per_channel_affine(const Tensor& x, const Tensor& scale,
   const std::int64_t ax = normalize_channel_axis(op, x, axis);
   const std::int64_t C = x.size(ax);
   if (!x.device().is_cpu())
-    return fake_quantize_on_device(op, x, scale, zero_point, ax, C, quant_min, quant_max);
+    return fake_quantize_device_qparams(x, scale, zero_point, ax, quant_min, quant_max);
   FakeQuantizePerChannelKernel& kernel = table(op, x);
   const std::vector<double> s = per_channel_floats(op, "scale", scale, C);
   require_defined(op, "zero_point", zero_point);

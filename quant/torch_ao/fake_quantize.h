@@ -31,4 +31,14 @@ Tensor fake_quantize_per_channel_affine(const Tensor& x, const Tensor& scale,
                                         const Tensor& zero_point, std::int64_t axis,
                                         std::int64_t quant_min, std::int64_t quant_max);
 
+/// The two above as they run off the CPU, on any device: the qparams stay tensors on x's device
+/// (per tensor, axis -1: one element each; else 1-D with x.size(axis) elements; a float zero
+/// point per channel is per_channel_affine_float_qparams), are never read on the host and are
+/// checked by a kernel (on a GPU its ValueError comes at the host's next wait), and the value
+/// and the straight-through mask come from one pass. Ranges within [-2^23, 2^23] only. On the
+/// CPU it gives the functions' bits (the tests hold it to them); they keep their own kernels.
+Tensor fake_quantize_device_qparams(const Tensor& x, const Tensor& scale, const Tensor& zero_point,
+                                    std::int64_t axis, std::int64_t quant_min,
+                                    std::int64_t quant_max);
+
 }  // namespace qgrad::ao

@@ -53,12 +53,15 @@ void check_qparams_cuda(const char* op, const Tensor& scale, const Tensor& zero_
                         bool float_zero_point, std::int64_t quant_min, std::int64_t quant_max) {
   const Tensor s = scale.to(kFloat32).contiguous();
   const Tensor z = zero_point.to(kFloat64).contiguous();  // exact for int32; int64 up to 2^53
-  const bool per_channel = std::string(op) == "fake_quantize_per_channel_affine";
+  // The op the error names (Horizon's front checks its scale here too, with a zero point of 0).
+  const std::string name = op;
+  const DeferredErrorOp id = name == "horizon.fake_quantize" ? DeferredErrorOp::HorizonFakeQuantize
+                             : name == "fake_quantize_per_channel_affine"
+                                 ? DeferredErrorOp::FakeQuantizePerChannelAffine
+                                 : DeferredErrorOp::FakeQuantizePerTensorAffine;
   cuda::for_each_index(op, scale.device(), s.numel(),
                        CheckQParams{s.data_ptr<float>(), z.data_ptr<double>(), float_zero_point,
-                                    per_channel, quant_min, quant_max,
-                                    per_channel ? DeferredErrorOp::FakeQuantizePerChannelAffine
-                                                : DeferredErrorOp::FakeQuantizePerTensorAffine,
+                                    s.numel() > 1, quant_min, quant_max, id,
                                     cuda_deferred_error_slot(scale.device().index)});
 }
 

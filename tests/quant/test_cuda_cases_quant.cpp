@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "ops/backend_op_case.h"
+#include "quant/horizon/horizon_fake_quantize.h"
 #include "quant/observer/minmax_observer.h"
 #include "quant/observer/per_channel_minmax_observer.h"
 #include "quant/torch_ao/fake_quantize.h"
@@ -110,6 +111,20 @@ void add_observer_cases(qgrad_test::OpCases& c) {
 QGRAD_OP_CASES(add_observer_cases);
 
 void add_quant_cases(qgrad_test::OpCases& c) {
+  {
+    // Horizon: per tensor (half to even, saturating) plus per channel along axis 1 (half up).
+    OpCase k;
+    k.fn = [](const std::vector<Tensor>& in) {
+      const Device d = in[0].device();
+      const Tensor s = full({1}, 0.021, TensorOptions().dtype(kFloat32).device(d));
+      const Tensor sc = channel_qparams(in[0].size(1), false, d).first;
+      return horizon::fake_quantize(in[0], s) +
+             horizon::fake_quantize(in[0], sc, horizon::QDType::QInt4, 1,
+                                    horizon::RoundMode::HalfUp, true);
+    };
+    k.shapes = {{3, 5, 7, 2}};
+    c["horizon.fake_quantize"] = k;
+  }
   {
     // quint8 affine, as a tensor-qparams call and as the host-scalar overload; inputs of about
     // +-3 reach both clamps.

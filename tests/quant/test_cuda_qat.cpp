@@ -50,7 +50,8 @@ nlohmann::json main_job_recipe() {
 const std::vector<std::pair<std::string, nlohmann::json>>& gpu_recipes() {
   static const std::vector<std::pair<std::string, nlohmann::json>> r = {
       {"torch_ao_default", quant::named_recipe("torch_ao_default").recipe},
-      {"configs/lenet5bn_qat.json's FakeQuantize", main_job_recipe()}};
+      {"configs/lenet5bn_qat.json's FakeQuantize", main_job_recipe()},
+      {"horizon", nlohmann::json{{"family", "horizon"}}}};
   return r;
 }
 

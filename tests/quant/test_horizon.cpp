@@ -8,9 +8,14 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <limits>
+#include <optional>
+#include <vector>
 
 #include "core/factory.h"
+#include "ops/binary/binary.h"
 #include "quant/horizon/horizon_fake_quantize.h"
+#include "quant/horizon/horizon_fake_quantize_kernels.h"
 #include "quant/horizon/horizon_fake_quantizer.h"
 
 using namespace qgrad;
@@ -225,4 +230,62 @@ TEST_CASE("horizon fake quantize rejects bad arguments", "[quant][horizon]") {
   REQUIRE_THROWS_AS(fake_quantize(ones({2}, TensorOptions().dtype(kInt32)), scalar_scale(0.1)),
                     DTypeError);
   REQUIRE_THROWS_AS(fake_quantize(x, full({1}, 1, TensorOptions().dtype(kInt64))), DTypeError);
+}
+
+// The GPU path (scale as a tensor through the scale-tensor kernel, its check, autograd), here on
+// the CPU: fake_quantize's value and gradient, bit for bit, per tensor and per channel, both
+// rounding modes, saturating or not, float32 and float64, strided input; and the scale from
+// statistics the module computes there, against the host rule.
+TEST_CASE("horizon fake quantize: the GPU path gives the CPU's bits", "[quant][horizon]") {
+  using namespace qgrad::horizon;
+  auto same_bits = [](const Tensor& a, const Tensor& b) {
+    const std::vector<double> u = a.to_vector<double>(), v = b.to_vector<double>();
+    REQUIRE(u.size() == v.size());
+    CHECK(std::memcmp(u.data(), v.data(), u.size() * sizeof(double)) == 0);
+  };
+  Generator gen(9);
+  for (const DType dt : {kFloat32, kFloat64}) {
+    const Tensor base = (randn({3, 4, 5}, gen) * 2.0).to(dt);
+    const Tensor x = base.transpose(0, 2);  // [5, 4, 3], strided
+    for (const bool per_channel : {false, true}) {
+      const Tensor scale = per_channel ? from_vector<float>({0.02f, 0.05f, 0.011f, 0.3f}, {4})
+                                       : from_vector<float>({0.037f}, {1});
+      const std::optional<std::int64_t> axis =
+          per_channel ? std::optional<std::int64_t>(1) : std::nullopt;
+      for (const RoundMode mode : {RoundMode::HalfToEven, RoundMode::HalfUp}) {
+        for (const bool saturate : {true, false}) {
+          INFO(dtype_name(dt) << (per_channel ? " per channel" : " per tensor")
+                              << (saturate ? " saturating" : ""));
+          const Tensor xa = x.detach().set_requires_grad(true);
+          const Tensor xb = x.detach().set_requires_grad(true);
+          const Tensor ya = fake_quantize(xa, scale, QDType::QInt4, axis, mode, saturate);
+          const Tensor yb =
+              fake_quantize_device_scale(xb, scale, QDType::QInt4, axis, mode, saturate);
+          same_bits(yb.detach(), ya.detach());
+          const Tensor g = randn(x.shape(), gen).to(dt);
+          ya.backward(g);
+          yb.backward(g);
+          same_bits(xb.grad(), xa.grad());
+        }
+      }
+    }
+  }
+  CHECK_THROWS_AS(fake_quantize_device_scale(randn({4}, gen), from_vector<float>({0.0f}, {1})),
+                  ValueError);
+  // The module's scale from statistics: the host rule, the previous scale while unobserved.
+  const KernelTable<HorizonScaleFromStatisticsKernel>& table =
+      kernel_table(kHorizonScaleFromStatisticsKernels);
+  const float inf = std::numeric_limits<float>::infinity();
+  const Tensor mn = from_vector<float>({-1.5f, inf, -0.0f, 0.25f}, {4});
+  const Tensor mx = from_vector<float>({0.5f, -inf, 0.0f, 3.0f}, {4});
+  const Tensor prev = from_vector<float>({7.0f, 7.0f, 7.0f, 7.0f}, {4});
+  const Tensor s = empty({4});
+  table("test", mn)("HorizonFakeQuantize", mn, mx, prev, half_range(QDType::QInt8), s);
+  const std::vector<float> got = s.to_vector<float>();
+  CHECK(got[0] == symmetric_scale(-1.5f, 0.5f, QDType::QInt8));
+  CHECK(got[1] == 7.0f);
+  CHECK(got[2] == symmetric_scale(-0.0f, 0.0f, QDType::QInt8));
+  CHECK(got[3] == symmetric_scale(0.25f, 3.0f, QDType::QInt8));
+  const Tensor bad = from_vector<float>({NAN, 0.0f, 0.0f, 0.0f}, {4});
+  CHECK_THROWS_AS(table("test", bad)("HorizonFakeQuantize", bad, mx, prev, 127.5f, s), ValueError);
 }

@@ -156,6 +156,9 @@ TEST_CASE("quant.named_recipes: quantizers_not_on names what cannot run on a GPU
                                        {"weight", {{"observer", "minmax"}}},
                                        {"input", {{"observer", "moving_average_minmax"}}}});
   CHECK(quant::quantizers_not_on(*minmax, kCUDA).empty());
+  auto horizon = nn::make_model("lenet5bn", 0);
+  quant::quantize_model(*horizon, nlohmann::json{{"family", "horizon"}});
+  CHECK(quant::quantizers_not_on(*horizon, kCUDA).empty());
   auto model = nn::make_model("lenet5bn", 0);
   quant::quantize_model(
       *model, nlohmann::json{{"family", "torch_ao"}, {"input", {{"observer", "histogram"}}}});

@@ -263,6 +263,15 @@ TEST_CASE("fake quantization with tensor qparams: the GPU's element functors giv
         const Tensor y2 = empty(x.shape(), TensorOptions().dtype(dt));
         table("test", x)(x, k.scale, k.zp, k.axis, k.qmin, k.qmax, y2, Tensor());
         same_bits(y2, ref.detach());
+        // The whole GPU path (qparams check, kernel, autograd), here on the CPU: the front's
+        // value and gradient.
+        const Tensor xd = x.detach().set_requires_grad(true);
+        const Tensor yd =
+            ao::fake_quantize_device_qparams(xd, k.scale, k.zp, k.axis, k.qmin, k.qmax);
+        REQUIRE(yd.requires_grad());
+        yd.backward(ones(yd.shape(), TensorOptions().dtype(dt)));
+        same_bits(yd.detach(), ref.detach());
+        same_bits(xd.grad(), xr.grad());
       }
     }
   }
@@ -297,4 +306,25 @@ TEST_CASE("fake quantization qparams check: unusable scales and zero points are 
   CHECK_NOTHROW(check({0.1f, 0.1f, 0.1f}, from_vector<float>({1.0f, -3.0f, 2.0f}, {3})));
   CHECK_THROWS_AS(check({0.1f, 0.1f, 0.1f}, from_vector<float>({0.5f, -3.0f, 2.0f}, {3})),
                   ValueError);
+}
+
+// The GPU path's errors, on the CPU: its qparams check rejects what the CPU front rejects.
+TEST_CASE("fake_quantize_device_qparams: unusable qparams and shapes are errors",
+          "[quant][torch_ao]") {
+  const Tensor x = from_vector<float>({0.5f, -1.0f, 2.0f, 0.0f}, {2, 2});
+  auto f = [&](std::vector<float> s, std::vector<std::int32_t> z, std::int64_t axis) {
+    const std::int64_t n = static_cast<std::int64_t>(s.size());
+    return ao::fake_quantize_device_qparams(x, from_vector(s, {n}), from_vector(z, {n}), axis, 0,
+                                            255);
+  };
+  CHECK_NOTHROW(f({0.1f}, {3}, -1));
+  CHECK_THROWS_AS(f({0.0f}, {3}, -1), ValueError);
+  CHECK_THROWS_AS(f({0.1f}, {300}, -1), ValueError);
+  CHECK_THROWS_AS(f({0.1f, 0.2f}, {3, 4}, -1), ShapeError);
+  CHECK_NOTHROW(f({0.1f, 0.2f}, {3, 4}, 1));
+  CHECK_THROWS_WITH(f({0.1f, -0.2f}, {3, 4}, 1), Catch::Contains("of channel 1"));
+  CHECK_THROWS_AS(ao::fake_quantize_device_qparams(x, from_vector<float>({0.1f}, {1}),
+                                                   from_vector<std::int32_t>({0}, {1}), -1,
+                                                   -(std::int64_t{1} << 31), 0),
+                  ValueError);  // a range wider than 2^23
 }
