@@ -70,11 +70,10 @@ void fake_quantize_scale_tensor_cpu(const Tensor& x, const Tensor& scale, std::i
 void scale_from_statistics_cpu(const char* owner, const Tensor& min, const Tensor& max,
                                const Tensor& previous, float half_range, const Tensor& scale) {
   const std::vector<float> mn = min.to_vector<float>(), mx = max.to_vector<float>();
-  const float inf = std::numeric_limits<float>::infinity();
   for (std::size_t c = 0; c < mn.size(); ++c)
-    QGRAD_CHECK((mn[c] == inf && mx[c] == -inf) || (std::isfinite(mn[c]) && std::isfinite(mx[c])),
-                ValueError, owner, ": the observer's statistics must be finite, got min ", mn[c],
-                " max ", mx[c], mn.size() > 1 ? " in channel " + std::to_string(c) : std::string());
+    QGRAD_CHECK(statistics_usable(mn[c], mx[c]), ValueError, owner,
+                ": the observer's statistics must be finite, got min ", mn[c], " max ", mx[c],
+                mn.size() > 1 ? " in channel " + std::to_string(c) : std::string());
   scale_from_statistics_values<cpu::Map>(min, max, previous, half_range, scale);
 }
 

@@ -3,8 +3,6 @@
 // value and the mask in one pass, the CPU's element) and HorizonFakeQuantize's scale from its
 // observer's statistics, whose NaN or infinite statistics are recorded for the host's next wait
 // (core/cuda_deferred_error.h) instead of making the host wait.
-#include <limits>
-
 #include "core/cuda_deferred_error.cuh"
 #include "core/cuda_map.cuh"
 #include "quant/horizon/horizon_fake_quantize_kernels.h"
@@ -27,11 +25,9 @@ struct CheckStatistics {
   bool per_channel;
   CudaDeferredError* error;
   __device__ void operator()(std::int64_t c) const {
-    const float inf = std::numeric_limits<float>::infinity();
-    const float a = mn[c], b = mx[c];
-    if ((a == inf && b == -inf) || (a - a == 0 && b - b == 0)) return;
+    if (statistics_usable(mn[c], mx[c])) return;
     cuda::report_range_not_ordered(error, DeferredErrorOp::HorizonFakeQuantize,
-                                   per_channel ? c : -1, a, b);
+                                   per_channel ? c : -1, mn[c], mx[c]);
   }
 };
 

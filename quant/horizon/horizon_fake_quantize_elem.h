@@ -41,15 +41,24 @@ struct FakeQuantizeOperandsElem {
   }
 };
 
+// Whether statistics give a scale (finite), or are unobserved (+inf / -inf: the previous scale
+// stays). The scale functor and the CPU and CUDA checks of it all ask this.
+QGRAD_HD_INLINE bool is_unobserved(float mn, float mx) {
+  return mn == std::numeric_limits<float>::infinity() &&
+         mx == -std::numeric_limits<float>::infinity();
+}
+QGRAD_HD_INLINE bool statistics_usable(float mn, float mx) {
+  return is_unobserved(mn, mx) || (mn - mn == 0 && mx - mx == 0);
+}
+
 // HorizonFakeQuantize's scale from its observer's statistics (horizon_qparams.h's rule), or
 // `previous` while the statistics are unobserved (+inf / -inf). Unusable (NaN or infinite)
 // statistics give NaN; the caller reports them.
 struct ScaleFromStatisticsElem {
   float half_range;  // (qmax - qmin) / 2 in float
   QGRAD_HD_INLINE float operator()(float mn, float mx, float previous) const {
-    const float inf = std::numeric_limits<float>::infinity();
-    if (mn == inf && mx == -inf) return previous;
-    if (!(mn - mn == 0 && mx - mx == 0)) return std::numeric_limits<float>::quiet_NaN();
+    if (is_unobserved(mn, mx)) return previous;
+    if (!statistics_usable(mn, mx)) return std::numeric_limits<float>::quiet_NaN();
     return symmetric_scale_of(mn, mx, half_range);
   }
 };

@@ -17,6 +17,7 @@
 #include "quant/horizon/horizon_fake_quantize.h"
 #include "quant/horizon/horizon_fake_quantize_kernels.h"
 #include "quant/horizon/horizon_fake_quantizer.h"
+#include "support/fixtures.h"
 
 using namespace qgrad;
 using namespace qgrad::horizon;
@@ -238,11 +239,7 @@ TEST_CASE("horizon fake quantize rejects bad arguments", "[quant][horizon]") {
 // statistics the module computes there, against the host rule.
 TEST_CASE("horizon fake quantize: the GPU path gives the CPU's bits", "[quant][horizon]") {
   using namespace qgrad::horizon;
-  auto same_bits = [](const Tensor& a, const Tensor& b) {
-    const std::vector<double> u = a.to_vector<double>(), v = b.to_vector<double>();
-    REQUIRE(u.size() == v.size());
-    CHECK(std::memcmp(u.data(), v.data(), u.size() * sizeof(double)) == 0);
-  };
+  const auto same_bits = qgrad_test::require_bitwise_f64;
   Generator gen(9);
   for (const DType dt : {kFloat32, kFloat64}) {
     const Tensor base = (randn({3, 4, 5}, gen) * 2.0).to(dt);

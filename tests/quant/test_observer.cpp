@@ -213,11 +213,7 @@ TEST_CASE("observers: the device kernels' functors give the host observers' bits
   const KernelTable<AminmaxIntoKernel>& into = kernel_table(kAminmaxIntoKernels);
   const KernelTable<RunningStatsKernel>& update = kernel_table(kRunningStatsKernels);
   const KernelTable<ObserverQParamsKernel>& qparams = kernel_table(kObserverQParamsKernels);
-  auto same_bits = [](const Tensor& a, const Tensor& b) {
-    const std::vector<double> u = a.to_vector<double>(), v = b.to_vector<double>();
-    REQUIRE(u.size() == v.size());
-    CHECK(std::memcmp(u.data(), v.data(), u.size() * sizeof(double)) == 0);
-  };
+  const auto same_bits = qgrad_test::require_bitwise_f64;
   Generator gen(23);
   Tensor x1 = randn({4, 6, 5}, gen);
   {

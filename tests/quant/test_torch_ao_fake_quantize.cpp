@@ -214,12 +214,7 @@ TEST_CASE("fake quantization with tensor qparams: the GPU's element functors giv
           "[quant][torch_ao]") {
   const KernelTable<ao::FakeQuantizeQParamsKernel>& table =
       kernel_table(ao::kFakeQuantizeQParamsKernels);
-  // Bit for bit in float64 (which holds every float32 exactly).
-  auto same_bits = [](const Tensor& a, const Tensor& b) {
-    const std::vector<double> u = a.to_vector<double>(), v = b.to_vector<double>();
-    REQUIRE(u.size() == v.size());
-    CHECK(std::memcmp(u.data(), v.data(), u.size() * sizeof(double)) == 0);
-  };
+  const auto same_bits = qgrad_test::require_bitwise_f64;
   Generator gen(17);
   for (const DType dt : {kFloat32, kFloat64}) {
     for (const bool strided : {false, true}) {

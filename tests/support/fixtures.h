@@ -116,6 +116,14 @@ inline void require_bitwise(const std::vector<float>& got, const std::vector<flo
   REQUIRE(bad == 0);
 }
 
+// Bitwise equality of two tensors of any dtype, compared as float64 (which holds every float32
+// and every integer of the masks and zero points exactly), element count checked.
+inline void require_bitwise_f64(const qgrad::Tensor& got, const qgrad::Tensor& want) {
+  const std::vector<double> u = got.to_vector<double>(), v = want.to_vector<double>();
+  REQUIRE(u.size() == v.size());
+  CHECK(std::memcmp(u.data(), v.data(), u.size() * sizeof(double)) == 0);
+}
+
 // Bitwise equality of two float32 tensors of the same shape.
 inline void require_bitwise(const qgrad::Tensor& got, const qgrad::Tensor& want,
                             const std::string& what = "") {
