@@ -529,6 +529,30 @@ void Tensor::retain_grad() const {
   m.grad_fn->retained_grads.emplace_back(m.output_nr, impl_);
 }
 
+std::uint64_t Tensor::register_post_accumulate_grad_hook(
+    std::function<void(const Tensor&)> hook) const {
+  check_defined("register_post_accumulate_grad_hook");
+  QGRAD_CHECK(is_leaf() && requires_grad(), AutogradError,
+              "register_post_accumulate_grad_hook: only leaves that require grad accumulate a "
+              "gradient");
+  QGRAD_CHECK(hook != nullptr, ValueError, "register_post_accumulate_grad_hook: empty hook");
+  AutogradMeta& m = impl_->autograd_meta();
+  const std::uint64_t id = m.next_hook_id++;
+  m.post_accumulate_grad_hooks.emplace_back(id, std::move(hook));
+  return id;
+}
+
+void Tensor::remove_post_accumulate_grad_hook(std::uint64_t id) const {
+  check_defined("remove_post_accumulate_grad_hook");
+  if (!impl_->autograd) return;
+  auto& hooks = impl_->autograd->post_accumulate_grad_hooks;
+  for (auto it = hooks.begin(); it != hooks.end(); ++it)
+    if (it->first == id) {
+      hooks.erase(it);
+      return;
+    }
+}
+
 bool Tensor::retains_grad() const {
   check_defined("retains_grad");
   return impl_->autograd && impl_->autograd->retains_grad && !is_leaf();

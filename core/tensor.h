@@ -6,9 +6,11 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <iosfwd>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "core/device.h"
@@ -175,6 +177,13 @@ class Tensor {
   /// AutogradError on a tensor that does not require grad.
   void retain_grad() const;
   bool retains_grad() const;  ///< true after retain_grad() on a non-leaf
+  /// Calls `hook` with this leaf each time backward has accumulated a gradient into its .grad()
+  /// (torch's register_post_accumulate_grad_hook): what data-parallel training starts its
+  /// all-reduce from while backward still runs. Returns an id for
+  /// remove_post_accumulate_grad_hook. Leaves that require grad only.
+  std::uint64_t register_post_accumulate_grad_hook(std::function<void(const Tensor&)> hook) const;
+  /// Removes the hook registered under `id` (no-op when it is gone already).
+  void remove_post_accumulate_grad_hook(std::uint64_t id) const;
   /// Backpropagates from this tensor. A scalar may omit `gradient` (implicitly 1).
   void backward(const Tensor& gradient = Tensor(), bool retain_graph = false) const;
   Tensor detach() const;  ///< shares storage, no autograd history
@@ -203,6 +212,10 @@ struct AutogradMeta {
   std::shared_ptr<Node> grad_fn;         ///< the node that produced the tensor (null for leaves)
   std::uint32_t output_nr = 0;           ///< which output of grad_fn the tensor is
   std::weak_ptr<Node> grad_accumulator;  ///< leaves: the AccumulateGrad node, created lazily
+  /// Leaves: hooks run after each accumulation into grad, by id (register order).
+  std::vector<std::pair<std::uint64_t, std::function<void(const Tensor&)>>>
+      post_accumulate_grad_hooks;
+  std::uint64_t next_hook_id = 0;  ///< the id the next hook gets
 };
 
 /// Makes a new tensor handle that views `base`'s storage with other geometry (no autograd).

@@ -60,6 +60,12 @@ TensorList AccumulateGrad::apply(TensorList&& grads) {
   } else {
     meta.grad = add_grads(meta.grad, grads[0]);
   }
+  if (!meta.post_accumulate_grad_hooks.empty()) {
+    const Tensor leaf(leaf_);
+    // A copy: a hook may remove itself (or others) while they run.
+    const auto hooks = meta.post_accumulate_grad_hooks;
+    for (const auto& h : hooks) h.second(leaf);
+  }
   return {};
 }
 

@@ -3,6 +3,7 @@
 #include "nn/data/dataloader.h"
 
 #include <cstring>
+#include <limits>
 
 #include "core/factory.h"
 
@@ -61,12 +62,19 @@ DataLoader::DataLoader(std::shared_ptr<const Dataset> dataset, DataLoaderOptions
   QGRAD_CHECK(options_.batch_size_ > 0, ValueError, "DataLoader: batch_size must be positive, got ",
               options_.batch_size_);
   QGRAD_CHECK(options_.queue_ > 0, ValueError, "DataLoader: queue must be at least 1");
+  QGRAD_CHECK(options_.shards_ >= 1 && options_.shard_ >= 0 && options_.shard_ < options_.shards_,
+              ValueError, "DataLoader: shard ", options_.shard_, " of ", options_.shards_,
+              " (expected 0 <= shard < shards)");
   for (std::size_t i = 0; i < transforms_.size(); ++i)
     QGRAD_CHECK(transforms_[i] != nullptr, ValueError, "DataLoader: transform ", i, " is null");
   const auto n = static_cast<std::int64_t>(dataset_->size());
-  const std::int64_t b = options_.batch_size_;
+  const std::int64_t shards = options_.shards_;
+  QGRAD_CHECK(options_.batch_size_ <= std::numeric_limits<std::int64_t>::max() / shards, ValueError,
+              "DataLoader: batch_size ", options_.batch_size_, " x ", shards, " shards overflows");
+  const std::int64_t b = options_.batch_size_ * shards;  // the global batch
   // Not (n + b - 1) / b: with b near INT64_MAX that sum overflows and an epoch had 0 batches.
-  batches_per_epoch_ = n / b + (!options_.drop_last_ && n % b != 0 ? 1 : 0);
+  // A last global batch too small to give every shard an example is left out.
+  batches_per_epoch_ = n / b + (!options_.drop_last_ && (n % b) / shards != 0 ? 1 : 0);
   if (options_.prefetch_ && batches_per_epoch_ > 0)
     worker_ = std::thread([this] { worker_loop(); });
 }
@@ -102,9 +110,13 @@ Batch DataLoader::make_batch(const LoaderState& at) const {
               "DataLoader::make_batch: batch ", at.batch, " of epoch ", at.epoch,
               " does not exist (", batches_per_epoch_, " batches per epoch)");
   const auto n = static_cast<std::int64_t>(dataset_->size());
-  // batch < batches_per_epoch, so begin < n; end is clamped without forming begin + batch_size.
-  const std::int64_t begin = at.batch * options_.batch_size_;
-  const std::int64_t end = begin + std::min(n - begin, options_.batch_size_);
+  // batch < batches_per_epoch, so start < n; the global batch is clamped without forming
+  // start + batch_size. This shard's part: shard x (the global batch / shards).
+  const std::int64_t shards = options_.shards_;
+  const std::int64_t start = at.batch * options_.batch_size_ * shards;
+  const std::int64_t part = std::min(n - start, options_.batch_size_ * shards) / shards;
+  const std::int64_t begin = start + options_.shard_ * part;
+  const std::int64_t end = begin + part;
   std::vector<std::int64_t> indices;
   {
     std::lock_guard<std::mutex> lk(order_mutex_);
@@ -208,6 +220,7 @@ TensorDict DataLoader::state_dict() const {
   out.insert("seed", scalar_i64(static_cast<std::int64_t>(options_.seed_)));
   out.insert("batch_size", scalar_i64(options_.batch_size_));
   out.insert("dataset_size", scalar_i64(static_cast<std::int64_t>(dataset_->size())));
+  out.insert("shards", scalar_i64(options_.shards_));
   return out;
 }
 
@@ -230,6 +243,12 @@ void DataLoader::load_state_dict(const TensorDict& dict) {
     if (bs != options_.batch_size_)
       problems += "\n  batch_size " + std::to_string(bs) + " differs from this loader's " +
                   std::to_string(options_.batch_size_);
+    const Tensor* sh = dict.find("shards");
+    const std::int64_t shards = sh != nullptr && sh->numel() == 1 ? sh->item<std::int64_t>() : 1;
+    if (shards != options_.shards_)
+      problems += "\n  it was read by " + std::to_string(shards) +
+                  " data-parallel ranks, this loader is one of " +
+                  std::to_string(options_.shards_) + " (resume with the same number of ranks)";
     if (size != static_cast<std::int64_t>(dataset_->size()))
       problems += "\n  dataset_size " + std::to_string(size) + " differs from this dataset's " +
                   std::to_string(dataset_->size());

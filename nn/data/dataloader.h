@@ -9,6 +9,8 @@
 /// changes from epoch to epoch, and restoring a saved LoaderState resumes bit-exactly,
 /// whether or not the background thread is used.
 ///
+/// Sharding (DataLoaderOptions::shard) splits every global batch among data-parallel ranks.
+///
 /// Iteration: next() returns the batches of the current epoch, then std::nullopt once, after
 /// which the loader is at batch 0 of the next epoch. A range-for (`for (Batch& b : loader)`)
 /// runs over the rest of the current epoch. Batches are {data [B, ...example shape],
@@ -51,6 +53,8 @@ struct DataLoaderOptions {
   std::uint64_t seed_ = 0;        ///< seed of the shuffling and the transforms' randomness
   bool prefetch_ = true;          ///< prepare batches on a background thread
   std::size_t queue_ = 2;         ///< batches prepared ahead (with prefetch)
+  int shard_ = 0;                 ///< this loader's shard (data-parallel rank)
+  int shards_ = 1;                ///< the number of shards (data-parallel ranks)
 
   /// Sets the batch size.
   DataLoaderOptions& batch_size(std::int64_t v) {
@@ -80,6 +84,18 @@ struct DataLoaderOptions {
   /// Sets how many batches are prepared ahead.
   DataLoaderOptions& queue(std::size_t v) {
     queue_ = v;
+    return *this;
+  }
+  /// Reads shard `index` of `count` (data-parallel training, torch's DistributedSampler): the
+  /// `count` loaders of one seed split each global batch of count x batch_size examples of the
+  /// epoch's permutation into consecutive equal parts, part `index` for this loader, so that
+  /// step k of the N loaders together sees exactly batch k of one loader with batch N x B. A
+  /// last global batch of m < N x B examples gives each shard m / N of them; the m mod N left
+  /// over (fewer than N) are not seen that epoch (the next permutation differs), and with
+  /// drop_last the incomplete global batch is left out altogether.
+  DataLoaderOptions& shard(int index, int count) {
+    shard_ = index;
+    shards_ = count;
     return *this;
   }
 };
@@ -119,10 +135,12 @@ class DataLoader {
   LoaderState state() const;
   /// Jumps to `state` (for resuming); batches already prepared ahead are discarded.
   void set_state(LoaderState state);
-  /// {"epoch", "batch", "seed", "batch_size", "dataset_size"} as int64 scalars, for checkpoints.
+  /// {"epoch", "batch", "seed", "batch_size", "dataset_size", "shards"} as int64 scalars, for
+  /// checkpoints.
   TensorDict state_dict() const;
-  /// Restores epoch and batch; throws ValueError when seed, batch size or dataset size differ
-  /// (the resumed sequence would not be the same).
+  /// Restores epoch and batch; throws ValueError when seed, batch size, dataset size or the
+  /// number of shards differ (the resumed sequence would not be the same; a state without
+  /// "shards" was written by one loader).
   void load_state_dict(const TensorDict& dict);
 
   /// The batch at any position, computed directly (what next() returns there).

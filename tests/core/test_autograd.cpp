@@ -465,3 +465,26 @@ TEST_CASE("a very deep chain backpropagates and is destroyed without stack overf
     CHECK(x.grad().item<double>() == 3.0);
   }
 }
+
+TEST_CASE("post-accumulate-grad hooks run after each accumulation into a leaf's grad") {
+  Tensor w = from_vector<float>({1, 2}).set_requires_grad(true);
+  std::vector<std::vector<float>> seen;
+  const std::uint64_t id = w.register_post_accumulate_grad_hook(
+      [&](const Tensor& leaf) { seen.push_back(leaf.grad().to_vector<float>()); });
+  // w used twice in one graph: the engine sums both paths first, so the hook runs once.
+  sum(w * 3.0 + w).backward();
+  REQUIRE(seen.size() == 1);
+  CHECK(seen[0] == std::vector<float>{4, 4});
+  sum(w).backward();  // accumulates: the hook sees the sum
+  REQUIRE(seen.size() == 2);
+  CHECK(seen[1] == std::vector<float>{5, 5});
+  w.remove_post_accumulate_grad_hook(id);
+  w.remove_post_accumulate_grad_hook(id);  // gone already: no-op
+  sum(w).backward();
+  CHECK(seen.size() == 2);
+  // Interior tensors and tensors without grad have no accumulation to hook.
+  Tensor interior = w * 2.0;
+  CHECK_THROWS_AS(interior.register_post_accumulate_grad_hook([](const Tensor&) {}), AutogradError);
+  CHECK_THROWS_AS(zeros({2}).register_post_accumulate_grad_hook([](const Tensor&) {}),
+                  AutogradError);
+}

@@ -243,3 +243,77 @@ TEST_CASE("dataloader: MNIST batches are [B, 1, H, W] float and [B] int64") {
   REQUIRE(b->target.shape() == Shape{4});
   REQUIRE(b->target.dtype() == kInt64);
 }
+
+TEST_CASE("dataloader: N shards of batch B together read what one loader of batch N x B reads") {
+  auto ds = numbered(23);
+  for (bool shuffle : {false, true})
+    for (int n : {1, 2, 3}) {
+      INFO("shuffle " << shuffle << ", " << n << " shards");
+      DataLoader whole(ds, DataLoaderOptions().batch_size(4 * n).shuffle(shuffle).seed(5));
+      std::vector<std::unique_ptr<DataLoader>> shards;
+      for (int r = 0; r < n; ++r)
+        shards.push_back(std::make_unique<DataLoader>(
+            ds, DataLoaderOptions().batch_size(4).shuffle(shuffle).seed(5).shard(r, n)));
+      for (int epoch = 0; epoch < 2; ++epoch) {
+        std::int64_t batches = 0;
+        while (auto w = whole.next()) {
+          // Shard r's batch k is part r of global batch k; a last global batch of m examples
+          // gives each shard m / N of them (the m mod N at its end are left out).
+          std::vector<std::int64_t> joined;
+          std::int64_t part = -1;
+          for (auto& s : shards) {
+            auto b = s->next();
+            REQUIRE(b);
+            const std::vector<std::int64_t> t = targets_of(*b);
+            if (part < 0) part = static_cast<std::int64_t>(t.size());
+            CHECK(static_cast<std::int64_t>(t.size()) == part);
+            joined.insert(joined.end(), t.begin(), t.end());
+          }
+          std::vector<std::int64_t> expected = targets_of(*w);
+          expected.resize(joined.size());
+          CHECK(joined == expected);
+          ++batches;
+        }
+        for (auto& s : shards) CHECK_FALSE(s->next());
+        // 23 examples: 2 full global batches of 8 (n = 2) and 7 left, 3 each; for n = 3, one of
+        // 12 and 11 left, 3 each (2 unseen).
+        CHECK(batches == whole.batches_per_epoch());
+        CHECK(shards[0]->batches_per_epoch() == whole.batches_per_epoch());
+      }
+    }
+}
+
+TEST_CASE("dataloader: a last global batch too small for every shard is left out") {
+  // 9 examples, 2 shards of 4: global batch 8, then 1 example, which cannot be split in two.
+  auto ds = numbered(9);
+  DataLoader s0(ds, DataLoaderOptions().batch_size(4).shard(0, 2));
+  DataLoader s1(ds, DataLoaderOptions().batch_size(4).shard(1, 2));
+  CHECK(s0.batches_per_epoch() == 1);
+  CHECK(targets_of(*s0.next()) == std::vector<std::int64_t>{0, 1, 2, 3});
+  CHECK(targets_of(*s1.next()) == std::vector<std::int64_t>{4, 5, 6, 7});
+  // drop_last leaves out an incomplete global batch even when it could be split.
+  DataLoader d(numbered(11), DataLoaderOptions().batch_size(4).shard(1, 2).drop_last(true));
+  CHECK(d.batches_per_epoch() == 1);
+  CHECK_THROWS_AS(DataLoader(ds, DataLoaderOptions().shard(2, 2)), ValueError);
+  CHECK_THROWS_AS(DataLoader(ds, DataLoaderOptions().shard(0, 0)), ValueError);
+}
+
+TEST_CASE("dataloader: a state saved by N shards resumes only with N shards") {
+  auto ds = numbered(20);
+  DataLoader a(ds, DataLoaderOptions().batch_size(2).shard(1, 2).prefetch(false));
+  a.next();
+  const TensorDict saved = a.state_dict();
+  CHECK(saved.find("shards")->item<std::int64_t>() == 2);
+  DataLoader same(ds, DataLoaderOptions().batch_size(2).shard(0, 2).prefetch(false));
+  same.load_state_dict(saved);
+  CHECK(same.state() == a.state());
+  DataLoader single(ds, DataLoaderOptions().batch_size(2).prefetch(false));
+  CHECK_THROWS_WITH(single.load_state_dict(saved),
+                    Catch::Contains("2 data-parallel ranks") && Catch::Contains("same number"));
+  // A state without "shards" was written by one loader.
+  TensorDict old;
+  for (const auto& it : single.state_dict())
+    if (it.key != "shards") old.insert(it.key, it.value);
+  CHECK_NOTHROW(single.load_state_dict(old));
+  CHECK_THROWS(same.load_state_dict(old));
+}

@@ -1,0 +1,78 @@
+// Joining the job: the MPI world when mpirun started this process, else the world of one.
+#include "distributed/init.h"
+
+#include <cstdlib>
+#include <mutex>
+
+#include "core/error.h"
+#include "distributed/single_process_group.h"
+
+#ifdef QGRAD_WITH_MPI
+#include "distributed/mpi_process_group.h"
+#endif
+
+namespace qgrad::distributed {
+
+namespace {
+// The size a launcher announces: Open MPI's mpirun, PMIx launchers (srun, prterun), MPICH's
+// Hydra (PMI).
+const char* const kSizeVariables[] = {"OMPI_COMM_WORLD_SIZE", "PMIX_SIZE", "PMI_SIZE"};
+}  // namespace
+
+int launched_world_size() {
+  for (const char* v : kSizeVariables)
+    if (const char* s = std::getenv(v)) {
+      const int n = std::atoi(s);
+      if (n >= 1) return n;
+    }
+  return 1;
+}
+
+bool launched_by_mpi() {
+  for (const char* v : kSizeVariables)
+    if (std::getenv(v)) return true;
+  // Open MPI sets OMPI_COMM_WORLD_SIZE; a PMIx launcher that does not still sets PMIX_RANK.
+  return std::getenv("PMIX_RANK") != nullptr;
+}
+
+bool mpi_available() {
+#ifdef QGRAD_WITH_MPI
+  return true;
+#else
+  return false;
+#endif
+}
+
+std::shared_ptr<ProcessGroup> init_process_group() {
+  // An explicit cache: MPI has one world per process, and MPI_Init may run once.
+  static std::mutex mutex;
+  static std::weak_ptr<ProcessGroup> live;
+  std::lock_guard<std::mutex> lock(mutex);
+  if (auto g = live.lock()) return g;
+  std::shared_ptr<ProcessGroup> group;
+  if (!launched_by_mpi()) {
+    group = std::make_shared<SingleProcessGroup>();
+  } else {
+#ifdef QGRAD_WITH_MPI
+    group = make_mpi_world();
+#else
+    throw Error("distributed: this process was started by mpirun (" +
+                std::to_string(launched_world_size()) +
+                " ranks) but this qgrad was built without MPI, so the ranks cannot work "
+                "together; install Open MPI (Debian: libopenmpi-dev openmpi-bin) and rebuild "
+                "(QGRAD_MPI=AUTO finds it), or run without mpirun");
+#endif
+  }
+  live = group;
+  return group;
+}
+
+void abort_job(int code) {
+#ifdef QGRAD_WITH_MPI
+  mpi_abort_if_running(code);
+#else
+  (void)code;
+#endif
+}
+
+}  // namespace qgrad::distributed

@@ -1,0 +1,31 @@
+// Helpers of the tests that run on several ranks (see mpi_main.cpp): the job's group, and
+// comparisons that give the same answer on every rank.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "core/tensor.h"
+#include "distributed/process_group.h"
+#include "nn/module.h"
+
+namespace qgrad_test {
+
+/// The job's group (joined by mpi_main.cpp).
+std::shared_ptr<qgrad::distributed::ProcessGroup> world();
+
+/// True on every rank when `t` holds the same bits on every rank.
+bool same_on_all_ranks(const qgrad::Tensor& t);
+
+/// The state_dict entries of `m` (parameters and buffers, quantizer state included) whose bits
+/// differ between ranks; the same list on every rank.
+std::vector<std::string> differing_state(const qgrad::nn::Module& m);
+
+/// The entries of `a` and `b` (two modules of one architecture, on this rank) whose bits differ.
+std::vector<std::string> differing_entries(const qgrad::nn::Module& a, const qgrad::nn::Module& b);
+
+/// `t`'s rows [rank x rows, (rank + 1) x rows) of dim 0: this rank's part of a global batch.
+qgrad::Tensor rank_part(const qgrad::Tensor& t);
+
+}  // namespace qgrad_test
