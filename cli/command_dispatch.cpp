@@ -20,6 +20,7 @@
 #include "cli/usage_error.h"
 #include "cli/verify_deploy_command.h"
 #include "core/version.h"
+#include "distributed/init.h"
 
 namespace qgrad::cli {
 
@@ -60,9 +61,26 @@ std::string main_usage() {
 
 namespace {
 
-// How a message names the program: "qgrad train", or "qgrad" for no command or an option.
+// The exit status of a failed command. In a job of several ranks (mpirun -np N) it ends every
+// rank at once (MPI_Abort), after this rank's message, instead of leaving the others waiting
+// in a collective for it.
+int failed(std::ostream& err, int status) {
+  if (distributed::launched_world_size() > 1) {
+    err << std::flush;
+    distributed::abort_job(status);
+  }
+  return status;
+}
+
+// How a message names the program: "qgrad train", or "qgrad" for no command or an option; in a
+// job of several ranks, also which rank speaks: "qgrad train (rank 1 of 2)".
 std::string program(const std::string& command) {
-  return command.empty() || command[0] == '-' ? "qgrad" : "qgrad " + command;
+  std::string name = command.empty() || command[0] == '-' ? "qgrad" : "qgrad " + command;
+  const int ranks = distributed::launched_world_size();
+  if (ranks > 1)
+    name += " (rank " + std::to_string(distributed::launched_rank()) + " of " +
+            std::to_string(ranks) + ")";
+  return name;
 }
 
 // Every argument must be UTF-8: paths and names go into JSON files (configs, checkpoint
@@ -145,13 +163,13 @@ int run_command_line(const std::vector<std::string>& args, std::ostream& out, st
         "show, plot, reproduce, help, version)");
   } catch (const UsageError& e) {
     err << program(command) << ": error: " << e.what() << "\n";
-    return 2;
+    return failed(err, 2);
   } catch (const Interrupted& e) {
     err << program(command) << ": " << e.what() << "\n";
-    return kInterruptedStatus;
+    return failed(err, kInterruptedStatus);
   } catch (const std::exception& e) {
     err << program(command) << ": error: " << e.what() << "\n";
-    return 1;
+    return failed(err, 1);
   }
 }
 

@@ -5,6 +5,7 @@
 
 #include "core/autograd/grad_mode.h"
 #include "core/error.h"
+#include "core/factory.h"
 #include "ops/loss/loss.h"
 #include "ops/reduce/reduce.h"
 #include "quant/modules/frozen_quantizer_statistics.h"
@@ -22,20 +23,37 @@ std::int64_t count_correct(const Tensor& logits, const Tensor& target) {
   return n;
 }
 
-EvalResult evaluate(nn::UnaryModule& model, data::DataLoader& loader, Device device) {
+EvalResult evaluate(nn::UnaryModule& model, data::DataLoader& loader, Device device,
+                    distributed::ProcessGroup* group) {
   const auto start = std::chrono::steady_clock::now();
   NoGradGuard no_grad;
   model.eval();
   quant::FrozenQuantizerStatistics frozen(model);
   EvalResult r;
   double loss_sum = 0;
-  while (std::optional<data::Batch> b = loader.next()) {
-    Tensor x = b->data.to(device), t = b->target.to(device);
+  auto add = [&](const data::Batch& b) {
+    Tensor x = b.data.to(device), t = b.target.to(device);
     Tensor logits = model.forward(x);
     const std::int64_t n = t.shape()[0];
     loss_sum += cross_entropy(logits, t, CrossEntropyOptions().reduction("sum")).item<double>();
     r.correct += count_correct(logits, t);
     r.count += n;
+  };
+  if (group != nullptr && group->size() > 1) {
+    const data::LoaderState at = loader.state();
+    for (std::int64_t b = at.batch + group->rank(); b < loader.batches_per_epoch();
+         b += group->size())
+      add(loader.make_batch({at.epoch, b}));
+    // Counts are exact in float64; the loss sums add in rank order.
+    Tensor sums = from_vector<double>(
+        {loss_sum, static_cast<double>(r.correct), static_cast<double>(r.count)});
+    group->all_reduce(sums, distributed::ReduceOp::Sum);
+    const std::vector<double> v = sums.to_vector<double>();
+    loss_sum = v[0];
+    r.correct = static_cast<std::int64_t>(v[1]);
+    r.count = static_cast<std::int64_t>(v[2]);
+  } else {
+    while (std::optional<data::Batch> b = loader.next()) add(*b);
   }
   if (r.count > 0) {
     r.loss = loss_sum / static_cast<double>(r.count);

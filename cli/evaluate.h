@@ -7,6 +7,7 @@
 #include <cstdint>
 
 #include "core/device.h"
+#include "distributed/process_group.h"
 #include "nn/data/dataloader.h"
 #include "nn/unary_module.h"
 
@@ -23,7 +24,11 @@ struct EvalResult {
 // Number of rows of `logits` [N, C] whose argmax equals `target` [N] (int64).
 std::int64_t count_correct(const Tensor& logits, const Tensor& target);
 
-// Leaves the model in eval mode; the caller switches back to train().
-EvalResult evaluate(nn::UnaryModule& model, data::DataLoader& loader, Device device);
+// Leaves the model in eval mode; the caller switches back to train(). With a `group` of N > 1
+// ranks, every rank evaluates the batches b of the loader's current epoch with b mod N = its
+// rank (every example once, the loader not moved) and the sums are all-reduced: every rank gets
+// the result of the whole set.
+EvalResult evaluate(nn::UnaryModule& model, data::DataLoader& loader, Device device,
+                    distributed::ProcessGroup* group = nullptr);
 
 }  // namespace qgrad::cli

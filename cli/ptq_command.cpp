@@ -21,6 +21,7 @@
 #include "cli/usage_error.h"
 #include "core/error.h"
 #include "core/version.h"
+#include "distributed/init.h"
 #include "nn/data/dataloader.h"
 #include "nn/data/mnist.h"
 #include "nn/serialize/checkpoint.h"
@@ -72,14 +73,31 @@ std::string result_row(const char* label, const EvalResult& r) {
 
 }  // namespace
 
-PtqResult run_ptq(const PtqOptions& options, std::ostream& out) {
+PtqResult run_ptq(const PtqOptions& options, std::ostream& leader_out,
+                  std::shared_ptr<distributed::ProcessGroup> group) {
+  // Under mpirun -np N the ranks split each calibration batch and the evaluations; rank 0 alone
+  // prints and writes.
+  if (!group) group = distributed::init_process_group();
+  const bool leader = group->rank() == 0;
+  std::ostream silent(nullptr);  // a stream without a buffer: what it is given goes nowhere
+  std::ostream& out = leader ? leader_out : silent;
   // Everything that can be wrong with the options first, before minutes of work.
   const quant::QuantRecipe recipe = ptq_recipe(options.recipe);
   const fs::path target = output_path(options);
   const FloatModelSource::Loaded source = options.source.load("ptq");
   const PretrainedFile& file = source.file;
   const TrainConfig& config = source.config;
-  check_writable(target, options);
+  if (leader) check_writable(target, options);
+  // Each calibration batch is split among the ranks: the same batches as one process.
+  TrainConfig rank_config = config;
+  if (group->size() > 1) {
+    if (config.batch_size % group->size() != 0)
+      throw UsageError("ptq: the calibration batch size " + std::to_string(config.batch_size) +
+                       " does not split evenly among the " + std::to_string(group->size()) +
+                       " ranks; give a --batch-size that is a multiple of " +
+                       std::to_string(group->size()));
+    rank_config.batch_size = config.batch_size / group->size();
+  }
   const Device device = parse_device("ptq: --device", options.device);
   require_recipe_runs_on("ptq: --device " + options.device, device, config, recipe);
 
@@ -88,7 +106,7 @@ PtqResult run_ptq(const PtqOptions& options, std::ostream& out) {
   data::DataLoader test_loader(test_set,
                                data::DataLoaderOptions()
                                    .batch_size(config.eval_batch_size)
-                                   .prefetch(background_loading(config)),
+                                   .prefetch(group->size() == 1 && background_loading(config)),
                                build_eval_transforms(config));
 
   PtqResult r;
@@ -100,16 +118,17 @@ PtqResult run_ptq(const PtqOptions& options, std::ostream& out) {
       << test_set->size() << " test images, " << omp_get_max_threads() << " threads\n"
       << std::flush;
   if (!device.is_cpu()) model->to(device);
-  r.float_result = evaluate(*model, test_loader, device);
+  r.float_result = evaluate(*model, test_loader, device, group.get());
 
   r.layers = quantize_for_training(*model, recipe);
   out << "  quant: " << describe(r.layers) << "\n"
       << "  calibration: " << describe_calibration(recipe) << "\n"
       << std::flush;
   if (!device.is_cpu()) model->to(device);  // the quantizers' new state
-  r.calibration = calibrate_on_training_set(*model, recipe, train_set, config, device);
+  r.calibration =
+      calibrate_on_training_set(*model, recipe, train_set, rank_config, device, group.get());
   out << "  quant: " << describe(r.calibration, recipe) << "\n" << std::flush;
-  r.quantized = evaluate(*model, test_loader, device);
+  r.quantized = evaluate(*model, test_loader, device, group.get());
 
   const double change = 100 * (r.quantized.accuracy - r.float_result.accuracy);
   char change_text[64];
@@ -130,6 +149,8 @@ PtqResult run_ptq(const PtqOptions& options, std::ostream& out) {
       {"float_checkpoint", stored.pretrained},        {"method", describe_calibration(recipe)},
       {"calibration_batches", r.calibration.batches}, {"calibration_images", r.calibration.images},
       {"float_test_acc", r.float_result.accuracy},    {"ptq_test_acc", r.quantized.accuracy}};
+  r.output = target.string();
+  if (!leader) return r;
   if (!target.parent_path().empty()) fs::create_directories(target.parent_path());
   serialize::save_checkpoint(target.string(), *model, nullptr, nullptr, file.epoch, 0,
                              {{kStoredConfigKey, to_json(stored).dump()},

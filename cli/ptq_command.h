@@ -15,6 +15,7 @@
 
 #include <cstdint>
 #include <iosfwd>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -53,7 +54,10 @@ struct PtqResult {
 // The whole flow; the report goes to `out`. Bad options are UsageErrors (nothing is read or
 // written then); a missing or damaged checkpoint or dataset an IOError; an --out that cannot
 // be written an IOError raised before any work is done. Nothing is written unless it succeeds.
-PtqResult run_ptq(const PtqOptions& options, std::ostream& out);
+// `group`: the ranks that split the calibration batches and the evaluations (null:
+// distributed::init_process_group()); rank 0 alone prints and writes the checkpoint.
+PtqResult run_ptq(const PtqOptions& options, std::ostream& out,
+                  std::shared_ptr<distributed::ProcessGroup> group = nullptr);
 
 // The command line; returns the exit status. Usage errors throw UsageError.
 int ptq_command(const std::vector<std::string>& args, std::ostream& out);

@@ -87,24 +87,27 @@ std::string describe(const QuantizedLayers& layers) {
 CalibrationReport calibrate_on_training_set(nn::UnaryModule& model,
                                             const quant::QuantRecipe& recipe,
                                             std::shared_ptr<const data::Dataset> train_set,
-                                            const TrainConfig& config, Device device) {
+                                            const TrainConfig& config, Device device,
+                                            const distributed::ProcessGroup* group) {
   CalibrationReport r;
   r.batches = recipe.calibration_batches();
   if (r.batches == 0) return r;
   const auto start = std::chrono::steady_clock::now();
+  const int ranks = group != nullptr ? group->size() : 1;
   data::DataLoader loader(std::move(train_set),
                           data::DataLoaderOptions()
                               .batch_size(config.batch_size)
                               .shuffle(true)
                               .prefetch(background_loading(config))
-                              .seed(static_cast<std::uint64_t>(config.seed)),
+                              .seed(static_cast<std::uint64_t>(config.seed))
+                              .shard(group != nullptr ? group->rank() : 0, ranks),
                           build_eval_transforms(config));
   r.quantizers = quant::calibrate_model(
       model, r.batches,
       [&](std::int64_t) {
         std::optional<data::Batch> b = loader.next();
-        if (!b) b = loader.next();  // the end of an epoch: go on with the next one
-        r.images += b->data.shape()[0];
+        if (!b) b = loader.next();               // the end of an epoch: go on with the next one
+        r.images += b->data.shape()[0] * ranks;  // every rank reads as many
         model.forward(device.is_cpu() ? b->data : b->data.to(device));
       },
       recipe.calibration_options());

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "cli/train_config.h"
+#include "distributed/process_group.h"
 #include "nn/data/dataset.h"
 #include "nn/unary_module.h"
 #include "quant/modules/quant_recipe.h"
@@ -48,11 +49,16 @@ struct CalibrationReport {
 // the shuffled order of config.seed, with the test transforms: normalisation, no augmentation)
 // through the model under quant::calibrate_model with the recipe's calibration options. The
 // data continue into the next epoch when more batches are asked for than one epoch has. Does
-// nothing when the recipe asks for 0 batches. The batches go to `device`, the model's.
+// nothing when the recipe asks for 0 batches. The batches go to `device`, the model's. With a
+// `group` of N > 1 ranks, calibration batch k is global batch k of N x config.batch_size
+// examples, each rank reading its part (data::DataLoaderOptions::shard) and the quantizers
+// reducing their statistics over the ranks (quant::synchronize_statistics): what one process
+// with batch N x config.batch_size computes.
 CalibrationReport calibrate_on_training_set(nn::UnaryModule& model,
                                             const quant::QuantRecipe& recipe,
                                             std::shared_ptr<const data::Dataset> train_set,
-                                            const TrainConfig& config, Device device = kCPU);
+                                            const TrainConfig& config, Device device = kCPU,
+                                            const distributed::ProcessGroup* group = nullptr);
 // "calibrated 10 quantizers on 8 batches (1024 training images) in 0.3 s", or what happens
 // without calibration.
 std::string describe(const CalibrationReport& report, const quant::QuantRecipe& recipe);

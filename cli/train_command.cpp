@@ -35,6 +35,8 @@
 #include "core/factory.h"
 #include "core/file_io.h"
 #include "core/version.h"
+#include "distributed/data_parallel.h"
+#include "distributed/init.h"
 #include "nn/data/batch_uploader.h"
 #include "nn/data/mnist.h"
 #include "nn/modules/dropout.h"
@@ -54,6 +56,7 @@ namespace {
 constexpr const char* kConfigMeta = kStoredConfigKey;
 constexpr const char* kThreadsMeta = "cli.threads";  // threads the checkpoint was trained with
 constexpr const char* kVersionMeta = "cli.qgrad_version";  // the qgrad build that wrote it
+constexpr const char* kRanksMeta = "cli.ranks";  // the data-parallel ranks that trained it
 
 double seconds_since(std::chrono::steady_clock::time_point t) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - t).count();
@@ -116,6 +119,18 @@ TensorDict progress_tensors(const EpochProgress& p, double best_acc) {
   d.insert("train.lr", scalar_tensor(p.lr, TensorOptions().dtype(kFloat64)));
   d.insert("train.best_test_acc", scalar_tensor(best_acc, TensorOptions().dtype(kFloat64)));
   return d;
+}
+
+// `text` as rank 0 has it, on every rank.
+std::string broadcast_text(distributed::ProcessGroup& group, const std::string& text) {
+  Tensor size = from_vector<std::int64_t>({static_cast<std::int64_t>(text.size())});
+  group.broadcast(size, 0);
+  Tensor bytes = zeros({size.item<std::int64_t>()}, TensorOptions().dtype(kUInt8));
+  if (group.rank() == 0 && !text.empty())
+    std::copy(text.begin(), text.end(), bytes.data_ptr<std::uint8_t>());
+  group.broadcast(bytes, 0);
+  const auto* p = bytes.data_ptr<std::uint8_t>();
+  return std::string(p, p + bytes.numel());
 }
 
 double extra_value(const serialize::Checkpoint& c, const std::string& key,
@@ -265,9 +280,17 @@ Device resolve_device(const TrainConfig& config) {
 
 }  // namespace
 
-TrainOutcome run_training(const TrainConfig& config_in, std::ostream& out,
-                          const StopRequest& stop) {
+TrainOutcome run_training(const TrainConfig& config_in, std::ostream& leader_out,
+                          const StopRequest& stop,
+                          std::shared_ptr<distributed::ProcessGroup> group) {
   TrainConfig config = config_in;
+  // The ranks of a data-parallel job (mpirun -np N), or this process alone. Rank 0 alone prints
+  // and writes files; every rank reads its part of each global batch of N x batch_size.
+  if (!group) group = distributed::init_process_group();
+  const bool leader = group->rank() == 0;
+  const int ranks = group->size();
+  std::ostream silent(nullptr);  // a stream without a buffer: what it is given goes nowhere
+  std::ostream& out = leader ? leader_out : silent;
   // Read with the config: the device check needs to know whether there is one, the model below.
   const std::optional<quant::QuantRecipe>& recipe = config.quant;
   const Device device = resolve_device(config);
@@ -288,12 +311,22 @@ TrainOutcome run_training(const TrainConfig& config_in, std::ostream& out,
                        "\"resume\" (with its recipe as \"quant\")");
     check_resume_compatible(stored_config_json(resumed, "resume", config.resume), to_json(config),
                             config.resume);
+    const auto was = resumed.metadata.find(kRanksMeta);
+    const std::string saved_ranks = was == resumed.metadata.end() ? "1" : was->second;
+    if (saved_ranks != std::to_string(ranks))
+      throw UsageError("resume: '" + config.resume + "' was trained by " + saved_ranks +
+                       " data-parallel rank" + (saved_ranks == "1" ? "" : "s") +
+                       " and this run has " + std::to_string(ranks) +
+                       ": resume it with the same number (" +
+                       (saved_ranks == "1" ? std::string("without mpirun")
+                                           : "mpirun -np " + saved_ranks + " qgrad train ...") +
+                       "), since the examples of every step depend on it");
     if (config.output.dir.empty()) {
       const fs::path parent = fs::path(config.resume).parent_path();
       config.output.dir = parent.empty() ? "." : parent.string();
     }
   }
-  check_run_folder(config);
+  if (leader) check_run_folder(config);
   auto train_set = std::make_shared<data::MNIST>(config.data.dir, data::Split::Train);
   auto test_set = std::make_shared<data::MNIST>(config.data.dir, data::Split::Test);
   const Shape image = train_set->images().shape();  // [N, H, W]
@@ -302,12 +335,14 @@ TrainOutcome run_training(const TrainConfig& config_in, std::ostream& out,
                                     .batch_size(config.batch_size)
                                     .shuffle(true)
                                     .prefetch(background_loading(config))
-                                    .seed(static_cast<std::uint64_t>(config.seed)),
+                                    .seed(static_cast<std::uint64_t>(config.seed))
+                                    .shard(group->rank(), ranks),
                                 build_train_transforms(config, image[1], image[2]));
+  // With several ranks, evaluate() takes the batches it needs directly: nothing to prefetch.
   data::DataLoader test_loader(test_set,
                                data::DataLoaderOptions()
                                    .batch_size(config.eval_batch_size)
-                                   .prefetch(background_loading(config)),
+                                   .prefetch(ranks == 1 && background_loading(config)),
                                build_eval_transforms(config));
 
   // The model: float weights (the seed's, or pretrained ones), then quantized and calibrated as
@@ -336,16 +371,29 @@ TrainOutcome run_training(const TrainConfig& config_in, std::ostream& out,
     else if (!pretrained || !pretrained->quantized())
       model_lines.push_back(
           "quant: " +
-          describe(calibrate_on_training_set(*model, *recipe, train_set, config), *recipe));
+          describe(calibrate_on_training_set(*model, *recipe, train_set, config, kCPU, group.get()),
+                   *recipe));
   }
   if (pretrained && pretrained->quantized()) load();  // float training: the error says why
   if (!device.is_cpu()) model->to(device);
+  // After quantization and the move to the device, which replace tensors its hooks refer to.
+  distributed::DistributedDataParallel ddp(
+      model, group,
+      distributed::DataParallelOptions{config.distributed.bucket_mb,
+                                       config.distributed.broadcast_buffers});
   // Only now that the data and the model are ready (a bad "pretrained" file leaves no folder).
-  if (config.output.dir.empty()) config.output.dir = default_output_dir(config.model);
-  fs::create_directories(config.output.dir);
+  if (config.output.dir.empty()) {
+    // Rank 0's timestamped name, so that every rank names the same folder.
+    std::string name = leader ? default_output_dir(config.model) : std::string();
+    if (ranks > 1) name = broadcast_text(*group, name);
+    config.output.dir = name;
+  }
   const fs::path dir(config.output.dir);
   std::ostringstream notes;  // printed with the run's header below
-  remove_orphaned_temporaries(dir, notes);
+  if (leader) {
+    fs::create_directories(config.output.dir);
+    remove_orphaned_temporaries(dir, notes);
+  }
   std::unique_ptr<optim::Optimizer> optimizer = build_optimizer(config, model->parameters());
   std::unique_ptr<optim::LRScheduler> scheduler =
       build_scheduler(config, *optimizer, train_loader.batches_per_epoch());
@@ -376,22 +424,28 @@ TrainOutcome run_training(const TrainConfig& config_in, std::ostream& out,
   }
 
   nlohmann::json resolved = to_json(config);
-  {
+  if (leader) {
     // config.json also says which qgrad ran (parse_train_config ignores this key on input, so
     // the file still works as a --config).
     nlohmann::json written = resolved;
     written["qgrad"] = {{"version", version()}, {"commit", git_commit()}};
     write_file_atomic((dir / "config.json").string(), written.dump(2) + "\n");
   }
-  if (!config.resume.empty()) {
+  if (leader && !config.resume.empty()) {
     // Resuming into a new folder: carry over the metrics of the epochs the checkpoint covers.
     const fs::path from = fs::path(config.resume).parent_path() / "metrics.jsonl";
     const fs::path to = dir / "metrics.jsonl";
     std::error_code ec;
     if (!fs::exists(to) && fs::exists(from)) fs::copy_file(from, to, ec);
   }
-  MetricsLog metrics((dir / "metrics.jsonl").string(), done_epochs);
-  if (!metrics.warning().empty()) notes << "  warning: " << metrics.warning() << "\n";
+  // Rank 0's log; the other ranks keep their records in memory.
+  std::optional<MetricsLog> metrics;
+  std::vector<EpochMetrics> records;
+  if (leader) {
+    metrics.emplace((dir / "metrics.jsonl").string(), done_epochs);
+    if (!metrics->warning().empty()) notes << "  warning: " << metrics->warning() << "\n";
+    records = metrics->records();
+  }
   if (config.batch_size > static_cast<std::int64_t>(train_set->size()))
     notes << "  warning: batch_size " << config.batch_size << " is larger than the "
           << train_set->size() << " training images: every step trains on all of them at once "
@@ -402,6 +456,9 @@ TrainOutcome run_training(const TrainConfig& config_in, std::ostream& out,
       << " parameters) on " << config.data.dir << ": " << train_set->size() << " train / "
       << test_set->size() << " test images\n"
       << "  " << config.epochs << " epochs x " << batches << " batches of " << config.batch_size
+      << (ranks > 1 ? " a rank (" + std::to_string(ranks) + " data-parallel ranks, global batch " +
+                          std::to_string(ranks * config.batch_size) + ")"
+                    : std::string())
       << ", " << config.optimizer.name << " lr " << config.optimizer.lr << ", schedule "
       << config.schedule.name << ", " << omp_get_max_threads() << " threads, device "
       << device.str() << "\n"
@@ -423,11 +480,13 @@ TrainOutcome run_training(const TrainConfig& config_in, std::ostream& out,
     TensorDict extra = progress_tensors(progress, best_acc);
     for (const auto& it : train_loader.state_dict()) extra.insert("loader." + it.key, it.value);
     save_dropout_streams(*model, extra);
+    if (!leader) return;
     serialize::save_checkpoint(path.string(), *model, optimizer.get(), scheduler.get(), completed,
                                step,
                                {{kConfigMeta, resolved.dump()},
                                 {kThreadsMeta, std::to_string(threads)},
-                                {kVersionMeta, version_string()}},
+                                {kVersionMeta, version_string()},
+                                {kRanksMeta, std::to_string(ranks)}},
                                extra);
   };
 
@@ -484,6 +543,7 @@ TrainOutcome run_training(const TrainConfig& config_in, std::ostream& out,
       Tensor loss = cross_entropy(logits, t, loss_options);
       optimizer->zero_grad();
       loss.backward();
+      ddp.synchronize();  // the gradients averaged over the ranks (nothing to do for one)
       if (config.grad_clip > 0)
         nn::utils::clip_grad_norm_tensor_(optimizer->parameters(), config.grad_clip);
       optimizer->step();
@@ -497,7 +557,14 @@ TrainOutcome run_training(const TrainConfig& config_in, std::ostream& out,
       // Before the first read of an epoch on a GPU no mean loss is known yet.
       if (progress.seen > 0)
         bar.update(done, images, progress.loss_sum / static_cast<double>(progress.seen));
-      if (interrupt.interrupted() || (stop && stop(step))) stopping = true;
+      bool stop_here = interrupt.interrupted() || (stop && stop(step));
+      if (ranks > 1) {
+        // Every rank stops at the same step, or the others would wait for it forever.
+        Tensor flag = from_vector<std::int32_t>({stop_here ? 1 : 0});
+        group->all_reduce(flag, distributed::ReduceOp::Max);
+        stop_here = flag.item<std::int32_t>() != 0;
+      }
+      if (stop_here) stopping = true;
       if (stopping && done < batches) {
         if (!stats.empty()) absorb(stats.read(), epoch, done);  // the checkpoint saves progress
         bar.end_epoch();
@@ -506,15 +573,25 @@ TrainOutcome run_training(const TrainConfig& config_in, std::ostream& out,
             << ": checkpoint " << (dir / "last.safetensors").string()
             << " (continue with \"resume\": \"" << (dir / "last.safetensors").string() << "\")\n"
             << std::flush;
-        outcome.epochs = metrics.records();
+        outcome.epochs = records;
         outcome.interrupted = true;
         return outcome;
       }
     }
     if (!stats.empty()) absorb(stats.read(), epoch, done);
     bar.end_epoch();
+    if (ranks > 1) {
+      // The epoch's training loss and accuracy over all ranks' examples.
+      Tensor sums = from_vector<double>({progress.loss_sum, static_cast<double>(progress.correct),
+                                         static_cast<double>(progress.seen)});
+      group->all_reduce(sums, distributed::ReduceOp::Sum);
+      const std::vector<double> v = sums.to_vector<double>();
+      progress.loss_sum = v[0];
+      progress.correct = static_cast<std::int64_t>(v[1]);
+      progress.seen = static_cast<std::int64_t>(v[2]);
+    }
 
-    EvalResult test = evaluate(*model, test_loader, device);
+    EvalResult test = evaluate(*model, test_loader, device, group.get());
     EpochMetrics m;
     m.epoch = epoch + 1;
     m.train_loss = progress.loss_sum / static_cast<double>(progress.seen);
@@ -525,7 +602,8 @@ TrainOutcome run_training(const TrainConfig& config_in, std::ostream& out,
     m.images_per_s = static_cast<double>(progress.seen) / progress.time_s;
     m.lr = progress.lr;
     m.eval_time_s = test.time_s;
-    metrics.append(m);
+    if (metrics) metrics->append(m);
+    records.push_back(m);
     if (nonfinite_steps > 0)
       out << "warning: " << nonfinite_steps << " training step" << (nonfinite_steps == 1 ? "" : "s")
           << " of epoch " << m.epoch << " had a non-finite loss (\"nonfinite_loss\": "
@@ -556,13 +634,13 @@ TrainOutcome run_training(const TrainConfig& config_in, std::ostream& out,
       out << "interrupted after epoch " << epoch + 1 << ": checkpoint "
           << (dir / "last.safetensors").string() << "\n"
           << std::flush;
-      outcome.epochs = metrics.records();
+      outcome.epochs = records;
       outcome.interrupted = true;
       return outcome;
     }
   }
 
-  outcome.epochs = metrics.records();
+  outcome.epochs = records;
   out << "\n"
       << format_summary_table(outcome.epochs) << "checkpoints and metrics in " << config.output.dir
       << "\n"
@@ -582,6 +660,11 @@ std::string train_usage() {
          "(\"pretrained\" weights, if given) is quantized, calibrated when the recipe asks for\n"
          "it, and trained with fake quantization; eval reports the fake-quantized accuracy.\n"
          "Ctrl-C stops after the current batch and writes a checkpoint to resume from.\n"
+         "\n"
+         "Data-parallel: `mpirun -np N qgrad train --config FILE.json` trains on N processes\n"
+         "(on one machine or several): each reads its part of every global batch of\n"
+         "N x batch_size, gradients are averaged and the quantizers' statistics reduced over\n"
+         "the ranks, and rank 0 alone prints and writes (docs/distributed.md).\n"
          "\n"
          "config keys (JSON, nested objects by dots):\n" +
          train_config_help() +

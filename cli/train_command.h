@@ -17,12 +17,14 @@
 #include <cstdint>
 #include <functional>
 #include <iosfwd>
+#include <memory>
 #include <string>
 #include <vector>
 
 #include "cli/metrics_log.h"
 #include "cli/train_config.h"
 #include "core/error.h"
+#include "distributed/process_group.h"
 
 namespace qgrad::cli {
 
@@ -42,9 +44,12 @@ struct TrainOutcome {
 // as a Ctrl-C does (checkpoint, then return with interrupted = true).
 using StopRequest = std::function<bool(std::int64_t step)>;
 
-// Runs the training; progress and results go to `out`.
+// Runs the training; progress and results go to `out`. `group`: the data-parallel ranks to
+// train with (null: distributed::init_process_group(), i.e. mpirun's ranks or this process
+// alone); rank 0 alone writes to `out` and to disk.
 TrainOutcome run_training(const TrainConfig& config, std::ostream& out,
-                          const StopRequest& stop = nullptr);
+                          const StopRequest& stop = nullptr,
+                          std::shared_ptr<distributed::ProcessGroup> group = nullptr);
 
 // The command line `qgrad train [--config FILE]`; returns the exit status (0 done, 130
 // interrupted). Usage errors throw UsageError.

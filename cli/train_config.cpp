@@ -137,6 +137,16 @@ OutputConfig parse_output(ConfigReader& root) {
   return o;
 }
 
+DistributedConfig parse_distributed(ConfigReader& root) {
+  DistributedConfig d;
+  ConfigReader r = root.object("distributed");
+  d.bucket_mb = r.number("bucket_mb", d.bucket_mb, NumberRule::positive());
+  d.sync_batchnorm = r.boolean("sync_batchnorm", d.sync_batchnorm);
+  d.broadcast_buffers = r.boolean("broadcast_buffers", d.broadcast_buffers);
+  r.finish();
+  return d;
+}
+
 // The typed recipe (nullopt when absent or null); its errors become usage errors under the key
 // path "quant".
 std::optional<quant::QuantRecipe> parse_quant(ConfigReader& root) {
@@ -187,6 +197,7 @@ TrainConfig parse_train_config(const nlohmann::json& json) {
   c.label_smoothing = r.number("label_smoothing", 0.0, NumberRule::in_half_open(0, 1));
   c.nonfinite_loss = r.choice("nonfinite_loss", c.nonfinite_loss, {"stop", "continue"});
   c.output = parse_output(r);
+  c.distributed = parse_distributed(r);
   c.resume = r.string("resume", "");
   c.pretrained = r.string("pretrained", "");
   c.quant = parse_quant(r);
@@ -294,6 +305,10 @@ nlohmann::json to_json(const TrainConfig& c) {
         {"checkpoint_every", c.output.checkpoint_every},
         {"progress", c.output.progress},
         {"log_interval_s", c.output.log_interval_s}}},
+      {"distributed",
+       {{"bucket_mb", c.distributed.bucket_mb},
+        {"sync_batchnorm", c.distributed.sync_batchnorm},
+        {"broadcast_buffers", c.distributed.broadcast_buffers}}},
       {"resume", null_if(c.resume.empty(), c.resume)},
       {"pretrained", null_if(c.pretrained.empty(), c.pretrained)},
       {"quant", c.quant ? c.quant->to_json() : json()},
@@ -306,7 +321,8 @@ const std::vector<ConfigKeyDoc>& train_config_keys() {
       {"epochs", "3", "training epochs (integer in [1, 100000])"},
       {"batch_size", "128",
        "training batch size (integer in [1, 1e9]; a warning when larger than the training set, "
-       "whose images then all go into one batch)"},
+       "whose images then all go into one batch); under mpirun -np N, each rank's: the global "
+       "batch is N x batch_size"},
       {"eval_batch_size", "1000", "batch size of the test-set evaluation (integer in [1, 1e9])"},
       {"seed", "0", "seeds the weights, the data order and the augmentation (integer >= 0)"},
       {"device", "\"cpu\"", "\"cpu\", \"cuda\" or \"cuda:<index>\" (\"cuda\" needs a CUDA build)"},
@@ -358,6 +374,15 @@ const std::vector<ConfigKeyDoc>& train_config_keys() {
       {"output.progress", "\"auto\"",
        "\"bar\" (terminal), \"lines\" (periodic lines), \"off\"; auto = bar on a terminal"},
       {"output.log_interval_s", "10", "seconds between progress lines"},
+      {"distributed.bucket_mb", "1",
+       "mpirun -np N: MiB of gradients per all-reduce bucket (smaller buckets start earlier in "
+       "backward)"},
+      {"distributed.sync_batchnorm", "false",
+       "mpirun -np N: batch norm with the statistics of the global batch (SyncBatchNorm) instead "
+       "of each rank's own"},
+      {"distributed.broadcast_buffers", "true",
+       "mpirun -np N: copy rank 0's buffers (batch norm's running statistics) to every rank after "
+       "each step"},
       {"resume", "none", "checkpoint to continue from (exactly, same results as no interruption)"},
       {"pretrained", "none",
        "safetensors file (qgrad checkpoint or plain state dict) with float weights to start from "

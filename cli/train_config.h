@@ -80,6 +80,14 @@ struct OutputConfig {
   double log_interval_s = 10.0;       // seconds between progress lines when not a terminal
 };
 
+// Data-parallel training (`mpirun -np N qgrad train`; docs/distributed.md). Ignored by one
+// process.
+struct DistributedConfig {
+  double bucket_mb = 1.0;         // gradient bucket size: smaller starts all-reduces earlier
+  bool sync_batchnorm = false;    // batch norm with the global batch's statistics
+  bool broadcast_buffers = true;  // rank 0's buffers (batch norm's running statistics) each step
+};
+
 // Upper bounds of the integer keys (stated in --help): far beyond any real run, and small enough
 // that epochs x batches and every schedule length computed from them fit in int64.
 constexpr std::int64_t kMaxEpochs = 100000;
@@ -107,6 +115,7 @@ struct TrainConfig {
   // exit status 1) or "continue" (train on; such epochs never become best.safetensors).
   std::string nonfinite_loss = "stop";
   OutputConfig output;
+  DistributedConfig distributed;
   std::string resume;  // checkpoint to continue from; empty = start fresh
   // Safetensors file (a qgrad checkpoint or a plain state dict) whose weights initialise the
   // float model before quantization; empty = the seed's initialisation. Ignored when resuming.

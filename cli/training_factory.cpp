@@ -3,6 +3,7 @@
 
 #include <omp.h>
 
+#include <algorithm>
 #include <condition_variable>
 #include <mutex>
 #include <string>
@@ -10,6 +11,7 @@
 #include <thread>
 
 #include "cli/usage_error.h"
+#include "distributed/init.h"
 #include "nn/models/zoo.h"
 #include "nn/optim/adam.h"
 #include "nn/optim/adamw.h"
@@ -32,7 +34,9 @@ std::int64_t checked_product(std::int64_t a, std::int64_t b, const std::string& 
 }  // namespace
 
 int compute_threads(const TrainConfig& config) {
-  return static_cast<int>(config.threads > 0 ? config.threads : omp_get_num_procs());
+  if (config.threads > 0) return static_cast<int>(config.threads);
+  // Ranks that mpirun started on this machine share its cores (a rank bound to one core sees one).
+  return std::max(1, omp_get_num_procs() / distributed::launched_local_size());
 }
 
 int use_compute_threads(const TrainConfig& config) {

@@ -15,7 +15,8 @@
 
 namespace qgrad::cli {
 
-// The OpenMP threads a run computes with: "threads", or one per core.
+// The OpenMP threads a run computes with: "threads", or one per core (under mpirun, the cores
+// divided among the ranks on this machine).
 int compute_threads(const TrainConfig& config);
 // Makes compute_threads(config) OpenMP's thread count and returns it. More threads than cores are
 // started once first: libgomp aborts the process ("Thread creation failed") when a memory or

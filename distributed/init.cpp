@@ -1,6 +1,7 @@
 // Joining the job: the MPI world when mpirun started this process, else the world of one.
 #include "distributed/init.h"
 
+#include <algorithm>
 #include <cstdlib>
 #include <mutex>
 
@@ -21,6 +22,21 @@ const char* const kSizeVariables[] = {"OMPI_COMM_WORLD_SIZE", "PMIX_SIZE", "PMI_
 
 int launched_world_size() {
   for (const char* v : kSizeVariables)
+    if (const char* s = std::getenv(v)) {
+      const int n = std::atoi(s);
+      if (n >= 1) return n;
+    }
+  return 1;
+}
+
+int launched_rank() {
+  for (const char* v : {"OMPI_COMM_WORLD_RANK", "PMIX_RANK", "PMI_RANK"})
+    if (const char* s = std::getenv(v)) return std::max(0, std::atoi(s));
+  return 0;
+}
+
+int launched_local_size() {
+  for (const char* v : {"OMPI_COMM_WORLD_LOCAL_SIZE", "PMIX_LOCAL_SIZE", "MPI_LOCALNRANKS"})
     if (const char* s = std::getenv(v)) {
       const int n = std::atoi(s);
       if (n >= 1) return n;

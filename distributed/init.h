@@ -19,6 +19,11 @@ namespace qgrad::distributed {
 bool launched_by_mpi();
 /// The world size the launcher gave this process (1 without one).
 int launched_world_size();
+/// This process's rank as the launcher gave it (0 without one), known before MPI starts.
+int launched_rank();
+/// The number of ranks the launcher started on this machine (1 without one): what shares its
+/// cores.
+int launched_local_size();
 /// True when this build has the MPI back end (QGRAD_MPI found Open MPI).
 bool mpi_available();
 

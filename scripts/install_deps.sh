@@ -13,8 +13,10 @@ set -euo pipefail
 # libonnx-dev libprotobuf-dev: the ONNX exporter (deploy/onnx, QGRAD_ONNX=AUTO builds it when
 # found); ONNX's CMake package links protobuf::libprotobuf, which CMake's FindProtobuf makes from
 # libprotobuf-dev (protoc is not needed: the exporter uses libonnx-dev's generated classes).
+# libopenmpi-dev openmpi-bin: data-parallel training (distributed/, QGRAD_MPI=AUTO builds it when
+# found) and its tests, which mpirun starts on 2 ranks.
 pkgs=(build-essential cmake libdnnl-dev ocl-icd-opencl-dev catch2 nlohmann-json3-dev zlib1g-dev
-  dataset-fashion-mnist libonnx-dev libprotobuf-dev)
+  dataset-fashion-mnist libonnx-dev libprotobuf-dev libopenmpi-dev openmpi-bin)
 if [[ "${QGRAD_WITH_TORCH:-0}" == "1" ]]; then
   pkgs+=(python3-torch python3-numpy python3-scipy python3-yaml)  # pq's own code (gen_pq_*.py)
 fi

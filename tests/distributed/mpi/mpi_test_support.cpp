@@ -4,6 +4,7 @@
 #include <cstring>
 
 #include "core/device.h"
+#include "core/factory.h"
 #include "distributed/init.h"
 
 namespace qgrad_test {
@@ -45,6 +46,19 @@ std::vector<std::string> differing_entries(const qgrad::nn::Module& a, const qgr
       out.push_back(it.key);
   }
   return out;
+}
+
+std::string broadcast_string(const std::string& text) {
+  qgrad::Tensor size = qgrad::from_vector<std::int64_t>({static_cast<std::int64_t>(text.size())});
+  world()->broadcast(size, 0);
+  qgrad::Tensor bytes =
+      qgrad::zeros({size.item<std::int64_t>()}, qgrad::TensorOptions().dtype(qgrad::kUInt8));
+  if (world()->rank() == 0)
+    for (std::size_t i = 0; i < text.size(); ++i)
+      bytes.data_ptr<std::uint8_t>()[i] = static_cast<std::uint8_t>(text[i]);
+  world()->broadcast(bytes, 0);
+  const auto* p = bytes.data_ptr<std::uint8_t>();
+  return std::string(p, p + bytes.numel());
 }
 
 qgrad::Tensor rank_part(const qgrad::Tensor& t) {

@@ -25,6 +25,9 @@ std::vector<std::string> differing_state(const qgrad::nn::Module& m);
 /// The entries of `a` and `b` (two modules of one architecture, on this rank) whose bits differ.
 std::vector<std::string> differing_entries(const qgrad::nn::Module& a, const qgrad::nn::Module& b);
 
+/// `text` as rank 0 has it, on every rank.
+std::string broadcast_string(const std::string& text);
+
 /// `t`'s rows [rank x rows, (rank + 1) x rows) of dim 0: this rank's part of a global batch.
 qgrad::Tensor rank_part(const qgrad::Tensor& t);
 
