@@ -16,7 +16,10 @@ using namespace qgrad;
 using namespace qgrad::distributed;
 
 TEST_CASE("distributed: a process started on its own is rank 0 of a world of one") {
-  if (launched_by_mpi()) SKIP("started by mpirun");
+  if (launched_by_mpi()) {  // Catch2 2.13 has no SKIP
+    WARN("started by mpirun: skipped");
+    return;
+  }
   std::shared_ptr<ProcessGroup> g = init_process_group();
   CHECK(g->rank() == 0);
   CHECK(g->size() == 1);
