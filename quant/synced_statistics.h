@@ -36,8 +36,11 @@ class SyncedStatistics {
   bool statistics_synced() const { return group_ != nullptr && group_->size() > 1; }
 
  protected:
+  /// Without a group: a mixin, built by the classes that derive from it.
   SyncedStatistics() = default;
+  /// A copy shares the group (copyable state classes stay copyable).
   SyncedStatistics(const SyncedStatistics&) = default;
+  /// Takes the other's group.
   SyncedStatistics& operator=(const SyncedStatistics&) = default;
 
   /// Reduces `t` (any floating or integer dtype, any device, any strides) in place with `op`
