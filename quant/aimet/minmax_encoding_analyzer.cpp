@@ -48,6 +48,7 @@ MinMaxStats MinMaxEncodingAnalyzer::update_stats(const Tensor& x) {
   static const KernelTable<MinMaxMergeKernel>& table = kernel_table(kMinMaxMergeKernels);
   const char* op = "aimet.MinMaxEncodingAnalyzer";
   MinMaxStats batch = collect_stats(x);
+  reduce_min_max(batch.min, batch.max);  // the global batch's (a no-op without a group)
   // Looked up on every batch, so a device without a merge kernel fails before any state changes.
   MinMaxMergeKernel& merge = table(op, batch.min);
   if (stats_.empty()) {

@@ -9,12 +9,16 @@
 ///               range = [-ceil(N/2)*delta, floor(N/2)*delta]
 ///   asymmetric: range = [min0, max0 + N*adj]
 /// and both ends clamped to the finite float32 range.
+/// With a process group (quant/synced_statistics.h) update_stats reduces each batch's statistics
+/// over the ranks (min / max, element by element) before merging them, so the running statistics
+/// and the batch encoding are those of the ranks' global batch.
 #pragma once
 
 #include <optional>
 #include <utility>
 
 #include "core/tensor.h"
+#include "quant/synced_statistics.h"
 
 namespace qgrad::aimet {
 
@@ -28,7 +32,7 @@ struct MinMaxStats {
 
 /// Gathers min/max statistics reduced to an encoding shape and turns them into an encoding
 /// range (AIMET's MinMaxEncodingAnalyzer; see the file comment).
-class MinMaxEncodingAnalyzer {
+class MinMaxEncodingAnalyzer : public quant::SyncedStatistics {
  public:
   /// shape: the encoding shape (ShapeError when a dim is below 1).
   explicit MinMaxEncodingAnalyzer(Shape shape);
@@ -37,7 +41,8 @@ class MinMaxEncodingAnalyzer {
   const Shape& shape() const { return shape_; }
   /// The statistics of one batch (no state change). x must broadcast from the encoding shape.
   MinMaxStats collect_stats(const Tensor& x) const;
-  /// Collects, merges into the running statistics and returns the batch statistics.
+  /// Collects (with a group: reduced over the ranks), merges into the running statistics and
+  /// returns the batch statistics.
   MinMaxStats update_stats(const Tensor& x);
   /// Forgets the running statistics.
   void reset_stats() { stats_ = MinMaxStats(); }

@@ -3,12 +3,15 @@
 #include "quant/learnable/lsq.h"
 
 #include <cmath>
+#include <tuple>
+#include <vector>
 
 #include "core/autograd/function.h"
 #include "core/factory.h"
 #include "ops/device_check.h"
 #include "ops/reduce/reduce.h"
 #include "quant/learnable/lsq_kernels.h"
+#include "quant/synced_statistics.h"
 #include "quant/torch_ao/qparam_checks.h"
 
 namespace qgrad::learnable {
@@ -77,14 +80,30 @@ double lsq_grad_scale(std::int64_t numel, std::int64_t qp) {
   return 1.0 / std::sqrt(static_cast<double>(numel) * static_cast<double>(qp));
 }
 
-double lsq_init_scale(const Tensor& v, std::int64_t qp) {
+namespace {
+// The synchronised-statistics helpers for a free function's group.
+struct GroupStatistics : quant::SyncedStatistics {
+  explicit GroupStatistics(const std::shared_ptr<distributed::ProcessGroup>& g) {
+    set_process_group(g);
+  }
+  using SyncedStatistics::any_rank;
+  using SyncedStatistics::reduce_min_max;
+  using SyncedStatistics::reduce_sum;
+};
+}  // namespace
+
+double lsq_init_scale(const Tensor& v, std::int64_t qp,
+                      const std::shared_ptr<distributed::ProcessGroup>& group) {
   static const KernelTable<LsqAbsSumKernel>& table = kernel_table(kLsqAbsSumKernels);
+  const GroupStatistics sync(group);
   require_floating("lsq_init_scale", "input", v);
-  QGRAD_CHECK(v.numel() > 0 && qp > 0, ValueError,
-              "lsq_init_scale: need a non-empty input and Q_P > 0, got ", v.numel(),
-              " elements and Q_P ", qp);
-  const double sum = table("lsq_init_scale", v)(v.detach());
-  return 2.0 * (sum / static_cast<double>(v.numel())) / std::sqrt(static_cast<double>(qp));
+  QGRAD_CHECK(qp > 0, ValueError, "lsq_init_scale: need Q_P > 0, got ", qp);
+  std::vector<double> sum_count{0.0, static_cast<double>(v.numel())};
+  if (v.numel() > 0) sum_count[0] = table("lsq_init_scale", v)(v.detach());
+  sync.reduce_sum(sum_count);  // the global batch's (a no-op without a group)
+  QGRAD_CHECK(sum_count[1] > 0, ValueError,
+              "lsq_init_scale: need a non-empty input, got 0 elements");
+  return 2.0 * (sum_count[0] / sum_count[1]) / std::sqrt(static_cast<double>(qp));
 }
 
 Tensor lsq_plus_quantize(const Tensor& x, const Tensor& s, const Tensor& beta, std::int64_t n,
@@ -96,13 +115,22 @@ Tensor lsq_plus_quantize(const Tensor& x, const Tensor& s, const Tensor& beta, s
                static_cast<double>(p), grad_scale);
 }
 
-std::pair<double, double> lsq_plus_init_minmax(const Tensor& x, std::int64_t n, std::int64_t p) {
+std::pair<double, double> lsq_plus_init_minmax(
+    const Tensor& x, std::int64_t n, std::int64_t p,
+    const std::shared_ptr<distributed::ProcessGroup>& group) {
   static const KernelTable<LsqMinMaxKernel>& table = kernel_table(kLsqMinMaxKernels);
+  const GroupStatistics sync(group);
   require_floating("lsq_plus_init_minmax", "input", x);
-  QGRAD_CHECK(x.numel() > 0 && n < p, ValueError,
-              "lsq_plus_init_minmax: need a non-empty input and n < p, got ", x.numel(),
-              " elements, n ", n, " p ", p);
-  const auto [lo, hi] = table("lsq_plus_init_minmax", x)(x.detach());
+  QGRAD_CHECK(n < p, ValueError, "lsq_plus_init_minmax: need n < p, got n ", n, " p ", p);
+  // With a group every rank raises when one rank's part is empty (before the collective).
+  const bool empty_here = x.numel() == 0;
+  QGRAD_CHECK(!sync.any_rank(empty_here), ValueError,
+              "lsq_plus_init_minmax: need a non-empty input, got ", x.numel(), " elements",
+              empty_here ? "" : " here but an empty part on another rank");
+  std::vector<double> lo_v(1), hi_v(1);
+  std::tie(lo_v[0], hi_v[0]) = table("lsq_plus_init_minmax", x)(x.detach());
+  sync.reduce_min_max(lo_v, hi_v);  // the global batch's (a no-op without a group)
+  const double lo = lo_v[0], hi = hi_v[0];
   QGRAD_CHECK(std::isfinite(lo) && std::isfinite(hi) && hi > lo, ValueError,
               "lsq_plus_init_minmax: need finite data with max > min, got [", lo, ", ", hi, "]");
   const double s = (hi - lo) / static_cast<double>(p - n);

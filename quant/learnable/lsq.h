@@ -9,12 +9,19 @@
 ///   ds as LSQ with z = (x - beta) / s and the bounds n, p.
 /// The step (and offset) broadcast against the input from the trailing dims (one element per
 /// tensor, [C,1,1,1] per output channel, ...); their gradients are summed over the broadcast dims.
+/// The initialisations take an optional process group: each rank passes its part of the global
+/// batch and every rank gets the global batch's value. lsq_plus_init_minmax's is exact (min /
+/// max); lsq_init_scale's mean is the ranks' float64 sums added in rank order over the global
+/// count, which can differ from one process's sequential float64 sum in the last bits (a
+/// relative difference of about numel * 2^-53).
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <utility>
 
 #include "core/tensor.h"
+#include "distributed/process_group.h"
 
 namespace qgrad::learnable {
 
@@ -23,13 +30,17 @@ Tensor lsq_quantize(const Tensor& v, const Tensor& s, std::int64_t qn, std::int6
                     double grad_scale = 1.0);
 /// 1 / sqrt(numel * qp).
 double lsq_grad_scale(std::int64_t numel, std::int64_t qp);
-/// 2 * mean(|v|) / sqrt(qp).
-double lsq_init_scale(const Tensor& v, std::int64_t qp);
+/// 2 * mean(|v|) / sqrt(qp); with a group, over the ranks' global batch (see the file comment).
+double lsq_init_scale(const Tensor& v, std::int64_t qp,
+                      const std::shared_ptr<distributed::ProcessGroup>& group = nullptr);
 
 /// n < p (integers of the grid, e.g. -128 and 127, or 0 and 255).
 Tensor lsq_plus_quantize(const Tensor& x, const Tensor& s, const Tensor& beta, std::int64_t n,
                          std::int64_t p, double grad_scale = 1.0);
 /// Min/max initialisation of LSQ+ for activations: s = (max - min) / (p - n), beta = min - n * s.
-std::pair<double, double> lsq_plus_init_minmax(const Tensor& x, std::int64_t n, std::int64_t p);
+/// With a group: over the ranks' global batch (see the file comment).
+std::pair<double, double> lsq_plus_init_minmax(
+    const Tensor& x, std::int64_t n, std::int64_t p,
+    const std::shared_ptr<distributed::ProcessGroup>& group = nullptr);
 
 }  // namespace qgrad::learnable

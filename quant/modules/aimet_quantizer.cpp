@@ -125,6 +125,13 @@ void AimetQuantizerModule<Base>::start_calibration() {
 }
 
 template <typename Base>
+void AimetQuantizerModule<Base>::set_process_group(
+    std::shared_ptr<distributed::ProcessGroup> group) {
+  quantizer_->encoding_analyzer().set_process_group(group);
+  SyncedStatistics::set_process_group(std::move(group));
+}
+
+template <typename Base>
 void AimetQuantizerModule<Base>::finish_calibration(const CalibrationOptions& options) {
   if (!calibration_) return;
   const bool saw_data = !quantizer_->encoding_analyzer().stats().empty();

@@ -22,6 +22,7 @@
 #include "nn/unary_module.h"
 #include "quant/aimet/affine_quantizer.h"
 #include "quant/modules/calibratable.h"
+#include "quant/synced_statistics.h"
 
 namespace qgrad::quant {
 
@@ -49,7 +50,7 @@ class AimetComputeEncodings {
 
 /// What both modules share; Base is nn::Module (Quantize) or nn::UnaryModule (QDQ).
 template <typename Base>
-class AimetQuantizerModule : public Base, public Calibratable {
+class AimetQuantizerModule : public Base, public Calibratable, public SyncedStatistics {
  public:
   /// ValueError / ShapeError for a bitwidth outside [1, 32] or a bad encoding shape.
   AimetQuantizerModule(const char* name, Shape shape, int bitwidth, bool symmetric);
@@ -92,6 +93,8 @@ class AimetQuantizerModule : public Base, public Calibratable {
   /// Closes the scope: the range from the statistics; with options.strict, ValueError when
   /// none were gathered.
   void finish_calibration(const CalibrationOptions& options) override;
+  /// The encoding analyzer reduces its statistics over `group` (synchronize_statistics.h).
+  void set_process_group(std::shared_ptr<distributed::ProcessGroup> group) override;
 
  protected:
   /// The state class, with its initialisation brought in line with the "initialized" buffer

@@ -4,8 +4,11 @@
 #include <cmath>
 #include <limits>
 
+#include "core/autograd/grad_mode.h"
 #include "core/factory.h"
+#include "quant/modules/lazy_buffer.h"
 #include "quant/modules/quant_repr.h"
+#include "quant/observer/aminmax_kernels.h"
 #include "quant/torch_ao/fused_obs_fake_quant.h"
 #include "quant/torch_ao/fused_obs_fake_quant_math.h"
 
@@ -106,10 +109,61 @@ std::int64_t FusedMovingAvgObsFakeQuantize::ch_axis() const {
 }
 
 Tensor FusedMovingAvgObsFakeQuantize::forward(const Tensor& x) {
+  // One rank (the usual case) takes the fused op alone; with a group the statistics are updated
+  // here from the global batch and the op only fake-quantizes.
+  const bool observed = statistics_synced() && observe_global_batch(x);
+  const Tensor observe_flag =
+      observed ? zeros({1}, TensorOptions().dtype(kInt64).device(x.device())) : observer_enabled_;
   return ao::fused_moving_avg_obs_fake_quant(
-      x, observer_enabled_, fake_quant_enabled_, observer_->min_val(), observer_->max_val(), scale_,
+      x, observe_flag, fake_quant_enabled_, observer_->min_val(), observer_->max_val(), scale_,
       zero_point_, averaging_constant(), quant_min(), quant_max(), ch_axis(), is_per_channel(),
       is_symmetric_quant());
+}
+
+bool FusedMovingAvgObsFakeQuantize::observe_global_batch(const Tensor& x) {
+  static const KernelTable<ao::AminmaxIntoKernel>& aminmax = kernel_table(ao::kAminmaxIntoKernels);
+  // The fused op reports these itself, the same way on every rank.
+  if (!x.defined() || x.dtype() != kFloat32 || x.numel() == 0 || !observer_enabled()) return false;
+  const bool per_channel = is_per_channel();
+  if (per_channel && x.dim() < 1) return false;
+  const std::int64_t n = per_channel ? x.size(0) : 1;
+  const Tensor &rmin = observer_->min_val(), &rmax = observer_->max_val();
+  const bool fresh = per_channel && rmin.numel() == 0 && rmax.numel() == 0;
+  if (!fresh && (rmin.numel() != n || rmax.numel() != n)) return false;
+  NoGradGuard no_grad;
+  const TensorOptions f32 = TensorOptions().dtype(kFloat32).device(x.device());
+  const Tensor bmin = empty({n}, f32), bmax = empty({n}, f32);
+  aminmax(kName, x)(x.detach(), per_channel ? 0 : -1, bmin, bmax);
+  std::vector<float> lo = bmin.to(kCPU).to_vector<float>(), hi = bmax.to(kCPU).to_vector<float>();
+  reduce_min_max(lo, hi);
+  // The fused op's update (fused_obs_fake_quant_math.h), from +inf / -inf for fresh statistics.
+  const float inf = std::numeric_limits<float>::infinity();
+  std::vector<float> m(static_cast<std::size_t>(n), inf), M(static_cast<std::size_t>(n), -inf);
+  if (!fresh) {
+    m = rmin.to(kCPU).to(kFloat32).contiguous().to_vector<float>();
+    M = rmax.to(kCPU).to(kFloat32).contiguous().to_vector<float>();
+  }
+  const float c = static_cast<float>(averaging_constant());
+  for (std::size_t i = 0; i < m.size(); ++i) {
+    m[i] = ao::fused::moving_average(m[i], lo[i], c);
+    M[i] = ao::fused::moving_average(M[i], hi[i], c);
+  }
+  const Shape shape = fresh ? Shape{n} : rmin.shape();
+  const Tensor new_min = from_vector<float>(m, shape).to(rmin.dtype()).to(rmin.device());
+  const Tensor new_max = from_vector<float>(M, shape).to(rmax.dtype()).to(rmax.device());
+  if (fresh) {
+    // As the fused op resizes fresh state: the statistics, and scale 1 / zero point 0.
+    rebind_buffer(rmin, new_min);
+    rebind_buffer(rmax, new_max);
+    if (scale_.numel() != n) rebind_buffer(scale_, ones({n}, f32));
+    if (zero_point_.numel() != n)
+      rebind_buffer(zero_point_, zeros({n}, TensorOptions().dtype(kInt32).device(x.device())));
+  } else {
+    Tensor a = rmin, b = rmax;
+    a.copy_(new_min);
+    b.copy_(new_max);
+  }
+  return true;
 }
 
 ao::QParams FusedMovingAvgObsFakeQuantize::fake_quant_qparams(const std::string& op) const {

@@ -20,6 +20,7 @@
 
 #include "quant/modules/calibratable.h"
 #include "quant/modules/fake_quantize.h"
+#include "quant/synced_statistics.h"
 
 namespace qgrad::quant {
 
@@ -65,7 +66,9 @@ FakeQuantizeConfig default_qat_weight_config();
 
 /// torch.ao's FusedMovingAvgObsFakeQuantize: moving-average observation and fake quantization
 /// in one op (see the file comment).
-class FusedMovingAvgObsFakeQuantize : public nn::UnaryModule, public Calibratable {
+class FusedMovingAvgObsFakeQuantize : public nn::UnaryModule,
+                                      public Calibratable,
+                                      public SyncedStatistics {
  public:
   /// A maker of identically configured modules (with_args()).
   using Factory = std::function<std::shared_ptr<FusedMovingAvgObsFakeQuantize>()>;
@@ -128,6 +131,11 @@ class FusedMovingAvgObsFakeQuantize : public nn::UnaryModule, public Calibratabl
   bool runs_on(Device device) const override { return device.is_cpu() || device.is_cuda(); }
 
  private:
+  // With a group of several ranks: the batch range reduced over the ranks and the running
+  // statistics updated from it as the fused op would; false (nothing done) when the fused op
+  // must report the input or state itself.
+  bool observe_global_batch(const Tensor& x);
+
   FakeQuantizeConfig config_;
   std::shared_ptr<FusedObserverState> observer_;
   Tensor fake_quant_enabled_, observer_enabled_, scale_, zero_point_;

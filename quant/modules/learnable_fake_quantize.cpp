@@ -85,19 +85,32 @@ void LearnableFakeQuantize::copy_observer_qparams() {
   initialized_.fill_(1);
 }
 
+void LearnableFakeQuantize::set_process_group(std::shared_ptr<distributed::ProcessGroup> group) {
+  observer_->set_process_group(group);
+  SyncedStatistics::set_process_group(std::move(group));
+}
+
 void LearnableFakeQuantize::init_from_batch(const Tensor& x) {
   const char* op = "LearnableFakeQuantize (init)";
-  QGRAD_CHECK(x.numel() > 0, ValueError, op, ": cannot initialise from an empty batch");
+  // With a group every rank must agree before the collectives below: a rank whose batch is
+  // unusable makes every rank raise.
+  const bool bad_here = x.numel() == 0;
+  QGRAD_CHECK(!any_rank(bad_here), ValueError, op, ": cannot initialise from an empty batch",
+              bad_here ? "" : " (on another rank)");
   NoGradGuard no_grad;
   const Tensor xf = x.detach().to(kFloat64);
   Shape dims;
   if (is_per_channel()) {
     const std::int64_t rank = xf.dim();
     const std::int64_t ax = ch_axis() < 0 ? ch_axis() + rank : ch_axis();
-    QGRAD_CHECK(ax >= 0 && ax < rank, IndexError, op, ": ch_axis ", ch_axis(),
-                " is out of range for an input of shape ", x.shape());
-    QGRAD_CHECK(xf.size(ax) == scale_.numel(), ShapeError, op, ": the input has ", xf.size(ax),
-                " channels along axis ", ax, " but channel_len is ", scale_.numel());
+    const bool bad_axis = !(ax >= 0 && ax < rank);
+    QGRAD_CHECK(!any_rank(bad_axis), IndexError, op, ": ch_axis ", ch_axis(),
+                " is out of range for an input of shape ", x.shape(),
+                bad_axis ? "" : " (on another rank)");
+    const bool bad_len = xf.size(ax) != scale_.numel();
+    QGRAD_CHECK(!any_rank(bad_len), ShapeError, op, ": the input has ", xf.size(ax),
+                " channels along axis ", ax, " but channel_len is ", scale_.numel(),
+                bad_len ? "" : " (on another rank)");
     for (std::int64_t d = 0; d < rank; ++d)
       if (d != ax) dims.push_back(d);
   }
@@ -110,18 +123,32 @@ void LearnableFakeQuantize::init_from_batch(const Tensor& x) {
   const double eps = eps_.item<double>();
   std::vector<double> s, z;
   if (config_.init == LearnableInit::LSQ) {
-    const std::vector<double> m = reduce(abs(xf), [](const Tensor& t, const Shape& d) {
-                                    return mean(t, d);
-                                  }).to_vector<double>();
+    std::vector<double> m;
+    if (!statistics_synced()) {
+      m = reduce(abs(xf), [](const Tensor& t, const Shape& d) {
+            return mean(t, d);
+          }).to_vector<double>();
+    } else {
+      // The global mean: the ranks' sums (and element counts, the last entry) summed.
+      std::vector<double> sums = reduce(abs(xf), [](const Tensor& t, const Shape& d) {
+                                   return sum(t, d);
+                                 }).to_vector<double>();
+      sums.push_back(static_cast<double>(xf.numel()) / static_cast<double>(sums.size()));
+      reduce_sum(sums);
+      const double count = sums.back();
+      sums.pop_back();
+      for (double v : sums) m.push_back(v / count);
+    }
     for (double v : m) {
       s.push_back(std::max(2.0 * v / std::sqrt(qmax), eps));
       z.push_back(0.0);
     }
   } else {
-    const std::vector<double> lo =
+    std::vector<double> lo =
         reduce(xf, [](const Tensor& t, const Shape& d) { return amin(t, d); }).to_vector<double>();
-    const std::vector<double> hi =
+    std::vector<double> hi =
         reduce(xf, [](const Tensor& t, const Shape& d) { return amax(t, d); }).to_vector<double>();
+    reduce_min_max(lo, hi);  // the global batch's (a no-op without a group)
     const bool symmetric = ao::is_symmetric(config_.observer.options.qscheme_);
     for (std::size_t i = 0; i < lo.size(); ++i) {
       const double mn = std::min(lo[i], 0.0), mx = std::max(hi[i], 0.0);
@@ -158,8 +185,9 @@ Tensor LearnableFakeQuantize::forward(const Tensor& x) {
     Tensor z = zero_point_;
     z.zero_();
   }
-  const double g =
-      config_.use_grad_scaling ? ao::learnable_grad_factor(x.numel(), quant_max()) : 1.0;
+  // The global batch's element count with a group (see the file comment).
+  const std::int64_t numel = statistics_synced() ? x.numel() * process_group()->size() : x.numel();
+  const double g = config_.use_grad_scaling ? ao::learnable_grad_factor(numel, quant_max()) : 1.0;
   // The parameters follow x's dtype (float64 gradchecks run on a model moved with to(kFloat64)).
   if (is_per_channel())
     return ao::fake_quantize_learnable_per_channel_affine(x, scale_, zero_point_, ch_axis(),

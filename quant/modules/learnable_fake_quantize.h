@@ -18,6 +18,14 @@
 /// quant_min - min0 / s with min0 = min(min x, 0), max0 = max(max x, 0). LSQ and MinMax modules
 /// start in parameter-learning mode; the "initialized" buffer records that the init has run.
 ///
+/// With a process group (synchronize_statistics.h) the observer and the data-driven
+/// initialisation see the ranks' global batch: MinMax's minima / maxima are reduced exactly (the
+/// bits of one process with the global batch); LSQ's mean|x| is the sum of the ranks' float64
+/// sums over the global count, which may differ from one process's float64 mean in its last bits
+/// and so, after rounding to the float32 scale, by at most one float32 ulp (the tests allow that);
+/// grad scaling uses the global batch's element count (numel(x) * ranks: the ranks' parts are of
+/// one size, as the data loader's shards are), so the averaged gradients are one process's.
+///
 /// State (PyTorch's keys plus "initialized"): "scale", "zero_point", "fake_quant_enabled",
 /// "static_enabled", "learning_enabled", "eps", "initialized" and
 /// "activation_post_process.{eps,min_val,max_val}".
@@ -50,7 +58,7 @@ struct LearnableFakeQuantizeConfig {
 };
 
 /// torch.ao's _LearnableFakeQuantize as an nn module (see the file comment).
-class LearnableFakeQuantize : public nn::UnaryModule, public Calibratable {
+class LearnableFakeQuantize : public nn::UnaryModule, public Calibratable, public SyncedStatistics {
  public:
   /// A maker of identically configured modules (with_args()).
   using Factory = std::function<std::shared_ptr<LearnableFakeQuantize>()>;
@@ -101,6 +109,9 @@ class LearnableFakeQuantize : public nn::UnaryModule, public Calibratable {
   const LearnableFakeQuantizeConfig& config() const { return config_; }
 
   std::string extra_repr() const override;
+
+  /// The initialisation and the observer reduce their statistics over `group`.
+  void set_process_group(std::shared_ptr<distributed::ProcessGroup> group) override;
 
   /// Static observation; then scale / zero_point from the observer, parameter learning on.
   void start_calibration() override;

@@ -86,6 +86,11 @@ Tensor Observer::forward(const Tensor& x) {
   return x;
 }
 
+void Observer::set_process_group(std::shared_ptr<distributed::ProcessGroup> group) {
+  observer_->set_process_group(group);
+  SyncedStatistics::set_process_group(std::move(group));
+}
+
 ao::QParams Observer::calculate_qparams() const {
   return observer_->calculate_qparams();
 }

@@ -4,7 +4,8 @@
 /// its statistics as buffers under PyTorch's names, so state_dict() holds "eps", "min_val",
 /// "max_val" (and "histogram" for HistogramObserver). forward(x) records x's statistics without
 /// gradient and returns x unchanged. Per-channel statistics start empty ([0]) and take the
-/// channel count of the first batch (rebound in place, see lazy_buffer.h).
+/// channel count of the first batch (rebound in place, see lazy_buffer.h). With a process group
+/// (synchronize_statistics.h) the statistics are those of the ranks' global batch.
 ///
 /// ObserverConfig describes an observer (kind, dtype/qscheme/range options, averaging constant,
 /// channel axis, histogram bins) and builds it, so quantizers can be configured by value.
@@ -18,6 +19,7 @@
 #include "nn/unary_module.h"
 #include "quant/modules/quantizer_device.h"
 #include "quant/observer/uniform_observer.h"
+#include "quant/synced_statistics.h"
 
 namespace qgrad::quant {
 
@@ -48,13 +50,15 @@ struct ObserverConfig {
 
 /// A torch.ao observer as an nn module, its statistics registered as buffers (see the file
 /// comment).
-class Observer : public nn::UnaryModule, public RunsOn {
+class Observer : public nn::UnaryModule, public RunsOn, public SyncedStatistics {
  public:
   /// Builds config's observer (ValueError for invalid options).
   explicit Observer(const ObserverConfig& config);
 
   /// Records the statistics of x (no gradient) and returns x.
   Tensor forward(const Tensor& x) override;
+  /// The observer reduces its batch statistics over `group` (synced_statistics.h).
+  void set_process_group(std::shared_ptr<distributed::ProcessGroup> group) override;
   /// The CPU, and CUDA for the min/max observers (not HistogramObserver).
   bool runs_on(Device device) const override;
   /// Scale and zero point from the statistics (scale [1.0], zero point [0] before any data).

@@ -114,6 +114,12 @@ TensorQuantizer::TensorQuantizer(const nvidia::QuantDescriptor& desc,
   }
 }
 
+void TensorQuantizer::set_process_group(std::shared_ptr<distributed::ProcessGroup> group) {
+  if (max_calib_) max_calib_->set_process_group(group);
+  if (hist_calib_) hist_calib_->set_process_group(group);
+  SyncedStatistics::set_process_group(std::move(group));
+}
+
 bool TensorQuantizer::is_dynamic() const {
   return desc_.dynamic() ||
          (desc_.block_sizes() && desc_.block_sizes()->type == nvidia::BlockQuantType::Dynamic);

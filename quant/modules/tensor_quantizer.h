@@ -41,6 +41,7 @@
 #include "quant/nvidia/block_quant.h"
 #include "quant/nvidia/calibrator.h"
 #include "quant/nvidia/quant_descriptor.h"
+#include "quant/synced_statistics.h"
 
 namespace qgrad::quant {
 
@@ -92,7 +93,7 @@ struct TensorQuantizerOptions {
 
 /// pytorch_quantization's TensorQuantizer (with TensorRT Model Optimizer's block and FP8
 /// formats) as an nn module (see the file comment).
-class TensorQuantizer : public nn::UnaryModule, public Calibratable {
+class TensorQuantizer : public nn::UnaryModule, public Calibratable, public SyncedStatistics {
  public:
   /// ValueError for combinations the quantizer cannot run: histogram calibration with (E,M)
   /// num_bits or block_sizes, real quantization (fake_quant false) with (E,M) num_bits or
@@ -161,6 +162,10 @@ class TensorQuantizer : public nn::UnaryModule, public Calibratable {
   /// quantizers are left alone.
   void start_calibration() override;
   void finish_calibration(const CalibrationOptions& options) override;
+  /// The max and histogram calibrators reduce their statistics over `group`
+  /// (synchronize_statistics.h). The static block quantizer's per-block amax is not reduced:
+  /// its block grid follows the input's shape, which a batch split changes.
+  void set_process_group(std::shared_ptr<distributed::ProcessGroup> group) override;
 
  private:
   Tensor quant_forward(const Tensor& x);

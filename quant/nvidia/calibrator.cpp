@@ -35,13 +35,18 @@ void MaxCalibrator::collect(const Tensor& x) {
     block[static_cast<std::size_t>(a < 0 ? a + rank : a)] = 1;  // kept axis: own amax
   }
   const Tensor xc = x.contiguous();
-  QGRAD_CHECK(!unsigned_ || !negative(xc), ValueError, op,
-              ": calibrator is unsigned but the data has negative values");
+  // any_rank: with a group every rank raises when one rank's data is bad (a no-op without).
+  const bool negative_here = unsigned_ && negative(xc);
+  QGRAD_CHECK(!any_rank(negative_here), ValueError, op,
+              ": calibrator is unsigned but the data has negative values",
+              negative_here ? "" : " (on another rank)");
   const BlockLayout L = make_block_layout(x.shape(), block);
   bool nonfinite = false;
   Tensor local = block_absmax(op, xc, L, &nonfinite);
-  QGRAD_CHECK(!nonfinite, ValueError, op, ": data contains NaN or Inf (shape ", x.shape(), ")");
+  QGRAD_CHECK(!any_rank(nonfinite), ValueError, op, ": data contains NaN or Inf (shape ", x.shape(),
+              ")", nonfinite ? "" : " on another rank");
   if (axis_.empty()) local = local.reshape({});
+  reduce_statistic(local, distributed::ReduceOp::Max);  // the global batch's amax
   if (!amax_.defined()) {
     amax_ = local;
     input_shape_ = x.shape();
@@ -83,9 +88,21 @@ void HistogramCalibrator::collect(const Tensor& x) {
   AbsHistogramKernel& abs_histogram = histogram_table(op, x);
   // The reference bins x.float(): float64 data is rounded to float32 first.
   const Tensor xf = x.detach().to(kFloat32).contiguous();
-  const AbsStats stats = abs_stats(xf);
+  AbsStats stats = abs_stats(xf);
+  const bool nonfinite_here = stats.nonfinite;
+  if (statistics_synced()) {
+    // The global batch's max |x|, zero count and non-finite flag, so every rank grows the same
+    // edges (and raises the same error).
+    std::vector<std::int64_t> counts{stats.zeros, stats.nonfinite ? 1 : 0};
+    reduce_sum(counts);
+    float lo = 0, hi = static_cast<float>(stats.max);  // exact: the max of float32 values
+    reduce_min_max(lo, hi);
+    stats.zeros = counts[0];
+    stats.nonfinite = counts[1] != 0;
+    stats.max = hi;
+  }
   QGRAD_CHECK(!stats.nonfinite, ValueError, op, ": data contains NaN or Inf (shape ", x.shape(),
-              ")");
+              ")", nonfinite_here || !stats.nonfinite ? "" : " on another rank");
   const auto xmax = static_cast<float>(stats.max);  // exact: the max of float32 values
   if (hist_.edges.empty()) {
     if (xmax == 0) {  // no range yet: keep the zeros for bin 0
@@ -105,7 +122,15 @@ void HistogramCalibrator::collect(const Tensor& x) {
     hist_.edges = torch_arange_f32(static_cast<double>(xmax + width), static_cast<double>(width));
     hist_.counts.resize(std::max(static_cast<std::size_t>(bins), hist_.counts.size()), 0);
   }
-  abs_histogram(xf, hist_.edges.back(), opts_.skip_zeros, hist_.counts);
+  if (!statistics_synced()) {
+    abs_histogram(xf, hist_.edges.back(), opts_.skip_zeros, hist_.counts);
+    return;
+  }
+  // This rank's part binned over the agreed edges; the counts summed over the ranks (exact).
+  std::vector<std::int64_t> part(hist_.counts.size(), 0);
+  abs_histogram(xf, hist_.edges.back(), opts_.skip_zeros, part);
+  reduce_sum(part);
+  for (std::size_t i = 0; i < part.size(); ++i) hist_.counts[i] += part[i];
 }
 
 Tensor HistogramCalibrator::compute_amax(const std::string& method,

@@ -28,6 +28,13 @@
 /// the range for that batch) and raise ValueError from compute_amax when nothing was collected
 /// (the reference returns None and later produces NaN). MaxCalibrator with unsigned rejects
 /// negative data, as the reference does; the histogram calibrator works on |x| either way.
+///
+/// With a process group (quant/synced_statistics.h) both collect the global batch of the ranks:
+/// MaxCalibrator reduces each batch's amax with MAX; HistogramCalibrator reduces the batch's
+/// max |x| (MAX) and zero count (SUM) first, so every rank grows the range to the same edges,
+/// then sums its part's bin counts (int64, exact). The errors above are agreed between the ranks
+/// (every rank raises when one rank's data is bad). Both are the bits of one process collecting
+/// the global batch.
 #pragma once
 
 #include <string>
@@ -35,11 +42,12 @@
 
 #include "core/tensor.h"
 #include "quant/nvidia/histogram_amax.h"
+#include "quant/synced_statistics.h"
 
 namespace qgrad::nvidia {
 
 /// Running max |x| over the non-kept axes (see the file comment).
-class MaxCalibrator {
+class MaxCalibrator : public quant::SyncedStatistics {
  public:
   /// axis: the axes that keep their own amax (empty: per tensor; a repeat is a ValueError);
   /// is_unsigned: negative data is a ValueError.
@@ -78,7 +86,7 @@ struct HistogramAmaxOptions {
 };
 
 /// pytorch_quantization's histogram calibrator (per tensor; see the file comment).
-class HistogramCalibrator {
+class HistogramCalibrator : public quant::SyncedStatistics {
  public:
   /// ValueError when num_bins < 2 or num_bits is unusable.
   explicit HistogramCalibrator(HistogramCalibratorOptions opts = {});

@@ -76,7 +76,10 @@ Tensor HistogramObserver::forward(const Tensor& x_orig) {
   NoGradGuard no_grad;
   // Rounded to float32 once here, as both kernels read it at that precision.
   const Tensor xf = x_orig.dtype() == kFloat32 ? x_orig.detach() : x_orig.detach().to(kFloat32);
-  const MinMax mm = aminmax(xf);
+  MinMax mm = aminmax(xf);
+  // With a group: the global batch's range first (so every rank bins over the same range and
+  // every rank raises the same error), then the local counts summed below.
+  reduce_min_max(mm.min, mm.max);
   QGRAD_CHECK(std::isfinite(mm.min) && std::isfinite(mm.max), ValueError, kName,
               ": inputs must be finite, got min ", mm.min, " max ", mm.max);
   const float min_val = min_val_.item<float>(), max_val = max_val_.item<float>();
@@ -84,7 +87,7 @@ Tensor HistogramObserver::forward(const Tensor& x_orig) {
   if (uninitialized || min_val == max_val) {
     min_val_.fill_(mm.min);
     max_val_.fill_(mm.max);
-    const std::vector<float> h = histc(xf, bins_, mm.min, mm.max);
+    const std::vector<float> h = global_counts(histc(xf, bins_, mm.min, mm.max));
     histogram_ = from_vector<float>(h, {bins_});
     return x_orig;
   }
@@ -98,7 +101,7 @@ Tensor HistogramObserver::forward(const Tensor& x_orig) {
   cmax = cmax + e;
   const auto start_idx =
       static_cast<std::int64_t>(std::nearbyint((min_val - cmin) / hist_bin_width));
-  std::vector<float> combined = histc(xf, bins_, cmin, cmax);
+  std::vector<float> combined = global_counts(histc(xf, bins_, cmin, cmax));
   const std::vector<float> old = histogram_.to_vector<float>();
   if (cmin == min_val && cmax == max_val) {
     for (std::size_t i = 0; i < combined.size(); ++i) combined[i] += old[i];
@@ -133,6 +136,15 @@ Tensor HistogramObserver::forward(const Tensor& x_orig) {
   min_val_.fill_(cmin);
   max_val_.fill_(cmax);
   return x_orig;
+}
+
+std::vector<float> HistogramObserver::global_counts(std::vector<float> counts) const {
+  if (!statistics_synced()) return counts;
+  // histc's counts are whole numbers: summed as integers they are exact.
+  std::vector<std::int64_t> c(counts.begin(), counts.end());
+  reduce_sum(c);
+  for (std::size_t i = 0; i < c.size(); ++i) counts[i] = static_cast<float>(c[i]);
+  return counts;
 }
 
 double HistogramObserver::quantization_error(std::int64_t start_bin, std::int64_t end_bin) const {

@@ -11,6 +11,9 @@
 /// the bins disagree with min_val / max_val); qgrad uses the real range. Results agree whenever the
 /// range ends are integers. The quantization-error sums are accumulated in double (PyTorch sums
 /// float32), which can only matter for near-exact ties in the search.
+/// With a process group the batch's range is reduced first (min / max), every rank bins its part
+/// over that range and the counts are summed: the bits of one process binning the global batch,
+/// as long as no bin of one batch reaches 2^24 elements (float32 counts stop growing there).
 #pragma once
 
 #include "quant/observer/uniform_observer.h"
@@ -42,6 +45,8 @@ class HistogramObserver : public UniformQuantizationObserver {
 
  private:
   double quantization_error(std::int64_t start_bin, std::int64_t end_bin) const;
+  // A batch's histc counts summed over the ranks (unchanged without a group).
+  std::vector<float> global_counts(std::vector<float> counts) const;
 
   std::int64_t bins_, upsample_rate_;
   double dst_nbins_;

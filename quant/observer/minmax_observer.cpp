@@ -34,12 +34,13 @@ MinMaxObserver::MinMaxObserver(const char* name, const ObserverOptions& options)
   max_val_ = scalar_tensor(-kInf, TensorOptions().dtype(kFloat32));
 }
 
-void MinMaxObserver::batch_min_max(const char* name, const Tensor& x, float& mn, float& mx) {
+void MinMaxObserver::batch_min_max(const char* name, const Tensor& x, float& mn, float& mx) const {
   static const KernelTable<AminmaxKernel>& table = kernel_table(kAminmaxKernels);
   require_floating(name, "input", x);
   const MinMax r = table(name, x)(x.detach());
   mn = r.min;
   mx = r.max;
+  reduce_min_max(mn, mx);  // the global batch's range (a no-op without a group)
 }
 
 Tensor MinMaxObserver::forward(const Tensor& x) {

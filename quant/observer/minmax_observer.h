@@ -27,8 +27,9 @@ class MinMaxObserver : public UniformQuantizationObserver {
  protected:
   /// For subclasses: name is used in error messages.
   MinMaxObserver(const char* name, const ObserverOptions& options);
-  /// The batch (min, max) of x, after PyTorch's conversion of x to float32.
-  static void batch_min_max(const char* name, const Tensor& x, float& mn, float& mx);
+  /// The batch (min, max) of x, after PyTorch's conversion of x to float32; with a process
+  /// group, of the global batch.
+  void batch_min_max(const char* name, const Tensor& x, float& mn, float& mx) const;
 };
 
 /// torch.ao's MovingAverageMinMaxObserver: the first batch sets min/max, later ones move them

@@ -50,6 +50,7 @@ void PerChannelMinMaxObserver::batch_min_max(const Tensor& x, std::vector<float>
     mn[c] = r[c].min;
     mx[c] = r[c].max;
   }
+  reduce_min_max(mn, mx);  // the global batch's ranges (a no-op without a group)
 }
 
 // The normalised channel axis of x, checked against the running statistics.

@@ -38,8 +38,8 @@ class PerChannelMinMaxObserver : public UniformQuantizationObserver {
  protected:
   /// For subclasses: name is used in error messages.
   PerChannelMinMaxObserver(const char* name, std::int64_t ch_axis, const ObserverOptions& options);
-  /// Per-channel (min, max) of a batch, as float32 vectors; checks the channel count against the
-  /// running statistics.
+  /// Per-channel (min, max) of a batch, as float32 vectors (with a process group, of the global
+  /// batch); checks the channel count against the running statistics.
   void batch_min_max(const Tensor& x, std::vector<float>& mn, std::vector<float>& mx) const;
   /// x's channel axis, normalised; IndexError / ShapeError as forward() says.
   std::int64_t channel_axis(const Tensor& x) const;

@@ -38,8 +38,9 @@ void UniformQuantizationObserver::observe_on_device(const Tensor& x, std::int64_
   AminmaxIntoKernel& into = aminmax(name_, xf);
   const std::int64_t n = axis < 0 ? 1 : x.size(axis);
   const TensorOptions f32 = TensorOptions().dtype(kFloat32).device(x.device());
-  const Tensor bmin = empty({n}, f32), bmax = empty({n}, f32);
+  Tensor bmin = empty({n}, f32), bmax = empty({n}, f32);
   into(xf, axis, bmin, bmax);
+  reduce_min_max(bmin, bmax);   // the global batch's range (a no-op without a group)
   if (min_val_.numel() == 0) {  // per channel, the first batch: its statistics
     min_val_ = bmin;
     max_val_ = bmax;

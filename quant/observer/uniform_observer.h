@@ -11,6 +11,9 @@
 ///              zero_point = -min / scale (float)
 /// Never-observed statistics give scale [1.0] and zero_point [0]. eps defaults to float32's
 /// epsilon 2^-23. Zero points are returned as int64 (PyTorch returns int32 for affine schemes).
+/// With a process group (quant/synced_statistics.h) every observer reduces each batch's
+/// statistics over the ranks before updating its running state, so the ranks hold the bits one
+/// process observing the global batch would.
 #pragma once
 
 #include <cstdint>
@@ -18,6 +21,7 @@
 
 #include "core/tensor.h"
 #include "quant/observer/quant_dtype.h"
+#include "quant/synced_statistics.h"
 
 namespace qgrad::ao {
 
@@ -69,7 +73,7 @@ struct QParams {
 
 /// The base of torch.ao's min/max observers (UniformQuantizationObserverBase): options, integer
 /// range, eps and the qparams rule (see the file comment).
-class UniformQuantizationObserver {
+class UniformQuantizationObserver : public quant::SyncedStatistics {
  public:
   virtual ~UniformQuantizationObserver() = default;
 
