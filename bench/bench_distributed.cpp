@@ -17,7 +17,7 @@
 #include "nn/optim/sgd.h"
 #include "ops/loss/loss.h"
 #include "quant/modules/quantize_model.h"
-#include "quant/modules/synced_statistics.h"
+#include "quant/modules/synchronize_statistics.h"
 
 using namespace qgrad;
 

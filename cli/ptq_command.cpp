@@ -25,6 +25,7 @@
 #include "nn/data/dataloader.h"
 #include "nn/data/mnist.h"
 #include "nn/serialize/checkpoint.h"
+#include "quant/modules/synchronize_statistics.h"
 
 namespace qgrad::cli {
 
@@ -121,6 +122,7 @@ PtqResult run_ptq(const PtqOptions& options, std::ostream& leader_out,
   r.float_result = evaluate(*model, test_loader, device, group.get());
 
   r.layers = quantize_for_training(*model, recipe);
+  if (group->size() > 1) quant::synchronize_statistics(*model, group);
   out << "  quant: " << describe(r.layers) << "\n"
       << "  calibration: " << describe_calibration(recipe) << "\n"
       << std::flush;

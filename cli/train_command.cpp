@@ -35,6 +35,7 @@
 #include "core/factory.h"
 #include "core/file_io.h"
 #include "core/version.h"
+#include "distributed/convert_sync_batchnorm.h"
 #include "distributed/data_parallel.h"
 #include "distributed/init.h"
 #include "nn/data/batch_uploader.h"
@@ -46,6 +47,7 @@
 #include "quant/modules/lazy_buffer.h"
 #include "quant/modules/quantize_model.h"
 #include "quant/modules/quantizer_device.h"
+#include "quant/modules/synchronize_statistics.h"
 
 namespace qgrad::cli {
 
@@ -366,6 +368,8 @@ TrainOutcome run_training(const TrainConfig& config_in, std::ostream& leader_out
   if (pretrained && !pretrained->quantized()) load();
   if (recipe) {
     model_lines.push_back("quant: " + describe(quantize_for_training(*model, *recipe)));
+    // The quantizers reduce their statistics over the ranks (calibration and training alike).
+    if (ranks > 1) quant::synchronize_statistics(*model, group);
     if (!config.resume.empty())
       model_lines.push_back("quant: quantizer state restored from the checkpoint, no calibration");
     else if (!pretrained || !pretrained->quantized())
@@ -376,6 +380,11 @@ TrainOutcome run_training(const TrainConfig& config_in, std::ostream& leader_out
   }
   if (pretrained && pretrained->quantized()) load();  // float training: the error says why
   if (!device.is_cpu()) model->to(device);
+  if (config.distributed.sync_batchnorm && ranks > 1) {
+    const std::int64_t n = distributed::convert_sync_batchnorm(*model, group);
+    model_lines.push_back("distributed: " + std::to_string(n) +
+                          " batch norm layers with the global batch's statistics (SyncBatchNorm)");
+  }
   // After quantization and the move to the device, which replace tensors its hooks refer to.
   distributed::DistributedDataParallel ddp(
       model, group,

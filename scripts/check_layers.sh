@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# Fails when a layer of qgrad reaches up: core -> ops -> nn -> quant -> qgrad (the umbrella) ->
-# deploy -> cli, each allowed to use only the layers before it. Two checks, run by the build
-# (the qgrad_layer_check target, part of `all`) so the picture cannot drift from the code:
+# Fails when a layer of qgrad reaches up: core -> ops -> nn -> distributed -> quant -> qgrad (the
+# umbrella) -> deploy -> cli, each allowed to use only the layers before it. Two checks, run by
+# the build (the qgrad_layer_check target, part of `all`) so the picture cannot drift from the
+# code:
 #   includes: a source or header of a layer that includes a path of a later layer
 #             (`#include "quant/..."` in nn/, `#include "qgrad.h"` in core/);
 #   symbols:  an undefined symbol of a layer's static libraries that only a later layer's
@@ -20,7 +21,7 @@ while [[ $# -gt 0 ]]; do
   case "$1" in
     --nm) nm_tool=$2; shift 2 ;;
     --root) root=$2; shift 2 ;;
-    -h|--help) sed -n '2,15p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,14p' "$0"; exit 0 ;;
     *) layers+=("$1"); shift ;;
   esac
 done

@@ -71,8 +71,12 @@ TEST_CASE("qgrad train on 2 ranks of batch B trains like one process of batch 2B
   for (const nlohmann::json& q : {nlohmann::json(), quant}) {
     INFO("quant " << q.dump());
     std::ostringstream two_out, one_out;
-    const TrainOutcome two =
-        run_training(parse_train_config(tiny_config(dir, "two", 16, 2, q)), two_out, nullptr, g);
+    // lenet5bn's batch norm with the global batch's statistics: the ranks then compute what one
+    // process does (with each rank's own statistics they would not).
+    nlohmann::json two_config = tiny_config(dir, "two", 16, 2, q);
+    two_config["distributed"] = {{"sync_batchnorm", true}};
+    const TrainOutcome two = run_training(parse_train_config(two_config), two_out, nullptr, g);
+    if (g->rank() == 0) CHECK(two_out.str().find("SyncBatchNorm") != std::string::npos);
     const TrainOutcome one = run_training(parse_train_config(tiny_config(dir, mine, 32, 2, q)),
                                           one_out, nullptr, alone());
     // Rank 0 alone reports.
