@@ -10,12 +10,13 @@ steps=${2:-30}
 bench=$build/bench/bench_distributed
 export OMP_NUM_THREADS=1 OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 export OMPI_MCA_rmaps_base_oversubscribe=1
-echo "# $(date -u +%Y-%m-%d) $(git -C "$(dirname "$0")/.." rev-parse --short HEAD) $(nproc) cores, 1 thread a rank"
-for spec in "lenet5bn 128" "vggfm 64" "lenet5bn 128 qat" "vggfm 64 qat"; do
-  # shellcheck disable=SC2086
-  one=$(mpirun -np 1 "$bench" $spec "$steps")
-  # shellcheck disable=SC2086
-  two=$(mpirun -np 2 "$bench" $spec "$steps")
+echo "# $(date -u +%Y-%m-%d) $(git -C "$(dirname "$0")/.." rev-parse --short HEAD) $(nproc --all) cores, 1 thread a rank"
+specs=("lenet5bn 128" "vggfm 64" "lenet5bn 128 qat" "vggfm 64 qat")
+[[ -n ${QGRAD_BENCH_ONLY:-} ]] && specs=("$QGRAD_BENCH_ONLY")
+for spec in "${specs[@]}"; do
+  read -r model batch mode <<<"$spec"
+  one=$(mpirun -np 1 "$bench" "$model" "$batch" "$steps" ${mode:+"$mode"})
+  two=$(mpirun -np 2 "$bench" "$model" "$batch" "$steps" ${mode:+"$mode"})
   echo "$one"
   echo "$two"
   /usr/bin/env python3 - "$one" "$two" <<'PY' 2>/dev/null || true
