@@ -152,7 +152,10 @@ PtqResult run_ptq(const PtqOptions& options, std::ostream& leader_out,
       {"calibration_batches", r.calibration.batches}, {"calibration_images", r.calibration.images},
       {"float_test_acc", r.float_result.accuracy},    {"ptq_test_acc", r.quantized.accuracy}};
   r.output = target.string();
-  if (!leader) return r;
+  if (!leader) {
+    group->barrier();  // returns once rank 0 has written the checkpoint
+    return r;
+  }
   if (!target.parent_path().empty()) fs::create_directories(target.parent_path());
   serialize::save_checkpoint(target.string(), *model, nullptr, nullptr, file.epoch, 0,
                              {{kStoredConfigKey, to_json(stored).dump()},
@@ -166,6 +169,7 @@ PtqResult run_ptq(const PtqOptions& options, std::ostream& leader_out,
       << "  fine-tune (QAT): qgrad train with \"pretrained\": \"" << r.output
       << "\" and \"quant\": " << finetune.dump() << "\n"
       << std::flush;
+  group->barrier();
   return r;
 }
 

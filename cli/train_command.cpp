@@ -584,6 +584,7 @@ TrainOutcome run_training(const TrainConfig& config_in, std::ostream& leader_out
             << std::flush;
         outcome.epochs = records;
         outcome.interrupted = true;
+        group->barrier();  // rank 0's files are complete when any rank returns
         return outcome;
       }
     }
@@ -645,6 +646,7 @@ TrainOutcome run_training(const TrainConfig& config_in, std::ostream& leader_out
           << std::flush;
       outcome.epochs = records;
       outcome.interrupted = true;
+      group->barrier();
       return outcome;
     }
   }
@@ -654,6 +656,7 @@ TrainOutcome run_training(const TrainConfig& config_in, std::ostream& leader_out
       << format_summary_table(outcome.epochs) << "checkpoints and metrics in " << config.output.dir
       << "\n"
       << std::flush;
+  group->barrier();  // rank 0's files are complete when any rank returns
   return outcome;
 }
 

@@ -46,7 +46,9 @@ using StopRequest = std::function<bool(std::int64_t step)>;
 
 // Runs the training; progress and results go to `out`. `group`: the data-parallel ranks to
 // train with (null: distributed::init_process_group(), i.e. mpirun's ranks or this process
-// alone); rank 0 alone writes to `out` and to disk.
+// alone); rank 0 alone writes to `out` and to disk, and every rank returns once those files
+// are complete. TrainOutcome::epochs holds the whole run on rank 0 (a resumed run's earlier
+// epochs included, from its metrics.jsonl), this call's epochs on the other ranks.
 TrainOutcome run_training(const TrainConfig& config, std::ostream& out,
                           const StopRequest& stop = nullptr,
                           std::shared_ptr<distributed::ProcessGroup> group = nullptr);

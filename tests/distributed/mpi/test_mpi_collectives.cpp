@@ -92,3 +92,31 @@ TEST_CASE("collectives refuse non-contiguous and unsupported tensors", "[collect
   Tensor undefined;
   CHECK_THROWS_AS(g->all_reduce(undefined, ReduceOp::Max), ValueError);
 }
+
+TEST_CASE(
+    "collectives on GPU tensors, staged through pinned host memory (2 ranks may share one "
+    "GPU)",
+    "[collectives]") {
+  auto g = qgrad_test::world();
+  // The same answer on every rank of one machine, so all ranks skip or run together.
+  if (!cuda_is_available()) {
+    WARN("no CUDA device: the GPU collectives did not run");
+    return;
+  }
+  const Device gpu = Device::parse("cuda:" + std::to_string(g->rank() % cuda_device_count()));
+  Tensor s = full({1000}, 1.0 + g->rank()).to(gpu);
+  g->all_reduce(s, ReduceOp::Sum);
+  CHECK(s.device() == gpu);
+  const double expected = g->size() + g->size() * (g->size() - 1) / 2.0;
+  CHECK(s.to(kCPU).to_vector<float>() == std::vector<float>(1000, static_cast<float>(expected)));
+  Tensor m = full({3}, static_cast<double>(g->rank())).to(gpu);
+  g->all_reduce_async(m, ReduceOp::Max)->wait();
+  CHECK(m.to(kCPU).to_vector<float>() == std::vector<float>(3, static_cast<float>(g->size() - 1)));
+  Tensor b = full({4}, 10.0 * g->rank(), TensorOptions().dtype(kInt64)).to(gpu);
+  g->broadcast(b, 0);
+  CHECK(b.to(kCPU).to_vector<std::int64_t>() == std::vector<std::int64_t>(4, 0));
+  const std::vector<Tensor> all = g->all_gather(full({2}, 1.0 * g->rank()).to(gpu));
+  REQUIRE(all.size() == static_cast<std::size_t>(g->size()));
+  CHECK(all.back().device() == gpu);
+  CHECK(all.back().to(kCPU).to_vector<float>() == std::vector<float>(2, g->size() - 1.0f));
+}
