@@ -32,6 +32,7 @@
 #include "cli/usage_error.h"
 #include "core/autograd/grad_mode.h"
 #include "core/deterministic.h"
+#include "core/device.h"
 #include "core/factory.h"
 #include "core/file_io.h"
 #include "core/version.h"
@@ -288,11 +289,23 @@ TrainOutcome run_training(const TrainConfig& config_in, std::ostream& leader_out
   TrainConfig config = config_in;
   // The ranks of a data-parallel job (mpirun -np N), or this process alone. Rank 0 alone prints
   // and writes files; every rank reads its part of each global batch of N x batch_size.
-  if (!group) group = distributed::init_process_group();
+  const bool nccl = config.distributed.backend == "nccl";
+  if (nccl && config.device.rfind("cuda", 0) != 0)
+    throw UsageError(
+        "train: \"distributed.backend\": \"nccl\" all-reduces GPU tensors, but the "
+        "device is \"" +
+        config.device + "\"; use \"mpi\" or a cuda device");
+  if (!group)
+    group = distributed::init_process_group(nccl ? distributed::Backend::Nccl
+                                                 : distributed::Backend::Mpi);
   const bool leader = group->rank() == 0;
   const int ranks = group->size();
   std::ostream silent(nullptr);  // a stream without a buffer: what it is given goes nowhere
   std::ostream& out = leader ? leader_out : silent;
+  // "cuda" under mpirun: each rank on this machine takes its own GPU, in turn.
+  if (ranks > 1 && config.device == "cuda" && cuda_device_count() > 0)
+    config.device =
+        "cuda:" + std::to_string(distributed::launched_local_rank() % cuda_device_count());
   // Read with the config: the device check needs to know whether there is one, the model below.
   const std::optional<quant::QuantRecipe>& recipe = config.quant;
   const Device device = resolve_device(config);

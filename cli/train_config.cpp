@@ -143,6 +143,7 @@ DistributedConfig parse_distributed(ConfigReader& root) {
   d.bucket_mb = r.number("bucket_mb", d.bucket_mb, NumberRule::positive());
   d.sync_batchnorm = r.boolean("sync_batchnorm", d.sync_batchnorm);
   d.broadcast_buffers = r.boolean("broadcast_buffers", d.broadcast_buffers);
+  d.backend = r.choice("backend", d.backend, {"mpi", "nccl"});
   r.finish();
   return d;
 }
@@ -308,7 +309,8 @@ nlohmann::json to_json(const TrainConfig& c) {
       {"distributed",
        {{"bucket_mb", c.distributed.bucket_mb},
         {"sync_batchnorm", c.distributed.sync_batchnorm},
-        {"broadcast_buffers", c.distributed.broadcast_buffers}}},
+        {"broadcast_buffers", c.distributed.broadcast_buffers},
+        {"backend", c.distributed.backend}}},
       {"resume", null_if(c.resume.empty(), c.resume)},
       {"pretrained", null_if(c.pretrained.empty(), c.pretrained)},
       {"quant", c.quant ? c.quant->to_json() : json()},
@@ -380,6 +382,10 @@ const std::vector<ConfigKeyDoc>& train_config_keys() {
       {"distributed.sync_batchnorm", "false",
        "mpirun -np N: batch norm with the statistics of the global batch (SyncBatchNorm) instead "
        "of each rank's own"},
+      {"distributed.backend", "\"mpi\"",
+       "mpirun -np N on GPUs: \"mpi\" stages the gradients through host memory (any machine, also "
+       "ranks sharing a GPU), \"nccl\" all-reduces them on the GPUs (one rank per GPU; builds "
+       "with NCCL)"},
       {"distributed.broadcast_buffers", "true",
        "mpirun -np N: copy rank 0's buffers (batch norm's running statistics) to every rank after "
        "each step"},

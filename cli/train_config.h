@@ -86,6 +86,7 @@ struct DistributedConfig {
   double bucket_mb = 1.0;         // gradient bucket size: smaller starts all-reduces earlier
   bool sync_batchnorm = false;    // batch norm with the global batch's statistics
   bool broadcast_buffers = true;  // rank 0's buffers (batch norm's running statistics) each step
+  std::string backend = "mpi";    // GPU tensors: "mpi" (staged through host memory) or "nccl"
 };
 
 // Upper bounds of the integer keys (stated in --help): far beyond any real run, and small enough

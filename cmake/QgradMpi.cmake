@@ -23,3 +23,22 @@ if(NOT QGRAD_MPI STREQUAL "OFF")
 else()
   message(STATUS "qgrad: MPI disabled (QGRAD_MPI=OFF)")
 endif()
+
+# QGRAD_NCCL = AUTO | ON | OFF -> QGRAD_WITH_NCCL: the NCCL path of the MPI process group
+# (distributed/nccl_communicator*), which all-reduces gradient buckets on the GPUs directly instead
+# of staging them through host memory; chosen at run time ("distributed.backend": "nccl"). Needs
+# CUDA and MPI (MPI starts the ranks and hands out NCCL's unique id); AUTO uses it when nccl.h and
+# libnccl are found next to the CUDA toolkit or in the system's paths.
+set(QGRAD_WITH_NCCL OFF)
+if(QGRAD_WITH_MPI AND QGRAD_WITH_CUDA AND NOT QGRAD_NCCL STREQUAL "OFF")
+  find_path(QGRAD_NCCL_INCLUDE_DIR nccl.h HINTS ${CUDAToolkit_INCLUDE_DIRS})
+  find_library(QGRAD_NCCL_LIBRARY nccl HINTS ${CUDAToolkit_LIBRARY_DIR})
+  if(QGRAD_NCCL_INCLUDE_DIR AND QGRAD_NCCL_LIBRARY)
+    set(QGRAD_WITH_NCCL ON)
+    message(STATUS "qgrad: NCCL enabled (${QGRAD_NCCL_LIBRARY})")
+  elseif(QGRAD_NCCL STREQUAL "ON")
+    message(FATAL_ERROR "QGRAD_NCCL=ON but nccl.h / libnccl were not found")
+  endif()
+elseif(QGRAD_NCCL STREQUAL "ON")
+  message(FATAL_ERROR "QGRAD_NCCL=ON needs a build with CUDA and MPI")
+endif()

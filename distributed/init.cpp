@@ -35,6 +35,12 @@ int launched_rank() {
   return 0;
 }
 
+int launched_local_rank() {
+  for (const char* v : {"OMPI_COMM_WORLD_LOCAL_RANK", "PMIX_LOCAL_RANK", "MPI_LOCALRANKID"})
+    if (const char* s = std::getenv(v)) return std::max(0, std::atoi(s));
+  return 0;
+}
+
 int launched_local_size() {
   for (const char* v : {"OMPI_COMM_WORLD_LOCAL_SIZE", "PMIX_LOCAL_SIZE", "MPI_LOCALNRANKS"})
     if (const char* s = std::getenv(v)) {
@@ -59,18 +65,32 @@ bool mpi_available() {
 #endif
 }
 
-std::shared_ptr<ProcessGroup> init_process_group() {
+bool nccl_available() {
+#ifdef QGRAD_WITH_NCCL
+  return true;
+#else
+  return false;
+#endif
+}
+
+std::shared_ptr<ProcessGroup> init_process_group(Backend backend) {
   // An explicit cache: MPI has one world per process, and MPI_Init may run once.
   static std::mutex mutex;
   static std::weak_ptr<ProcessGroup> live;
   std::lock_guard<std::mutex> lock(mutex);
-  if (auto g = live.lock()) return g;
+  if (auto g = live.lock()) {
+    const bool is_nccl = g->backend() == "mpi+nccl";
+    QGRAD_CHECK(g->size() == 1 || is_nccl == (backend == Backend::Nccl), Error,
+                "distributed: this process joined its job with the ", g->backend(),
+                " back end already; one process has one");
+    return g;
+  }
   std::shared_ptr<ProcessGroup> group;
   if (!launched_by_mpi()) {
     group = std::make_shared<SingleProcessGroup>();
   } else {
 #ifdef QGRAD_WITH_MPI
-    group = make_mpi_world();
+    group = make_mpi_world(backend == Backend::Nccl);
 #else
     throw Error("distributed: this process was started by mpirun (" +
                 std::to_string(launched_world_size()) +

@@ -11,6 +11,10 @@
 #include "core/error.h"
 #include "distributed/mpi_process_group.h"
 
+#ifdef QGRAD_WITH_NCCL
+#include "distributed/nccl_communicator.h"
+#endif
+
 namespace qgrad::distributed {
 
 namespace {
@@ -93,8 +97,8 @@ constexpr std::int64_t kChunk = INT_MAX / 8;
 
 class MpiProcessGroup final : public ProcessGroup {
  public:
-  MpiProcessGroup(int rank, int size, bool owns_mpi)
-      : ProcessGroup(rank, size), owns_mpi_(owns_mpi) {
+  MpiProcessGroup(int rank, int size, bool owns_mpi, bool nccl)
+      : ProcessGroup(rank, size), owns_mpi_(owns_mpi), nccl_(nccl) {
     check(MPI_Op_create(&nan_extreme_op<false>, 1, &nan_min_), "MPI_Op_create");
     check(MPI_Op_create(&nan_extreme_op<true>, 1, &nan_max_), "MPI_Op_create");
   }
@@ -102,15 +106,41 @@ class MpiProcessGroup final : public ProcessGroup {
     int finalized = 0;
     MPI_Finalized(&finalized);
     if (finalized) return;
+#ifdef QGRAD_WITH_NCCL
+    communicators_.clear();  // before MPI goes
+#endif
     MPI_Op_free(&nan_min_);
     MPI_Op_free(&nan_max_);
     // While an exception unwinds this rank is failing: MPI_Finalize would wait for ranks that
     // wait for this one. abort_job ends them all instead.
     if (owns_mpi_ && std::uncaught_exceptions() == 0) MPI_Finalize();
   }
-  std::string backend() const override { return "mpi"; }
+  std::string backend() const override {
+    return nccl_ ? "mpi+nccl" : "mpi";
+  }
 
  protected:
+#ifdef QGRAD_WITH_NCCL
+  std::unique_ptr<Work> start_device_all_reduce(const Tensor& t, ReduceOp op) override {
+    if (!nccl_ || op != ReduceOp::Sum) return nullptr;
+    const int device = t.device().index;
+    auto it = communicators_.begin();
+    while (it != communicators_.end() && (*it)->device() != device) ++it;
+    if (it == communicators_.end()) {
+      // Collective: every rank reaches its first GPU sum at the same point.
+      std::vector<char> id = rank() == 0 ? NcclCommunicator::make_unique_id() : std::vector<char>();
+      int n = static_cast<int>(id.size());
+      check(MPI_Bcast(&n, 1, MPI_INT, 0, MPI_COMM_WORLD), "MPI_Bcast");
+      id.resize(static_cast<std::size_t>(n));
+      check(MPI_Bcast(id.data(), n, MPI_BYTE, 0, MPI_COMM_WORLD), "MPI_Bcast");
+      communicators_.push_back(std::make_unique<NcclCommunicator>(id, rank(), size(), device));
+      it = communicators_.end() - 1;
+    }
+    (*it)->all_reduce_sum(t.raw_data(), t.numel(), t.dtype());
+    // Queued on the device's stream: what reads the tensor later on that stream sees the sum.
+    return std::make_unique<MpiWork>();
+  }
+#endif
   std::unique_ptr<Work> start_all_reduce(void* data, std::int64_t count, DType dtype,
                                          ReduceOp op) override {
     const MPI_Datatype type = mpi_type(dtype);
@@ -144,16 +174,28 @@ class MpiProcessGroup final : public ProcessGroup {
                         MPI_BYTE, MPI_COMM_WORLD),
           "MPI_Allgather");
   }
-  void barrier_impl() override { check(MPI_Barrier(MPI_COMM_WORLD), "MPI_Barrier"); }
+  void barrier_impl() override {
+    check(MPI_Barrier(MPI_COMM_WORLD), "MPI_Barrier");
+  }
 
  private:
   bool owns_mpi_;
+  bool nccl_;
+#ifdef QGRAD_WITH_NCCL
+  std::vector<std::unique_ptr<NcclCommunicator>> communicators_;
+#endif
   MPI_Op nan_min_ = MPI_OP_NULL, nan_max_ = MPI_OP_NULL;
 };
 
 }  // namespace
 
-std::shared_ptr<ProcessGroup> make_mpi_world() {
+std::shared_ptr<ProcessGroup> make_mpi_world(bool nccl) {
+#ifndef QGRAD_WITH_NCCL
+  QGRAD_CHECK(!nccl, Error,
+              "distributed: the NCCL back end was asked for but this qgrad was built without NCCL "
+              "(QGRAD_NCCL needs CUDA, MPI and nccl.h / libnccl); use \"mpi\", which stages GPU "
+              "tensors through host memory");
+#endif
   int initialized = 0, finalized = 0;
   MPI_Initialized(&initialized);
   MPI_Finalized(&finalized);
@@ -170,7 +212,7 @@ std::shared_ptr<ProcessGroup> make_mpi_world() {
   int rank = 0, size = 1;
   check(MPI_Comm_rank(MPI_COMM_WORLD, &rank), "MPI_Comm_rank");
   check(MPI_Comm_size(MPI_COMM_WORLD, &size), "MPI_Comm_size");
-  return std::make_shared<MpiProcessGroup>(rank, size, owns);
+  return std::make_shared<MpiProcessGroup>(rank, size, owns, nccl);
 }
 
 void mpi_abort_if_running(int code) {

@@ -77,6 +77,8 @@ void ProcessGroup::all_reduce(Tensor& t, ReduceOp op) {
 
 std::unique_ptr<Work> ProcessGroup::all_reduce_async(const Tensor& t, ReduceOp op) {
   require_reducible("all_reduce", t);
+  if (!t.device().is_cpu())
+    if (std::unique_ptr<Work> direct = start_device_all_reduce(t, op)) return direct;
   HostStaging staging(t, /*copy_in=*/true);
   void* data = staging.data();
   std::unique_ptr<Work> inner = start_all_reduce(data, t.numel(), t.dtype(), op);

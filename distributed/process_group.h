@@ -60,6 +60,13 @@ class ProcessGroup {
  protected:
   /// A group in which this process is `rank` of `size`.
   ProcessGroup(int rank, int size);
+  /// A back end that reduces GPU memory itself (NCCL) starts the reduction of device tensor `t`
+  /// here; null (the default): `t` is staged through host memory and start_all_reduce reduces it.
+  virtual std::unique_ptr<Work> start_device_all_reduce(const Tensor& t, ReduceOp op) {
+    (void)t;
+    (void)op;
+    return nullptr;
+  }
   /// Starts the reduction of `count` elements of `dtype` at `data` (host memory).
   virtual std::unique_ptr<Work> start_all_reduce(void* data, std::int64_t count, DType dtype,
                                                  ReduceOp op) = 0;

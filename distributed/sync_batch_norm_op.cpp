@@ -28,15 +28,8 @@ namespace {
 
 constexpr const char* kOp = "sync_batch_norm";
 
-// A per-channel argument: undefined, or a 1-D [C] tensor of the input's dtype and device.
 void check_channel_arg(const char* name, const Tensor& t, const Tensor& x) {
-  if (!t.defined()) return;
-  check_same_device(kOp, x, t);
-  QGRAD_CHECK(t.dtype() == x.dtype(), DTypeError, kOp, ": ", name, " must have the input's dtype ",
-              dtype_name(x.dtype()), ", got ", dtype_name(t.dtype()));
-  QGRAD_CHECK(t.dim() == 1 && t.size(0) == x.size(1), ShapeError, kOp, ": ", name,
-              " must have shape [", x.size(1), "] (the channels of input shape ", x.shape(),
-              "), got ", t.shape());
+  check_batch_norm_channel_arg(kOp, name, t, x);
 }
 
 // Per-channel host values as a [C] tensor of `like`'s dtype and device (rounded to nearest).

@@ -12,19 +12,23 @@
 
 namespace qgrad {
 
+void check_batch_norm_channel_arg(const char* op, const char* name, const Tensor& t,
+                                  const Tensor& x) {
+  if (!t.defined()) return;
+  check_same_device(op, x, t);
+  QGRAD_CHECK(t.dtype() == x.dtype(), DTypeError, op, ": ", name, " must have the input's dtype ",
+              dtype_name(x.dtype()), ", got ", dtype_name(t.dtype()));
+  QGRAD_CHECK(t.dim() == 1 && t.size(0) == x.size(1), ShapeError, op, ": ", name,
+              " must have shape [", x.size(1), "] (the channels of input shape ", x.shape(),
+              "), got ", t.shape());
+}
+
 namespace {
 
 constexpr const char* kOp = "batch_norm";
 
-// A per-channel argument: undefined, or a 1-D [C] tensor of the input's dtype and device.
 void check_channel_arg(const char* name, const Tensor& t, const Tensor& x) {
-  if (!t.defined()) return;
-  check_same_device(kOp, x, t);
-  QGRAD_CHECK(t.dtype() == x.dtype(), DTypeError, kOp, ": ", name, " must have the input's dtype ",
-              dtype_name(x.dtype()), ", got ", dtype_name(t.dtype()));
-  QGRAD_CHECK(t.dim() == 1 && t.size(0) == x.size(1), ShapeError, kOp, ": ", name,
-              " must have shape [", x.size(1), "] (the channels of input shape ", x.shape(),
-              "), got ", t.shape());
+  check_batch_norm_channel_arg(kOp, name, t, x);
 }
 
 // Per-channel parameters as contiguous data without autograd history.

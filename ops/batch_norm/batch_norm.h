@@ -17,4 +17,10 @@ Tensor batch_norm(const Tensor& x, const Tensor& running_mean, const Tensor& run
                   const Tensor& weight = Tensor(), const Tensor& bias = Tensor(),
                   bool training = false, double momentum = 0.1, double eps = 1e-5);
 
+/// Checks a per-channel argument `name` of batch norm op `op` (batch_norm, sync_batch_norm):
+/// undefined, or a 1-D [C] tensor of x's dtype and device (C = x's dim 1); throws DeviceError,
+/// DTypeError or ShapeError naming both otherwise.
+void check_batch_norm_channel_arg(const char* op, const char* name, const Tensor& t,
+                                  const Tensor& x);
+
 }  // namespace qgrad

@@ -5,9 +5,11 @@
 
 #include <filesystem>
 #include <set>
+#include <sstream>
 
 #include <omp.h>
 
+#include "cli/train_command.h"
 #include "cli/train_config.h"
 #include "cli/training_factory.h"
 #include "cli/usage_error.h"
@@ -340,4 +342,32 @@ TEST_CASE("config: the configs shipped in configs/ parse", "[cli]") {
   a.erase("quant");
   b.erase("quant");
   CHECK(a == b);
+}
+
+TEST_CASE("config: the distributed section's defaults, values and errors", "[cli]") {
+  using namespace qgrad::cli;
+  const TrainConfig d = parse_train_config(nlohmann::json::object());
+  CHECK(d.distributed.bucket_mb == 1.0);
+  CHECK_FALSE(d.distributed.sync_batchnorm);
+  CHECK(d.distributed.broadcast_buffers);
+  CHECK(d.distributed.backend == "mpi");
+  const TrainConfig c = parse_train_config(nlohmann::json::parse(
+      R"({"distributed": {"bucket_mb": 0.25, "sync_batchnorm": true, "broadcast_buffers": false,
+          "backend": "nccl"}})"));
+  CHECK(c.distributed.bucket_mb == 0.25);
+  CHECK(c.distributed.sync_batchnorm);
+  CHECK_FALSE(c.distributed.broadcast_buffers);
+  CHECK(to_json(c)["distributed"]["backend"] == "nccl");
+  CHECK(parse_train_config(to_json(c)).distributed.backend == "nccl");  // round trip
+  CHECK_THROWS_WITH(
+      parse_train_config(nlohmann::json::parse(R"({"distributed": {"bucket_mb": 0}})")),
+      Catch::Contains("distributed.bucket_mb must be a positive number"));
+  CHECK_THROWS_WITH(
+      parse_train_config(nlohmann::json::parse(R"({"distributed": {"backend": "gloo"}})")),
+      Catch::Contains("distributed.backend must be one of \"mpi\", \"nccl\""));
+  CHECK_THROWS_WITH(parse_train_config(nlohmann::json::parse(R"({"distributed": {"ranks": 2}})")),
+                    Catch::Contains("distributed.ranks"));
+  // NCCL reduces GPU tensors: with the CPU it is a usage error before any work.
+  std::ostringstream out;
+  CHECK_THROWS_AS(run_training(c, out), UsageError);
 }

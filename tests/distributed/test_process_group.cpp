@@ -60,3 +60,14 @@ TEST_CASE("distributed: DistributedDataParallel on one rank changes neither stat
   CHECK_THROWS_AS(DistributedDataParallel(model, g, DataParallelOptions{0.0, true}), ValueError);
   CHECK_THROWS_AS(DistributedDataParallel(nullptr, g), ValueError);
 }
+
+TEST_CASE("distributed: a process on its own is a world of one whatever the back end") {
+  if (launched_by_mpi()) return;
+  CHECK(init_process_group(Backend::Nccl)->size() == 1);
+  CHECK(init_process_group(Backend::Mpi)->backend() == "single");
+#ifdef QGRAD_WITH_CUDA
+  (void)nccl_available();  // true in builds that found NCCL
+#else
+  CHECK_FALSE(nccl_available());
+#endif
+}

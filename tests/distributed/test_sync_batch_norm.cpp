@@ -10,6 +10,7 @@
 
 #include "core/autograd/grad_mode.h"
 #include "core/factory.h"
+#include "distributed/batch_norm_testing.h"
 #include "distributed/convert_sync_batchnorm.h"
 #include "distributed/single_process_group.h"
 #include "distributed/sync_batch_norm.h"
@@ -30,6 +31,9 @@
 using namespace qgrad;
 using namespace qgrad::distributed;
 
+using qgrad_test::randomise_affine;
+using qgrad_test::scaled_error;
+
 namespace {
 
 std::shared_ptr<ProcessGroup> single() {
@@ -45,27 +49,6 @@ Tensor channel_data(const Shape& shape, std::uint64_t seed, DType dtype = kFloat
   const Tensor scale = rand(per_channel, g, TensorOptions().dtype(dtype)) * 3.0 + 0.5;
   const Tensor shift = randn(per_channel, g, TensorOptions().dtype(dtype)) * 2.0 + offset;
   return randn(shape, g, TensorOptions().dtype(dtype)) * scale + shift;
-}
-
-// Sets weight and bias of `bn` to seeded values (not 1 and 0, so their gradients matter).
-void randomise_affine(const nn::BatchNormBase& bn, std::uint64_t seed) {
-  Generator g(seed);
-  NoGradGuard no_grad;
-  Tensor w = bn.weight(), b = bn.bias();
-  w.copy_(rand(w.shape(), g) + 0.5);
-  b.copy_(randn(b.shape(), g));
-}
-
-// The largest |got - want| over the largest |want| (1 at least).
-double scaled_error(const Tensor& got, const Tensor& want) {
-  const std::vector<double> g = got.to_vector<double>(), w = want.to_vector<double>();
-  REQUIRE(g.size() == w.size());
-  double err = 0, scale = 1;
-  for (std::size_t i = 0; i < g.size(); ++i) {
-    err = std::max(err, std::abs(g[i] - w[i]));
-    scale = std::max(scale, std::abs(w[i]));
-  }
-  return err / scale;
 }
 
 }  // namespace

@@ -1,11 +1,13 @@
 // The helpers of mpi_test_support.h.
 #include "mpi_test_support.h"
 
+#include <cmath>
 #include <cstring>
 
 #include "core/device.h"
 #include "core/factory.h"
 #include "distributed/init.h"
+#include "ops/loss/loss.h"
 
 namespace qgrad_test {
 
@@ -46,6 +48,25 @@ std::vector<std::string> differing_entries(const qgrad::nn::Module& a, const qgr
       out.push_back(it.key);
   }
   return out;
+}
+
+double step_both(qgrad::nn::UnaryModule& ranked, qgrad::distributed::DistributedDataParallel& ddp,
+                 qgrad::optim::Optimizer& ranked_optimizer, qgrad::nn::UnaryModule& whole,
+                 qgrad::optim::Optimizer& whole_optimizer, const qgrad::Tensor& x,
+                 const qgrad::Tensor& y) {
+  qgrad::Tensor loss = qgrad::cross_entropy(ranked.forward(rank_part(x)), rank_part(y));
+  ranked_optimizer.zero_grad();
+  loss.backward();
+  ddp.synchronize();
+  ranked_optimizer.step();
+  // The global loss: the mean of the ranks' mean losses (equal shares).
+  qgrad::Tensor sum = loss.detach().to(qgrad::kFloat64).reshape({1}).contiguous();
+  world()->all_reduce(sum, qgrad::distributed::ReduceOp::Sum);
+  qgrad::Tensor whole_loss = qgrad::cross_entropy(whole.forward(x), y);
+  whole_optimizer.zero_grad();
+  whole_loss.backward();
+  whole_optimizer.step();
+  return std::abs(sum.item<double>() / world()->size() - whole_loss.item<double>());
 }
 
 std::string broadcast_string(const std::string& text) {

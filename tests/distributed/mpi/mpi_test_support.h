@@ -7,8 +7,11 @@
 #include <vector>
 
 #include "core/tensor.h"
+#include "distributed/data_parallel.h"
 #include "distributed/process_group.h"
 #include "nn/module.h"
+#include "nn/optim/optimizer.h"
+#include "nn/unary_module.h"
 
 namespace qgrad_test {
 
@@ -24,6 +27,14 @@ std::vector<std::string> differing_state(const qgrad::nn::Module& m);
 
 /// The entries of `a` and `b` (two modules of one architecture, on this rank) whose bits differ.
 std::vector<std::string> differing_entries(const qgrad::nn::Module& a, const qgrad::nn::Module& b);
+
+/// One SGD step of `ranked` (data-parallel through `ddp`, on this rank's part of the global
+/// batch x, y) and one of `whole` (this process alone, on all of it); returns |the ranks' mean
+/// loss - whole's loss|, the same on every rank.
+double step_both(qgrad::nn::UnaryModule& ranked, qgrad::distributed::DistributedDataParallel& ddp,
+                 qgrad::optim::Optimizer& ranked_optimizer, qgrad::nn::UnaryModule& whole,
+                 qgrad::optim::Optimizer& whole_optimizer, const qgrad::Tensor& x,
+                 const qgrad::Tensor& y);
 
 /// `text` as rank 0 has it, on every rank.
 std::string broadcast_string(const std::string& text);

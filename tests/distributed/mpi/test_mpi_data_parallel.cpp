@@ -112,22 +112,8 @@ TEST_CASE("2 ranks with batch B train like one process with batch 2B (float tole
   double worst_loss = 0;
   for (std::int64_t step = 0; step < 20; ++step) {
     const GlobalBatch batch = global_batch(step, b * g->size());
-    Tensor loss = cross_entropy(ranked->forward(qgrad_test::rank_part(batch.x)),
-                                qgrad_test::rank_part(batch.y));
-    opt_ranked.zero_grad();
-    loss.backward();
-    ddp.synchronize();
-    opt_ranked.step();
-    // The global loss: the mean of the ranks' mean losses (equal shares).
-    Tensor mean_loss = loss.detach().to(kFloat64);
-    g->all_reduce(mean_loss, distributed::ReduceOp::Sum);
-    const double ranks_loss = mean_loss.item<double>() / g->size();
-
-    Tensor whole_loss = cross_entropy(whole->forward(batch.x), batch.y);
-    opt_whole.zero_grad();
-    whole_loss.backward();
-    opt_whole.step();
-    worst_loss = std::max(worst_loss, std::abs(ranks_loss - whole_loss.item<double>()));
+    worst_loss = std::max(worst_loss, qgrad_test::step_both(*ranked, ddp, opt_ranked, *whole,
+                                                            opt_whole, batch.x, batch.y));
   }
   // Not zero: the global batch's mean is summed in another order than the ranks' means and
   // their average, which changes the last bits of every gradient; 20 steps of SGD carry those

@@ -106,20 +106,8 @@ TEST_CASE("QAT: 2 ranks of batch B train like one process of batch 2B (torch_ao_
   double worst_loss = 0;
   for (std::int64_t step = 0; step < 20; ++step) {
     const GlobalBatch batch = global_batch(step, 16 * g->size());
-    Tensor loss = cross_entropy(ranked->forward(qgrad_test::rank_part(batch.x)),
-                                qgrad_test::rank_part(batch.y));
-    opt_ranked.zero_grad();
-    loss.backward();
-    ddp.synchronize();
-    opt_ranked.step();
-    Tensor mean_loss = loss.detach().to(kFloat64);
-    g->all_reduce(mean_loss, distributed::ReduceOp::Sum);
-    Tensor whole_loss = cross_entropy(whole->forward(batch.x), batch.y);
-    opt_whole.zero_grad();
-    whole_loss.backward();
-    opt_whole.step();
-    worst_loss = std::max(
-        worst_loss, std::abs(mean_loss.item<double>() / g->size() - whole_loss.item<double>()));
+    worst_loss = std::max(worst_loss, qgrad_test::step_both(*ranked, ddp, opt_ranked, *whole,
+                                                            opt_whole, batch.x, batch.y));
     // Bitwise: every quantizer state entry of the first layer's input.
     const TensorDict a = ranked->state_dict(), w = whole->state_dict();
     std::int64_t compared = 0;

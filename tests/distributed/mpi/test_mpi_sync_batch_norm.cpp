@@ -12,6 +12,7 @@
 
 #include "core/autograd/grad_mode.h"
 #include "core/factory.h"
+#include "distributed/batch_norm_testing.h"
 #include "distributed/convert_sync_batchnorm.h"
 #include "distributed/data_parallel.h"
 #include "distributed/sync_batch_norm.h"
@@ -27,6 +28,9 @@ using namespace qgrad;
 using distributed::ReduceOp;
 using distributed::SyncBatchNorm;
 
+using qgrad_test::randomise_affine;
+using qgrad_test::scaled_error;
+
 namespace {
 
 // Random data with a different mean and spread per channel (dim 1); the same on every rank.
@@ -37,26 +41,6 @@ Tensor channel_data(const Shape& shape, std::uint64_t seed) {
   const Tensor scale = rand(per_channel, g) * 3.0 + 0.5;
   const Tensor shift = randn(per_channel, g) * 2.0;
   return randn(shape, g) * scale + shift;
-}
-
-void randomise_affine(const nn::BatchNormBase& bn, std::uint64_t seed) {
-  Generator g(seed);
-  NoGradGuard no_grad;
-  Tensor w = bn.weight(), b = bn.bias();
-  w.copy_(rand(w.shape(), g) + 0.5);
-  b.copy_(randn(b.shape(), g));
-}
-
-// The largest |got - want| over the largest |want| (1 at least), on this rank.
-double scaled_error(const Tensor& got, const Tensor& want) {
-  const std::vector<double> g = got.to_vector<double>(), w = want.to_vector<double>();
-  if (g.size() != w.size()) return INFINITY;
-  double err = 0, scale = 1;
-  for (std::size_t i = 0; i < g.size(); ++i) {
-    err = std::max(err, std::abs(g[i] - w[i]));
-    scale = std::max(scale, std::abs(w[i]));
-  }
-  return err / scale;
 }
 
 // The largest of every rank's `v`: the same on every rank.
