@@ -167,3 +167,26 @@ TEST_CASE(
   loss().backward();
   CHECK_THROWS_AS(loss().backward(), AutogradError);
 }
+
+TEST_CASE("DistributedDataParallel: a run repeats bit for bit at the same number of ranks",
+          "[ddp]") {
+  auto g = qgrad_test::world();
+  auto run = [&] {
+    Generator gen(21);
+    std::shared_ptr<nn::Sequential> model = nn::lenet5bn(gen);
+    DistributedDataParallel ddp(model, g, DataParallelOptions{0.01, true});
+    optim::SGD opt(model->parameters(), optim::SGDOptions(0.05).momentum(0.9));
+    for (std::int64_t step = 0; step < 4; ++step) {
+      const GlobalBatch batch = global_batch(step, 8 * g->size());
+      Tensor loss = cross_entropy(model->forward(qgrad_test::rank_part(batch.x)),
+                                  qgrad_test::rank_part(batch.y));
+      opt.zero_grad();
+      loss.backward();
+      ddp.synchronize();
+      opt.step();
+    }
+    return model;
+  };
+  const std::shared_ptr<nn::Sequential> a = run(), b = run();
+  CHECK(qgrad_test::differing_entries(*a, *b).empty());
+}
