@@ -100,10 +100,11 @@ TEST_CASE("sync_batch_norm on one rank matches batch_norm within float rounding"
   // 6e-7 in float32). float32 agrees to a few ulps, not bitwise: the statistics are summed in
   // another order. With a channel mean of 1000, one float32 ulp of the mean is 6e-5: the two
   // may round it to neighbouring floats, which moves every output by up to that over the
-  // channel's spread.
+  // channel's spread, and the weight gradient sums 90 such outputs times dy (measured 2.4e-4 in
+  // the Clang sanitizer build, whose batch_norm kernel rounds differently from GCC's).
   const std::vector<Case> cases{
       {{8, 4}, kFloat32, 0, 2e-6},        {{4, 3, 7}, kFloat32, 0, 2e-6},
-      {{3, 2, 5, 6}, kFloat32, 0, 2e-6},  {{3, 2, 5, 6}, kFloat32, 1000, 1e-4},
+      {{3, 2, 5, 6}, kFloat32, 0, 2e-6},  {{3, 2, 5, 6}, kFloat32, 1000, 1e-3},
       {{3, 2, 5, 6}, kFloat64, 0, 1e-12}, {{5, 3, 2, 2, 3}, kFloat64, 100, 1e-12}};
   for (const Case& c : cases) {
     INFO("shape " << shape_str(c.shape) << " " << dtype_name(c.dtype) << " offset " << c.offset);
