@@ -6,10 +6,10 @@
 
 #include <optional>
 
+#include "cli/dataset_factory.h"
 #include "cli/qat_setup.h"
 #include "cli/stored_config.h"
 #include "cli/training_factory.h"
-#include "nn/data/mnist.h"
 #include "quant/modules/lazy_buffer.h"
 
 namespace qgrad::cli {
@@ -38,7 +38,7 @@ EvalSetup load_eval_setup(const std::string& command, const std::string& checkpo
   if (batch_size > 0) config.eval_batch_size = batch_size;
   config.threads = threads;  // this command's own --threads, not the training run's
   use_compute_threads(config);
-  s.test_set = std::make_shared<data::MNIST>(config.data.dir, data::Split::Test);
+  s.test_set = make_dataset(config.data, data::Split::Test);
   return s;
 }
 

@@ -9,6 +9,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cli/command_options.h"
+#include "cli/dataset_factory.h"
 #include "cli/qat_setup.h"
 #include "cli/stored_config.h"
 #include "cli/train_config.h"
@@ -63,14 +64,18 @@ void run_export(const ExportOptions& options, std::ostream& out) {
   if (!options.onnx.empty()) {
     deploy::OnnxExportOptions o;
     o.qdq = options.onnx_qdq;
+    const nn::ImageShape image = data_shape(config.data).image;
+    o.input_shape = {image.channels, image.height, image.width};
     if (!o.qdq && !family.empty()) kind = "float (" + family + " recipe, quantizers left out)";
     std::string bytes;
     QGRAD_CHECK(deploy::build_onnx_model(*model, o).SerializeToString(&bytes), ValueError,
                 "export: the ONNX model could not be serialised (over protobuf's 2 GB limit?)");
     outputs.push_back({options.onnx, bytes,
                        source + " exported as " + kind + " ONNX (opset " +
-                           std::to_string(deploy::kOnnxOpset) + ", input [batch, 1, 28, 28]) to " +
-                           options.onnx});
+                           std::to_string(deploy::kOnnxOpset) + ", input [batch, " +
+                           std::to_string(o.input_shape[0]) + ", " +
+                           std::to_string(o.input_shape[1]) + ", " +
+                           std::to_string(o.input_shape[2]) + "]) to " + options.onnx});
   }
   if (!options.encodings.empty()) {
     const deploy::ModelEncodings e = deploy::model_encodings(*model);
@@ -119,7 +124,8 @@ std::string export_usage() {
          "                    [--quantizers OUT.json]\n"
          "\n"
          "Writes the model of a checkpoint written by qgrad train (at least one output):\n"
-         "  --onnx: ONNX (opset 13, input [batch, 1, 28, 28] named \"input\", output \"output\"):\n"
+         "  --onnx: ONNX (opset 13, input [batch, C, H, W] named \"input\", [batch, 1, 28, 28]\n"
+         "    for MNIST-format data, output \"output\"):\n"
          "    a float model as plain ONNX with batch norm folded into the convolutions, a\n"
          "    quantization-aware model as QDQ ONNX (QuantizeLinear / DequantizeLinear on\n"
          "    quantized activations, int8 / uint8 weights; the torch_ao, nvidia, lsq,\n"

@@ -9,6 +9,7 @@
 #include "quant/modules/quantize_model.h"
 #include "quant/modules/sqnr_probe.h"
 
+#include "cli/dataset_factory.h"
 #include "cli/training_factory.h"
 
 namespace qgrad::cli {
@@ -29,8 +30,8 @@ const std::vector<std::pair<std::string, std::string>> kQuantizerChildren{
 SensitivityBench::SensitivityBench(TrainConfig config, PretrainedFile file,
                                    std::int64_t test_images)
     : config_(std::move(config)), file_(std::move(file)) {
-  train_ = std::make_shared<data::MNIST>(config_.data.dir, data::Split::Train);
-  test_ = data::Subset::first(std::make_shared<data::MNIST>(config_.data.dir, data::Split::Test),
+  train_ = make_dataset(config_.data, data::Split::Train);
+  test_ = data::Subset::first(make_dataset(config_.data, data::Split::Test),
                               static_cast<std::size_t>(test_images));
 }
 

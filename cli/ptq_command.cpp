@@ -12,6 +12,7 @@
 #include <ostream>
 
 #include "cli/command_options.h"
+#include "cli/dataset_factory.h"
 #include "cli/device_option.h"
 #include "cli/float_checkpoint.h"
 #include "cli/pretrained.h"
@@ -102,8 +103,8 @@ PtqResult run_ptq(const PtqOptions& options, std::ostream& leader_out,
   const Device device = parse_device("ptq: --device", options.device);
   require_recipe_runs_on("ptq: --device " + options.device, device, config, recipe);
 
-  auto train_set = std::make_shared<data::MNIST>(config.data.dir, data::Split::Train);
-  auto test_set = std::make_shared<data::MNIST>(config.data.dir, data::Split::Test);
+  std::shared_ptr<data::Dataset> train_set = make_dataset(config.data, data::Split::Train);
+  std::shared_ptr<data::Dataset> test_set = make_dataset(config.data, data::Split::Test);
   data::DataLoader test_loader(test_set,
                                data::DataLoaderOptions()
                                    .batch_size(config.eval_batch_size)
@@ -115,7 +116,7 @@ PtqResult run_ptq(const PtqOptions& options, std::ostream& leader_out,
   const PretrainedInfo loaded = load_pretrained(*model, config.model, file, std::nullopt);
   out << "qgrad ptq: " << config.model << ": " << describe(loaded, options.source.checkpoint)
       << "\n"
-      << "  data " << config.data.dir << ": " << train_set->size() << " train / "
+      << "  data " << data_source(config.data) << ": " << train_set->size() << " train / "
       << test_set->size() << " test images, " << omp_get_max_threads() << " threads\n"
       << std::flush;
   if (!device.is_cpu()) model->to(device);

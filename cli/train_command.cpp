@@ -18,6 +18,7 @@
 #include "cli/command_options.h"
 #include "cli/config_difference.h"
 #include "cli/config_reader.h"
+#include "cli/dataset_factory.h"
 #include "cli/device_option.h"
 #include "cli/evaluate.h"
 #include "cli/interrupt_guard.h"
@@ -152,18 +153,20 @@ void check_resume_compatible(const nlohmann::json& saved, const nlohmann::json& 
                                 "schedule", "grad_clip",  "quant", "label_smoothing"};
   if (now["schedule"]["name"] == "cosine") keys.push_back("epochs");  // the period depends on it
   const nlohmann::json saved_data = saved.value("data", nlohmann::json());
-  for (const char* k : {"normalize", "augment"}) keys.push_back(std::string("data.") + k);
+  for (const char* k : {"format", "normalize", "augment"}) keys.push_back(std::string("data.") + k);
   for (const std::string& k : keys) {
     const std::size_t dot = k.find('.');
     // The recipe as this qgrad reads it: absent (checkpoints from before "quant" existed hold
     // float models) reads as null, and one stored by an older qgrad gets the keys added since
     // with their defaults.
-    const nlohmann::json was =
+    nlohmann::json was =
         k == "quant" ? stored_recipe(saved, "resume", path)
         : dot == std::string::npos
             ? saved.value(k, nlohmann::json())
             : (saved_data.is_object() ? saved_data.value(k.substr(dot + 1), nlohmann::json())
                                       : nlohmann::json());
+    // Checkpoints from before "data.format" existed were all MNIST-format runs.
+    if (k == "data.format" && was.is_null()) was = "mnist";
     const nlohmann::json& current =
         dot == std::string::npos ? now[k] : now["data"][k.substr(dot + 1)];
     const std::optional<ConfigDifference> d = first_difference(was, current, k);
@@ -342,9 +345,16 @@ TrainOutcome run_training(const TrainConfig& config_in, std::ostream& leader_out
     }
   }
   if (leader) check_run_folder(config);
-  auto train_set = std::make_shared<data::MNIST>(config.data.dir, data::Split::Train);
-  auto test_set = std::make_shared<data::MNIST>(config.data.dir, data::Split::Test);
-  const Shape image = train_set->images().shape();  // [N, H, W]
+  std::shared_ptr<data::Dataset> train_set = make_dataset(config.data, data::Split::Train);
+  std::shared_ptr<data::Dataset> test_set = make_dataset(config.data, data::Split::Test);
+  const DataShape shape = data_shape(config.data);
+  // MNIST-format images of another size keep today's behaviour (the model is built for 28x28);
+  // the other formats size the model from the data, so both splits must agree with it.
+  if (config.data.format != "mnist") {
+    check_example_shape(*train_set, shape, "the training set (" + data_source(config.data) + ")");
+    check_example_shape(*test_set, shape, "the test set (" + data_source(config.data) + ")");
+  }
+  const Shape image = train_set->get(0).data.shape();  // [C, H, W]
   data::DataLoader train_loader(train_set,
                                 data::DataLoaderOptions()
                                     .batch_size(config.batch_size)
@@ -475,7 +485,7 @@ TrainOutcome run_training(const TrainConfig& config_in, std::ostream& leader_out
 
   const std::int64_t batches = train_loader.batches_per_epoch();
   out << "qgrad train: " << config.model << " (" << model->num_parameters(true)
-      << " parameters) on " << config.data.dir << ": " << train_set->size() << " train / "
+      << " parameters) on " << data_source(config.data) << ": " << train_set->size() << " train / "
       << test_set->size() << " test images\n"
       << "  " << config.epochs << " epochs x " << batches << " batches of " << config.batch_size
       << (ranks > 1 ? " a rank (" + std::to_string(ranks) + " data-parallel ranks, global batch " +

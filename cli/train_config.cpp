@@ -8,6 +8,7 @@
 #include <filesystem>
 #include <fstream>
 #include <sstream>
+#include <utility>
 
 #include "cli/config_reader.h"
 #include "cli/usage_error.h"
@@ -20,19 +21,44 @@ namespace qgrad::cli {
 
 namespace {
 
-NormalizeConfig parse_normalize(ConfigReader& data) {
+// The normalisation a format gets when the config gives none: Fashion-MNIST's for mnist, the
+// usual per-channel constants for CIFAR, none for npy (arrays are taken as prepared).
+NormalizeConfig default_normalize(const std::string& format) {
   NormalizeConfig n;
+  if (format == "cifar10") {
+    n.mean = {0.4914, 0.4822, 0.4465};
+    n.std = {0.2470, 0.2435, 0.2616};
+  } else if (format == "cifar100") {
+    n.mean = {0.5071, 0.4865, 0.4409};
+    n.std = {0.2673, 0.2564, 0.2762};
+  } else if (format == "npy") {
+    n.enabled = false;
+  }
+  return n;
+}
+
+NormalizeConfig parse_normalize(ConfigReader& data, const std::string& format) {
+  NormalizeConfig n = default_normalize(format);
   std::optional<nlohmann::json> raw = data.raw("normalize");
   if (!raw) return n;
   if (raw->is_boolean()) {
-    if (*raw == true) return n;
-    n.enabled = false;
+    // true: the format's constants (npy has none to turn on).
+    if (*raw == true && format == "npy")
+      data.fail("normalize",
+                "true has no default for data.format \"npy\"; give {\"mean\": "
+                "..., \"std\": ...}");
+    n.enabled = *raw == true;
     return n;
   }
   if (!raw->is_object())
     data.fail("normalize", "must be an object {\"mean\": ..., \"std\": ...} or false, got " +
                                ConfigReader::shown(*raw));
   ConfigReader r(*raw, data.key_path("normalize"));
+  if (format == "npy") {  // no constants to start from: an identity unless given
+    n.mean = {0.0};
+    n.std = {1.0};
+  }
+  n.enabled = true;
   n.mean = r.numbers("mean", n.mean, NumberRule::any(), 16);
   n.std = r.numbers("std", n.std, NumberRule::positive(), 16);
   r.finish();
@@ -45,10 +71,39 @@ NormalizeConfig parse_normalize(ConfigReader& data) {
 DataConfig parse_data(ConfigReader& root) {
   DataConfig d;
   ConfigReader r = root.object("data");
-  d.dir = r.string("dir", d.dir);
+  d.format = r.choice("format", d.format, {"mnist", "cifar10", "cifar100", "npy"});
+  const bool cifar = d.format == "cifar10" || d.format == "cifar100", npy = d.format == "npy";
+  if (cifar && !r.has("dir"))
+    r.fail("dir", "is required for data.format \"" + d.format +
+                      "\" (the folder of the extracted binary version)");
+  d.dir = r.string("dir", npy ? "." : d.dir);
+  // Keys of other formats are rejected rather than silently ignored.
+  const std::vector<std::string> npy_keys{"train_images", "train_labels", "test_images",
+                                          "test_labels",  "layout",       "num_classes"};
+  for (const std::string& k : npy_keys)
+    if (!npy && r.has(k))
+      r.fail(k, "applies only to data.format \"npy\", not \"" + d.format + "\"");
+    else if (!npy)
+      r.raw(k);  // known, for the list of accepted keys
+  if (d.format != "cifar100" && r.has("label"))
+    r.fail("label", "applies only to data.format \"cifar100\", not \"" + d.format + "\"");
+  d.label = r.choice("label", d.label, {"fine", "coarse"});
+  if (npy) {
+    const std::pair<const char*, std::string*> files[] = {{"train_images", &d.train_images},
+                                                          {"train_labels", &d.train_labels},
+                                                          {"test_images", &d.test_images},
+                                                          {"test_labels", &d.test_labels}};
+    for (const auto& [k, f] : files) {
+      if (!r.has(k)) r.fail(k, "is required for data.format \"npy\" (a .npy file)");
+      *f = r.string(k, "");
+      if (f->empty()) r.fail(k, "must name a .npy file, got \"\"");
+    }
+  }
+  d.layout = r.choice("layout", d.layout, {"nchw", "nhwc"});
+  d.num_classes = r.integer("num_classes", d.num_classes, 1, kMaxClasses);
   if (r.has("prefetch")) d.prefetch = r.boolean("prefetch", false);
   r.raw("prefetch");  // null reads as unset (automatic)
-  d.normalize = parse_normalize(r);
+  d.normalize = parse_normalize(r, d.format);
   ConfigReader a = r.object("augment");
   d.augment.random_crop_padding = a.integer("random_crop_padding", 0, 0, kMaxCropPadding);
   d.augment.hflip = a.boolean("hflip", false);
@@ -280,6 +335,22 @@ nlohmann::json to_json(const TrainConfig& c) {
   if (s.name == "multistep") schedule["milestones"] = s.milestones;
   if (s.name == "step" || s.name == "multistep") schedule["gamma"] = s.gamma;
   if (s.name == "cosine") schedule["eta_min"] = s.eta_min;
+  json data{{"format", c.data.format},
+            {"dir", c.data.dir},
+            {"prefetch", c.data.prefetch ? json(*c.data.prefetch) : json()},
+            {"normalize", normalize},
+            {"augment",
+             {{"random_crop_padding", c.data.augment.random_crop_padding},
+              {"hflip", c.data.augment.hflip}}}};
+  if (c.data.format == "cifar100") data["label"] = c.data.label;
+  if (c.data.format == "npy") {
+    data["train_images"] = c.data.train_images;
+    data["train_labels"] = c.data.train_labels;
+    data["test_images"] = c.data.test_images;
+    data["test_labels"] = c.data.test_labels;
+    data["layout"] = c.data.layout;
+    data["num_classes"] = c.data.num_classes;
+  }
   return json{
       {"model", c.model},
       {"epochs", c.epochs},
@@ -289,13 +360,7 @@ nlohmann::json to_json(const TrainConfig& c) {
       {"device", c.device},
       {"threads", null_if(c.threads == 0, c.threads)},
       {"deterministic", c.deterministic},
-      {"data",
-       {{"dir", c.data.dir},
-        {"prefetch", c.data.prefetch ? json(*c.data.prefetch) : json()},
-        {"normalize", normalize},
-        {"augment",
-         {{"random_crop_padding", c.data.augment.random_crop_padding},
-          {"hflip", c.data.augment.hflip}}}}},
+      {"data", data},
       {"optimizer", optimizer},
       {"schedule", schedule},
       {"grad_clip", null_if(c.grad_clip == 0, c.grad_clip)},
@@ -332,15 +397,37 @@ const std::vector<ConfigKeyDoc>& train_config_keys() {
        "true: only bitwise-reproducible GPU algorithms (cuDNN), the same seed giving the same "
        "weights on the same GPU; slower"},
       {"threads", "all cores", "CPU threads (OpenMP; integer in [1, 4096])"},
-      {"data.dir", "\"/usr/share/datasets/fashion-mnist\"",
-       "folder with the four MNIST-format IDX files ({train,t10k}-{images-idx3,labels-idx1}-ubyte"
-       "[.gz])"},
+      {"data.format", "\"mnist\"",
+       "\"mnist\" (IDX files), \"cifar10\", \"cifar100\" (the binary versions) or \"npy\" "
+       "(NumPy arrays)"},
+      {"data.dir",
+       "\"/usr/share/datasets/fashion-mnist\" (mnist), required (cifar10, cifar100), "
+       "\".\" (npy)",
+       "mnist: folder with the four IDX files ({train,t10k}-{images-idx3,labels-idx1}-ubyte"
+       "[.gz]); cifar10: folder with data_batch_1..5.bin and test_batch.bin; cifar100: with "
+       "train.bin and test.bin (or the folder holding the extracted archive); npy: folder the "
+       "relative .npy paths start from"},
+      {"data.label", "\"fine\"", "cifar100 only: \"fine\" (100 classes) or \"coarse\" (20)"},
+      {"data.train_images", "required (npy)",
+       "npy only: training images, uint8 (scaled to [0,1]) or float32 (as they are), [N,C,H,W], "
+       "[N,H,W,C] or [N,H,W]"},
+      {"data.train_labels", "required (npy)", "npy only: training labels [N], an integer dtype"},
+      {"data.test_images", "required (npy)", "npy only: test images, as train_images"},
+      {"data.test_labels", "required (npy)", "npy only: test labels, as train_labels"},
+      {"data.layout", "\"nchw\"", "npy only: \"nchw\" or \"nhwc\" (4-d image arrays)"},
+      {"data.num_classes", "10",
+       "npy only: classes the model predicts; labels must lie in 0..num_classes-1 (at most "
+       "100000)"},
       {"data.prefetch", "auto",
        "prepare batches on a background thread while training; auto = when a core is free "
        "beyond \"threads\""},
-      {"data.normalize.mean", "0.2860",
+      {"data.normalize.mean",
+       "0.2860 (mnist), [0.4914, 0.4822, 0.4465] (cifar10), [0.5071, 0.4865, 0.4409] (cifar100), "
+       "off (npy)",
        "per-channel mean (number or list), after scaling to [0,1]"},
-      {"data.normalize.std", "0.3530", "per-channel std; \"normalize\": false turns it off"},
+      {"data.normalize.std",
+       "0.3530 (mnist), [0.2470, 0.2435, 0.2616] (cifar10), [0.2673, 0.2564, 0.2762] (cifar100)",
+       "per-channel std; \"normalize\": false turns it off"},
       {"data.augment.random_crop_padding", "0",
        "zero-pad then randomly crop back; 0 = off (at most 1024)"},
       {"data.augment.hflip", "false", "random horizontal flips"},

@@ -40,8 +40,17 @@ struct AugmentConfig {
   bool hflip = false;
 };
 
+// The data: "format" says which loader reads it (cli/dataset_factory.h). mnist (the default):
+// the four IDX files in dir; cifar10 / cifar100: the binary files in dir (required); npy: four
+// .npy files, relative paths taken from dir (default ".", the current directory).
 struct DataConfig {
+  std::string format = "mnist";  // mnist | cifar10 | cifar100 | npy
   std::string dir = "/usr/share/datasets/fashion-mnist";
+  std::string label = "fine";  // cifar100 only: fine | coarse
+  // npy only: the arrays, their layout and the number of classes (labels must be below it).
+  std::string train_images, train_labels, test_images, test_labels;
+  std::string layout = "nchw";  // nchw | nhwc
+  std::int64_t num_classes = 10;
   // Prepare batches on a background thread; unset = only when a core is left over beyond the
   // compute threads (a loader thread on a core the OpenMP threads use stalls every parallel
   // region at its barrier: lenet5bn measured 14k instead of 23k images/s on 2 cores).
@@ -96,6 +105,7 @@ constexpr std::int64_t kMaxBatchSize = 1000000000;
 constexpr std::int64_t kMaxWarmupSteps = 1000000000;
 constexpr std::int64_t kMaxThreads = 4096;
 constexpr std::int64_t kMaxCropPadding = 1024;
+constexpr std::int64_t kMaxClasses = 100000;
 
 struct TrainConfig {
   std::string model = "lenet5bn";

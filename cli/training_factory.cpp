@@ -10,6 +10,7 @@
 #include <system_error>
 #include <thread>
 
+#include "cli/dataset_factory.h"
 #include "cli/usage_error.h"
 #include "distributed/init.h"
 #include "nn/models/zoo.h"
@@ -79,7 +80,9 @@ bool background_loading(const TrainConfig& config) {
 }
 
 std::shared_ptr<nn::UnaryModule> build_model(const TrainConfig& config) {
-  return nn::make_model(config.model, static_cast<std::uint64_t>(config.seed));
+  const DataShape shape = data_shape(config.data);
+  return nn::make_model(config.model, static_cast<std::uint64_t>(config.seed), shape.image,
+                        shape.num_classes);
 }
 
 std::vector<std::shared_ptr<const data::Transform>> build_train_transforms(

@@ -26,7 +26,8 @@ int use_compute_threads(const TrainConfig& config);
 // whether a core is left over beyond compute_threads().
 bool background_loading(const TrainConfig& config);
 
-// The model `config.model`, initialised from `config.seed`, on the CPU.
+// The model `config.model` for the data's input shape and class count (data_shape), initialised
+// from `config.seed`, on the CPU.
 std::shared_ptr<nn::UnaryModule> build_model(const TrainConfig& config);
 
 // Training transforms: augmentation (random crop to `image_height` x `image_width` after

@@ -287,6 +287,14 @@ TEST_CASE("config: the --help key table documents exactly the accepted keys", "[
     leaf_paths(to_json(parse_train_config(json::parse(text))), "", accepted);
   leaf_paths(to_json(parse_train_config(json::parse(R"({"quant": {"family": "nvidia"}})"))), "",
              accepted);
+  // The keys of the other data formats.
+  leaf_paths(
+      to_json(parse_train_config(json::parse(R"({"data": {"format": "cifar100", "dir": "d"}})"))),
+      "", accepted);
+  leaf_paths(to_json(parse_train_config(json::parse(
+                 R"({"data": {"format": "npy", "train_images": "a", "train_labels": "b",
+                              "test_images": "c", "test_labels": "d"}})"))),
+             "", accepted);
   accepted.erase("data.normalize");  // a leaf only when false
   accepted.insert("qgrad");          // accepted on input, written only into a run's config.json
   accepted.insert("quant.recipe");   // accepted on input, stored expanded (named_recipes.h)

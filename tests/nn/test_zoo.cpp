@@ -85,6 +85,37 @@ TEST_CASE("zoo: models map 28x28 images to 10 logits, train and eval") {
   REQUIRE(nn::make_model("resnet20", 0)->num_parameters() == resnet);
 }
 
+TEST_CASE("zoo: models build for 3x32x32 images and other class counts") {
+  Generator gen(5);
+  const Tensor x = rand({2, 3, 32, 32}, gen);
+  const nn::ImageShape cifar{3, 32, 32};
+  for (const auto& name : nn::model_names()) {
+    INFO("model " << name);
+    auto model = nn::make_model(name, 1, cifar, 100);
+    REQUIRE(model->forward(x).shape() == Shape{2, 100});
+    model->eval();
+    REQUIRE(model->forward(x).shape() == Shape{2, 100});
+    // A grey, non-square input and 20 classes.
+    REQUIRE(nn::make_model(name, 1, {1, 20, 36}, 20)->forward(rand({1, 1, 20, 36}, gen)).shape() ==
+            Shape{1, 20});
+  }
+  // The flatten sizes: 16 x 5 x 5 and 64 x 8 x 8.
+  const auto lenet = nn::make_model("lenet5bn", 0, cifar)->state_dict();
+  REQUIRE(lenet.find("9.weight")->shape() == Shape{120, 400});
+  REQUIRE(lenet.find("0.weight")->shape() == Shape{6, 3, 5, 5});
+  REQUIRE(nn::make_model("vggfm", 0, cifar)->state_dict().find("15.weight")->shape() ==
+          Shape{128, 4096});
+  REQUIRE(nn::make_model("resnet20", 0, cifar)->state_dict().find("conv1.weight")->shape() ==
+          Shape{16, 3, 3, 3});
+  // Too small, or nothing to build for.
+  REQUIRE_THROWS_WITH(nn::make_model("lenet5bn", 0, {1, 15, 28}), Catch::Contains("lenet5bn") &&
+                                                                      Catch::Contains("15x28") &&
+                                                                      Catch::Contains("too small"));
+  REQUIRE_THROWS_AS(nn::make_model("vggfm", 0, {1, 3, 3}), ValueError);
+  REQUIRE_THROWS_AS(nn::make_model("resnet20", 0, {0, 32, 32}), ValueError);
+  REQUIRE_THROWS_AS(nn::make_model("resnet20", 0, {3, 32, 32}, 0), ValueError);
+}
+
 TEST_CASE("zoo: the same seed builds the same model, another seed a different one") {
   for (const auto& name : nn::model_names()) {
     INFO("model " << name);

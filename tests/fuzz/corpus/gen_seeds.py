@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """Writes the seed files of the loader fuzz targets (standard library only): small valid files
-tests/fuzz/corpus/{safetensors,checkpoint,idx,idx_gzip}/seed_*, and regress_* inputs that
+tests/fuzz/corpus/{safetensors,checkpoint,idx,idx_gzip,cifar}/seed_*, and regress_* inputs that
 crashed or were wrongly accepted before (also in corpus/npy). Run from anywhere; rewrites only
 those files, so crash inputs added by hand stay. Each file is small (libFuzzer mutates small
 inputs best, and the largest seed sets its maximum input length)."""
@@ -109,6 +109,17 @@ for name, data in IDX_SEEDS.items():
 d = IDX_SEEDS["images_ubyte.idx"]
 put("idx_gzip", "two_members.idx.gz", gzip.compress(d[:9], mtime=0) + gzip.compress(d[9:], mtime=0))
 
+
+# --- CIFAR binary: records of label byte(s) + 3072 image bytes (CHW) -----------------------
+def cifar_image(i):
+    return bytes((i * 31 + p) % 256 for p in range(3072))
+
+
+put("cifar", "cifar10_two.bin", bytes([3]) + cifar_image(0) + bytes([9]) + cifar_image(1))
+put("cifar", "cifar100_two.bin", bytes([19, 99]) + cifar_image(0) + bytes([0, 5]) + cifar_image(1))
+put("cifar", "bad_label.bin", bytes([200]) + cifar_image(2))
+put("cifar", "truncated.bin", bytes([1]) + cifar_image(3)[:100])
+put("cifar", "empty.bin", b"")
 
 # --- Regression seeds: inputs that crashed or were wrongly accepted before issue 9 ----------
 def npy(header, data=b"", major=1):
