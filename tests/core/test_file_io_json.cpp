@@ -18,30 +18,16 @@
 using namespace qgrad;
 using qgrad_test::TempDir;
 
-namespace {
-
-template <typename F>
-std::string error_of(F&& f) {
-  try {
-    f();
-  } catch (const IOError& e) {
-    return e.what();
-  }
-  return "(no IOError)";
-}
-
-}  // namespace
-
 TEST_CASE("read_file names the op and the file for a directory, a missing file and a size bound") {
   TempDir dir;
-  CHECK_THAT(error_of([&] { read_file(dir.path(), "load_x"); }),
+  CHECK_THAT(qgrad_test::io_error_of([&] { read_file(dir.path(), "load_x"); }),
              Catch::Contains("load_x") && Catch::Contains("is a directory"));
-  CHECK_THAT(error_of([&] { read_file(dir.file("none"), "load_x"); }),
+  CHECK_THAT(qgrad_test::io_error_of([&] { read_file(dir.file("none"), "load_x"); }),
              Catch::Contains("load_x: cannot open") && Catch::Contains("none"));
   qgrad_test::write_bytes(dir.file("f"), "abcdef");
   CHECK(read_file(dir.file("f"), "load_x") == "abcdef");
   CHECK(read_file(dir.file("f"), "load_x", 6) == "abcdef");
-  CHECK_THAT(error_of([&] { read_file(dir.file("f"), "load_x", 5); }),
+  CHECK_THAT(qgrad_test::io_error_of([&] { read_file(dir.file("f"), "load_x", 5); }),
              Catch::Contains("6 bytes") && Catch::Contains("5-byte limit"));
 }
 
@@ -63,7 +49,7 @@ TEST_CASE("remove_stale_temporaries removes other processes' temporaries, keeps 
 
 TEST_CASE("parse_json bounds the nesting depth instead of overflowing the stack") {
   const std::string deep = std::string(100000, '[') + std::string(100000, ']');
-  CHECK_THAT(error_of([&] { parse_json(deep, "config 'x.json'"); }),
+  CHECK_THAT(qgrad_test::io_error_of([&] { parse_json(deep, "config 'x.json'"); }),
              Catch::Contains("config 'x.json'") && Catch::Contains("nesting deeper than 64"));
   const std::string deep_obj = [] {
     std::string s;
@@ -72,7 +58,8 @@ TEST_CASE("parse_json bounds the nesting depth instead of overflowing the stack"
     for (int i = 0; i < 100000; ++i) s += "}";
     return s;
   }();
-  CHECK_THAT(error_of([&] { parse_json(deep_obj, "recipe"); }), Catch::Contains("nesting"));
+  CHECK_THAT(qgrad_test::io_error_of([&] { parse_json(deep_obj, "recipe"); }),
+             Catch::Contains("nesting"));
   // 64 levels are fine, 65 are not.
   CHECK_NOTHROW(parse_json(std::string(64, '[') + std::string(64, ']'), "x"));
   CHECK_THROWS_AS(parse_json(std::string(65, '[') + std::string(65, ']'), "x"), IOError);
@@ -81,14 +68,15 @@ TEST_CASE("parse_json bounds the nesting depth instead of overflowing the stack"
 }
 
 TEST_CASE("parse_json rejects duplicate keys, huge numbers and bad text with IOError") {
-  CHECK_THAT(error_of([] { parse_json(R"({"a": {"b": 1, "b": 2}})", "cfg"); }),
+  CHECK_THAT(qgrad_test::io_error_of([] { parse_json(R"({"a": {"b": 1, "b": 2}})", "cfg"); }),
              Catch::Contains("cfg: duplicate key \"b\""));
   CHECK_NOTHROW(parse_json(R"({"a": {"b": 1}, "c": {"b": 2}})", "cfg"));
-  CHECK_THAT(error_of([] { parse_json(R"({"lr": 1e400})", "cfg"); }),
+  CHECK_THAT(qgrad_test::io_error_of([] { parse_json(R"({"lr": 1e400})", "cfg"); }),
              Catch::Contains("cfg: a number is out of range"));
-  CHECK_THAT(error_of([] { parse_json("{\"a\": ", "cfg"); }),
+  CHECK_THAT(qgrad_test::io_error_of([] { parse_json("{\"a\": ", "cfg"); }),
              Catch::Contains("cfg: not valid JSON"));
-  CHECK_THAT(error_of([] { parse_json("", "cfg"); }), Catch::Contains("cfg: not valid JSON"));
+  CHECK_THAT(qgrad_test::io_error_of([] { parse_json("", "cfg"); }),
+             Catch::Contains("cfg: not valid JSON"));
   CHECK(parse_json(R"({"a": [1, 2.5, "x"]})", "cfg")["a"][1].get<double>() == 2.5);
 }
 

@@ -14,19 +14,6 @@ using namespace qgrad;
 using namespace qgrad::data;
 using qgrad_test::TempDir;
 
-namespace {
-
-std::string error_of(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const IOError& e) {
-    return e.what();
-  }
-  return "(no IOError)";
-}
-
-}  // namespace
-
 TEST_CASE("cifar: CIFAR-10 files load as float [3, 32, 32] images in [0, 1] and int64 labels") {
   TempDir dir;
   qgrad_test::write_synthetic_cifar10(dir.file(""), 4, 3);
@@ -72,18 +59,19 @@ TEST_CASE("cifar: CIFAR-100 reads fine labels by default and coarse ones on requ
 
 TEST_CASE("cifar: missing files name the files, the archive and the folder") {
   TempDir dir;
-  const std::string msg = error_of([&] { CIFAR(dir.file(""), Split::Train); });
+  const std::string msg = qgrad_test::io_error_of([&] { CIFAR(dir.file(""), Split::Train); });
   CHECK_THAT(msg, Catch::Contains("data_batch_1.bin") && Catch::Contains("data_batch_5.bin") &&
                       Catch::Contains("cifar-10-binary.tar.gz") &&
                       Catch::Contains("cifar-10-batches-bin") && Catch::Contains(dir.file("")));
   // One batch missing is enough to fail.
   qgrad_test::write_synthetic_cifar10(dir.file(""), 2, 2);
   std::filesystem::remove(dir.file("data_batch_4.bin"));
-  CHECK_THAT(error_of([&] { CIFAR(dir.file(""), Split::Train); }),
+  CHECK_THAT(qgrad_test::io_error_of([&] { CIFAR(dir.file(""), Split::Train); }),
              Catch::Contains("data_batch_4.bin"));
   CHECK(CIFAR(dir.file(""), Split::Test).size() == 2);
-  CHECK_THAT(error_of([&] { CIFAR(dir.file(""), Split::Test, CIFARVariant::CIFAR100); }),
-             Catch::Contains("test.bin") && Catch::Contains("cifar-100-binary.tar.gz"));
+  CHECK_THAT(
+      qgrad_test::io_error_of([&] { CIFAR(dir.file(""), Split::Test, CIFARVariant::CIFAR100); }),
+      Catch::Contains("test.bin") && Catch::Contains("cifar-100-binary.tar.gz"));
 }
 
 TEST_CASE("cifar: sizes that are not whole records and out-of-range labels are errors") {
@@ -91,32 +79,32 @@ TEST_CASE("cifar: sizes that are not whole records and out-of-range labels are e
   qgrad_test::write_synthetic_cifar10(dir.file(""), 2, 2);
   const std::string test = dir.file("test_batch.bin");
   qgrad_test::write_bytes(test, qgrad_test::cifar10_records(2).substr(0, 3073 + 100));
-  CHECK_THAT(error_of([&] { CIFAR(dir.file(""), Split::Test); }),
+  CHECK_THAT(qgrad_test::io_error_of([&] { CIFAR(dir.file(""), Split::Test); }),
              Catch::Contains(test) && Catch::Contains("3173 bytes") &&
                  Catch::Contains("3073-byte records"));
   qgrad_test::write_bytes(test, "");
-  CHECK_THAT(error_of([&] { CIFAR(dir.file(""), Split::Test); }),
+  CHECK_THAT(qgrad_test::io_error_of([&] { CIFAR(dir.file(""), Split::Test); }),
              Catch::Contains(test) && Catch::Contains("empty"));
   std::string bad = qgrad_test::cifar10_records(3);
   bad[2 * 3073] = 10;
   qgrad_test::write_bytes(test, bad);
   CHECK_THAT(
-      error_of([&] { CIFAR(dir.file(""), Split::Test); }),
+      qgrad_test::io_error_of([&] { CIFAR(dir.file(""), Split::Test); }),
       Catch::Contains(test) && Catch::Contains("label 10 of record 2") && Catch::Contains("0..9"));
 
   // CIFAR-100: the fine label is checked against 100, the coarse one against 20; the CIFAR-10
   // record size is not a CIFAR-100 one.
   std::string c100 = qgrad_test::cifar100_records(2);
   c100[3074 + 1] = 100;
-  CHECK_THAT(
-      error_of([&] { parse_cifar(c100, CIFARVariant::CIFAR100, CIFARLabel::Fine, "t.bin"); }),
-      Catch::Contains("fine label 100 of record 1") && Catch::Contains("0..99"));
+  CHECK_THAT(qgrad_test::io_error_of(
+                 [&] { parse_cifar(c100, CIFARVariant::CIFAR100, CIFARLabel::Fine, "t.bin"); }),
+             Catch::Contains("fine label 100 of record 1") && Catch::Contains("0..99"));
   CHECK_NOTHROW(parse_cifar(c100, CIFARVariant::CIFAR100, CIFARLabel::Coarse, "t.bin"));
   c100[0] = 20;
-  CHECK_THAT(
-      error_of([&] { parse_cifar(c100, CIFARVariant::CIFAR100, CIFARLabel::Coarse, "t.bin"); }),
-      Catch::Contains("coarse label 20 of record 0") && Catch::Contains("0..19"));
-  CHECK_THAT(error_of([&] {
+  CHECK_THAT(qgrad_test::io_error_of(
+                 [&] { parse_cifar(c100, CIFARVariant::CIFAR100, CIFARLabel::Coarse, "t.bin"); }),
+             Catch::Contains("coarse label 20 of record 0") && Catch::Contains("0..19"));
+  CHECK_THAT(qgrad_test::io_error_of([&] {
                parse_cifar(qgrad_test::cifar10_records(2), CIFARVariant::CIFAR100, CIFARLabel::Fine,
                            "t.bin");
              }),

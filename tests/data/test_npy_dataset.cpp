@@ -16,15 +16,6 @@ using qgrad_test::TempDir;
 
 namespace {
 
-std::string error_of(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const IOError& e) {
-    return e.what();
-  }
-  return "(no IOError)";
-}
-
 // n images [n, c, h, w] with pixel value (i * 31 + p) % 256 (p the NCHW offset in the image).
 std::vector<std::uint8_t> pixels(std::int64_t n, std::int64_t chw) {
   std::vector<std::uint8_t> px(static_cast<std::size_t>(n * chw));
@@ -91,36 +82,37 @@ TEST_CASE("npy dataset: bad dtypes, ranks, counts and labels are errors naming t
   const std::string x = dir.file("x.npy"), y = dir.file("y.npy");
   save_npy(x, from_vector(pixels(3, 4), {3, 1, 2, 2}));
   save_npy(y, labels_of(3, kInt64));
-  CHECK_THAT(error_of([&] { NpyDataset(dir.file("none.npy"), y); }),
+  CHECK_THAT(qgrad_test::io_error_of([&] { NpyDataset(dir.file("none.npy"), y); }),
              Catch::Contains(dir.file("none.npy")));
 
   save_npy(dir.file("f64.npy"), from_vector(pixels(3, 4), {3, 1, 2, 2}).to(kFloat64));
-  CHECK_THAT(error_of([&] { NpyDataset(dir.file("f64.npy"), y); }),
+  CHECK_THAT(qgrad_test::io_error_of([&] { NpyDataset(dir.file("f64.npy"), y); }),
              Catch::Contains(dir.file("f64.npy")) && Catch::Contains("float64") &&
                  Catch::Contains("uint8 or float32"));
   save_npy(dir.file("2d.npy"), from_vector(pixels(3, 4), {3, 4}));
-  CHECK_THAT(error_of([&] { NpyDataset(dir.file("2d.npy"), y); }),
+  CHECK_THAT(qgrad_test::io_error_of([&] { NpyDataset(dir.file("2d.npy"), y); }),
              Catch::Contains(dir.file("2d.npy")) && Catch::Contains("[N, H, W, C]"));
   save_npy(dir.file("empty.npy"), empty({0, 1, 2, 2}, TensorOptions().dtype(kUInt8)));
   save_npy(dir.file("y0.npy"), empty({0}, TensorOptions().dtype(kInt64)));
-  CHECK_THAT(error_of([&] { NpyDataset(dir.file("empty.npy"), dir.file("y0.npy")); }),
-             Catch::Contains(dir.file("empty.npy")) && Catch::Contains("no images"));
+  CHECK_THAT(
+      qgrad_test::io_error_of([&] { NpyDataset(dir.file("empty.npy"), dir.file("y0.npy")); }),
+      Catch::Contains(dir.file("empty.npy")) && Catch::Contains("no images"));
 
   save_npy(dir.file("yf.npy"), labels_of(3, kFloat32));
-  CHECK_THAT(error_of([&] { NpyDataset(x, dir.file("yf.npy")); }),
+  CHECK_THAT(qgrad_test::io_error_of([&] { NpyDataset(x, dir.file("yf.npy")); }),
              Catch::Contains(dir.file("yf.npy")) && Catch::Contains("integer dtype"));
   save_npy(dir.file("y2d.npy"), labels_of(3, kInt64).reshape({3, 1}));
-  CHECK_THAT(error_of([&] { NpyDataset(x, dir.file("y2d.npy")); }),
+  CHECK_THAT(qgrad_test::io_error_of([&] { NpyDataset(x, dir.file("y2d.npy")); }),
              Catch::Contains(dir.file("y2d.npy")) && Catch::Contains("labels [N]"));
   save_npy(dir.file("y4.npy"), labels_of(4, kInt64));
-  CHECK_THAT(error_of([&] { NpyDataset(x, dir.file("y4.npy")); }),
+  CHECK_THAT(qgrad_test::io_error_of([&] { NpyDataset(x, dir.file("y4.npy")); }),
              Catch::Contains(x) && Catch::Contains(dir.file("y4.npy")) &&
                  Catch::Contains("3 images") && Catch::Contains("4 labels"));
 
   save_npy(dir.file("yneg.npy"), from_vector(std::vector<std::int32_t>{0, -2, 1}));
-  CHECK_THAT(error_of([&] { NpyDataset(x, dir.file("yneg.npy")); }),
+  CHECK_THAT(qgrad_test::io_error_of([&] { NpyDataset(x, dir.file("yneg.npy")); }),
              Catch::Contains(dir.file("yneg.npy")) && Catch::Contains("label -2 at index 1"));
   CHECK_THAT(
-      error_of([&] { NpyDataset(x, y, ImageLayout::NCHW, 2); }),
+      qgrad_test::io_error_of([&] { NpyDataset(x, y, ImageLayout::NCHW, 2); }),
       Catch::Contains(y) && Catch::Contains("label 2 at index 2") && Catch::Contains("0..1"));
 }

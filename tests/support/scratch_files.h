@@ -6,11 +6,14 @@
 
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <sstream>
 #include <stdexcept>
 #include <string>
 #include <system_error>
 #include <vector>
+
+#include "core/error.h"
 
 namespace qgrad_test {
 
@@ -37,6 +40,17 @@ class TempDir {
  private:
   std::filesystem::path path_;
 };
+
+// The message of the IOError that `f` throws, or "(no IOError)" (the file-reading tests check
+// that their errors name the file and what is wrong with it).
+inline std::string io_error_of(const std::function<void()>& f) {
+  try {
+    f();
+  } catch (const qgrad::IOError& e) {
+    return e.what();
+  }
+  return "(no IOError)";
+}
 
 inline std::string read_bytes(const std::string& path) {
   std::ifstream f(path, std::ios::binary);
