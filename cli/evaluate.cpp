@@ -5,7 +5,6 @@
 
 #include "core/autograd/grad_mode.h"
 #include "core/error.h"
-#include "core/factory.h"
 #include "ops/loss/loss.h"
 #include "ops/reduce/reduce.h"
 #include "quant/modules/frozen_quantizer_statistics.h"
@@ -45,10 +44,9 @@ EvalResult evaluate(nn::UnaryModule& model, data::DataLoader& loader, Device dev
          b += group->size())
       add(loader.make_batch({at.epoch, b}));
     // Counts are exact in float64; the loss sums add in rank order.
-    Tensor sums = from_vector<double>(
-        {loss_sum, static_cast<double>(r.correct), static_cast<double>(r.count)});
-    group->all_reduce(sums, distributed::ReduceOp::Sum);
-    const std::vector<double> v = sums.to_vector<double>();
+    const std::vector<double> v = distributed::all_reduce_values(
+        *group, {loss_sum, static_cast<double>(r.correct), static_cast<double>(r.count)},
+        distributed::ReduceOp::Sum);
     loss_sum = v[0];
     r.correct = static_cast<std::int64_t>(v[1]);
     r.count = static_cast<std::int64_t>(v[2]);

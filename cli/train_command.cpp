@@ -125,18 +125,6 @@ TensorDict progress_tensors(const EpochProgress& p, double best_acc) {
   return d;
 }
 
-// `text` as rank 0 has it, on every rank.
-std::string broadcast_text(distributed::ProcessGroup& group, const std::string& text) {
-  Tensor size = from_vector<std::int64_t>({static_cast<std::int64_t>(text.size())});
-  group.broadcast(size, 0);
-  Tensor bytes = zeros({size.item<std::int64_t>()}, TensorOptions().dtype(kUInt8));
-  if (group.rank() == 0 && !text.empty())
-    std::copy(text.begin(), text.end(), bytes.data_ptr<std::uint8_t>());
-  group.broadcast(bytes, 0);
-  const auto* p = bytes.data_ptr<std::uint8_t>();
-  return std::string(p, p + bytes.numel());
-}
-
 double extra_value(const serialize::Checkpoint& c, const std::string& key,
                    const std::string& path) {
   const Tensor* t = c.extra.find(key);
@@ -417,7 +405,7 @@ TrainOutcome run_training(const TrainConfig& config_in, std::ostream& leader_out
   if (config.output.dir.empty()) {
     // Rank 0's timestamped name, so that every rank names the same folder.
     std::string name = leader ? default_output_dir(config.model) : std::string();
-    if (ranks > 1) name = broadcast_text(*group, name);
+    if (ranks > 1) name = distributed::broadcast_string(*group, name);
     config.output.dir = name;
   }
   const fs::path dir(config.output.dir);
@@ -592,9 +580,8 @@ TrainOutcome run_training(const TrainConfig& config_in, std::ostream& leader_out
       bool stop_here = interrupt.interrupted() || (stop && stop(step));
       if (ranks > 1) {
         // Every rank stops at the same step, or the others would wait for it forever.
-        Tensor flag = from_vector<std::int32_t>({stop_here ? 1 : 0});
-        group->all_reduce(flag, distributed::ReduceOp::Max);
-        stop_here = flag.item<std::int32_t>() != 0;
+        stop_here = distributed::all_reduce_values(*group, {stop_here ? 1.0 : 0.0},
+                                                   distributed::ReduceOp::Max)[0] != 0;
       }
       if (stop_here) stopping = true;
       if (stopping && done < batches) {
@@ -615,10 +602,11 @@ TrainOutcome run_training(const TrainConfig& config_in, std::ostream& leader_out
     bar.end_epoch();
     if (ranks > 1) {
       // The epoch's training loss and accuracy over all ranks' examples.
-      Tensor sums = from_vector<double>({progress.loss_sum, static_cast<double>(progress.correct),
-                                         static_cast<double>(progress.seen)});
-      group->all_reduce(sums, distributed::ReduceOp::Sum);
-      const std::vector<double> v = sums.to_vector<double>();
+      const std::vector<double> v =
+          distributed::all_reduce_values(*group,
+                                         {progress.loss_sum, static_cast<double>(progress.correct),
+                                          static_cast<double>(progress.seen)},
+                                         distributed::ReduceOp::Sum);
       progress.loss_sum = v[0];
       progress.correct = static_cast<std::int64_t>(v[1]);
       progress.seen = static_cast<std::int64_t>(v[2]);

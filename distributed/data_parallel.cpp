@@ -2,7 +2,6 @@
 // backward runs, averaged into .grad() by synchronize(); buffers broadcast from rank 0.
 #include "distributed/data_parallel.h"
 
-#include <algorithm>
 #include <chrono>
 #include <utility>
 
@@ -107,6 +106,7 @@ void DistributedDataParallel::build_buckets() {
     e.param = p;
     e.bucket = buckets_.size() - 1;
     e.offset = b.numel;
+    e.flag = static_cast<std::int64_t>(b.entries.size());
     b.numel += p.numel();
     bytes += p.numel() * static_cast<std::int64_t>(p.element_size());
     b.entries.push_back(entries_.size());
@@ -126,11 +126,9 @@ void DistributedDataParallel::build_buckets() {
 void DistributedDataParallel::stage(std::size_t i) {
   Entry& e = entries_[i];
   Bucket& b = buckets_[e.bucket];
-  const std::int64_t k = static_cast<std::int64_t>(
-      std::find(b.entries.begin(), b.entries.end(), i) - b.entries.begin());
   const Tensor g = e.param.grad();
   Tensor slot = b.flat.narrow(0, e.offset, e.param.numel());
-  Tensor flag = b.flat.narrow(0, b.numel + k, 1);
+  Tensor flag = b.flat.narrow(0, b.numel + e.flag, 1);
   if (g.defined()) {
     slot.copy_(g.reshape(Shape{g.numel()}));
     flag.fill_(1);

@@ -82,6 +82,7 @@ class DistributedDataParallel {
     Tensor param;
     std::size_t bucket = 0;
     std::int64_t offset = 0;  // in the bucket's flat buffer
+    std::int64_t flag = 0;    // its place among the bucket's flags (after the gradients)
     bool arrived = false;     // its gradient is in the bucket this step
     std::uint64_t hook = 0;
   };

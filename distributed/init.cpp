@@ -1,8 +1,8 @@
 // Joining the job: the MPI world when mpirun started this process, else the world of one.
 #include "distributed/init.h"
 
-#include <algorithm>
 #include <cstdlib>
+#include <initializer_list>
 #include <mutex>
 
 #include "core/error.h"
@@ -17,37 +17,35 @@ namespace qgrad::distributed {
 namespace {
 // The size a launcher announces: Open MPI's mpirun, PMIx launchers (srun, prterun), MPICH's
 // Hydra (PMI).
-const char* const kSizeVariables[] = {"OMPI_COMM_WORLD_SIZE", "PMIX_SIZE", "PMI_SIZE"};
+constexpr std::initializer_list<const char*> kSizeVariables = {"OMPI_COMM_WORLD_SIZE", "PMIX_SIZE",
+                                                               "PMI_SIZE"};
+
+// The first of the launcher's variables `names` that is set to an integer >= `minimum`, else
+// `fallback` (different launchers name the same number differently).
+int launcher_value(std::initializer_list<const char*> names, int minimum, int fallback) {
+  for (const char* v : names)
+    if (const char* s = std::getenv(v)) {
+      const int n = std::atoi(s);
+      if (n >= minimum) return n;
+    }
+  return fallback;
+}
 }  // namespace
 
 int launched_world_size() {
-  for (const char* v : kSizeVariables)
-    if (const char* s = std::getenv(v)) {
-      const int n = std::atoi(s);
-      if (n >= 1) return n;
-    }
-  return 1;
+  return launcher_value(kSizeVariables, 1, 1);
 }
 
 int launched_rank() {
-  for (const char* v : {"OMPI_COMM_WORLD_RANK", "PMIX_RANK", "PMI_RANK"})
-    if (const char* s = std::getenv(v)) return std::max(0, std::atoi(s));
-  return 0;
+  return launcher_value({"OMPI_COMM_WORLD_RANK", "PMIX_RANK", "PMI_RANK"}, 0, 0);
 }
 
 int launched_local_rank() {
-  for (const char* v : {"OMPI_COMM_WORLD_LOCAL_RANK", "PMIX_LOCAL_RANK", "MPI_LOCALRANKID"})
-    if (const char* s = std::getenv(v)) return std::max(0, std::atoi(s));
-  return 0;
+  return launcher_value({"OMPI_COMM_WORLD_LOCAL_RANK", "PMIX_LOCAL_RANK", "MPI_LOCALRANKID"}, 0, 0);
 }
 
 int launched_local_size() {
-  for (const char* v : {"OMPI_COMM_WORLD_LOCAL_SIZE", "PMIX_LOCAL_SIZE", "MPI_LOCALNRANKS"})
-    if (const char* s = std::getenv(v)) {
-      const int n = std::atoi(s);
-      if (n >= 1) return n;
-    }
-  return 1;
+  return launcher_value({"OMPI_COMM_WORLD_LOCAL_SIZE", "PMIX_LOCAL_SIZE", "MPI_LOCALNRANKS"}, 1, 1);
 }
 
 bool launched_by_mpi() {

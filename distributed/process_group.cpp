@@ -2,6 +2,7 @@
 // end's host-buffer collectives.
 #include "distributed/process_group.h"
 
+#include <algorithm>
 #include <utility>
 
 #include "core/error.h"
@@ -112,6 +113,25 @@ std::vector<Tensor> ProcessGroup::all_gather(const Tensor& t) {
 
 void ProcessGroup::barrier() {
   barrier_impl();
+}
+
+std::vector<double> all_reduce_values(ProcessGroup& group, std::vector<double> values,
+                                      ReduceOp op) {
+  if (values.empty()) return values;
+  Tensor t = from_vector<double>(values);
+  group.all_reduce(t, op);
+  return t.to_vector<double>();
+}
+
+std::string broadcast_string(ProcessGroup& group, const std::string& text, int root) {
+  Tensor size = from_vector<std::int64_t>({static_cast<std::int64_t>(text.size())});
+  group.broadcast(size, root);
+  Tensor bytes = zeros({size.item<std::int64_t>()}, TensorOptions().dtype(kUInt8));
+  if (group.rank() == root && !text.empty())
+    std::copy(text.begin(), text.end(), bytes.data_ptr<std::uint8_t>());
+  group.broadcast(bytes, root);
+  const auto* p = bytes.data_ptr<std::uint8_t>();
+  return std::string(p, p + bytes.numel());
 }
 
 }  // namespace qgrad::distributed

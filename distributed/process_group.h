@@ -82,4 +82,11 @@ class ProcessGroup {
   int size_;
 };
 
+/// `values` reduced with `op` over the ranks of `group` (a few host numbers: an epoch's sums, a
+/// flag), the same on every rank; float64, so counts below 2^53 stay exact.
+std::vector<double> all_reduce_values(ProcessGroup& group, std::vector<double> values, ReduceOp op);
+
+/// `root`'s `text` on every rank of `group` (a run folder's name, a path).
+std::string broadcast_string(ProcessGroup& group, const std::string& text, int root = 0);
+
 }  // namespace qgrad::distributed

@@ -28,10 +28,6 @@ namespace {
 
 constexpr const char* kOp = "sync_batch_norm";
 
-void check_channel_arg(const char* name, const Tensor& t, const Tensor& x) {
-  check_batch_norm_channel_arg(kOp, name, t, x);
-}
-
 // Per-channel host values as a [C] tensor of `like`'s dtype and device (rounded to nearest).
 Tensor channel_tensor(const std::vector<double>& v, const Tensor& like) {
   return from_vector<double>(v).to(like.dtype()).to(like.device());
@@ -97,19 +93,7 @@ Tensor sync_batch_norm(const Tensor& x, const Tensor& running_mean, const Tensor
                        const std::shared_ptr<ProcessGroup>& group) {
   QGRAD_CHECK(group != nullptr, ValueError, kOp, ": the process group is null");
   require_defined(kOp, "input", x);
-  require_floating(kOp, "input", x);
-  QGRAD_CHECK(x.dim() >= 2, ShapeError, kOp,
-              ": expected an input of shape [N, C] or [N, C, *], got ", x.shape());
-  check_channel_arg("running_mean", running_mean, x);
-  check_channel_arg("running_var", running_var, x);
-  check_channel_arg("weight", weight, x);
-  check_channel_arg("bias", bias, x);
-  QGRAD_CHECK(running_mean.defined() == running_var.defined(), ValueError, kOp,
-              ": running_mean and running_var must both be given or both be undefined");
-  QGRAD_CHECK(eps >= 0 && std::isfinite(eps), ValueError, kOp,
-              ": eps must be a finite non-negative number, got ", eps);
-  QGRAD_CHECK(std::isfinite(momentum), ValueError, kOp, ": momentum must be finite, got ",
-              momentum);
+  check_batch_norm_args(kOp, x, running_mean, running_var, weight, bias, momentum, eps);
 
   const std::int64_t n = x.size(0), c = x.size(1);
   std::int64_t l = 1;

@@ -12,8 +12,10 @@
 
 namespace qgrad {
 
-void check_batch_norm_channel_arg(const char* op, const char* name, const Tensor& t,
-                                  const Tensor& x) {
+namespace {
+
+// A per-channel argument: undefined, or a 1-D [C] tensor of the input's dtype and device.
+void check_channel_arg(const char* op, const char* name, const Tensor& t, const Tensor& x) {
   if (!t.defined()) return;
   check_same_device(op, x, t);
   QGRAD_CHECK(t.dtype() == x.dtype(), DTypeError, op, ": ", name, " must have the input's dtype ",
@@ -23,13 +25,28 @@ void check_batch_norm_channel_arg(const char* op, const char* name, const Tensor
               "), got ", t.shape());
 }
 
+}  // namespace
+
+void check_batch_norm_args(const char* op, const Tensor& x, const Tensor& running_mean,
+                           const Tensor& running_var, const Tensor& weight, const Tensor& bias,
+                           double momentum, double eps) {
+  require_floating(op, "input", x);
+  QGRAD_CHECK(x.dim() >= 2, ShapeError, op,
+              ": expected an input of shape [N, C] or [N, C, *], got ", x.shape());
+  check_channel_arg(op, "running_mean", running_mean, x);
+  check_channel_arg(op, "running_var", running_var, x);
+  check_channel_arg(op, "weight", weight, x);
+  check_channel_arg(op, "bias", bias, x);
+  QGRAD_CHECK(eps >= 0 && std::isfinite(eps), ValueError, op,
+              ": eps must be a finite non-negative number, got ", eps);
+  QGRAD_CHECK(std::isfinite(momentum), ValueError, op, ": momentum must be finite, got ", momentum);
+  QGRAD_CHECK(running_mean.defined() == running_var.defined(), ValueError, op,
+              ": running_mean and running_var must both be given or both be undefined");
+}
+
 namespace {
 
 constexpr const char* kOp = "batch_norm";
-
-void check_channel_arg(const char* name, const Tensor& t, const Tensor& x) {
-  check_batch_norm_channel_arg(kOp, name, t, x);
-}
 
 // Per-channel parameters as contiguous data without autograd history.
 Tensor channel_data(const Tensor& t) {
@@ -41,19 +58,7 @@ Tensor channel_data(const Tensor& t) {
 Tensor batch_norm(const Tensor& x, const Tensor& running_mean, const Tensor& running_var,
                   const Tensor& weight, const Tensor& bias, bool training, double momentum,
                   double eps) {
-  require_floating(kOp, "input", x);
-  QGRAD_CHECK(x.dim() >= 2, ShapeError, kOp,
-              ": expected an input of shape [N, C] or [N, C, *], got ", x.shape());
-  check_channel_arg("running_mean", running_mean, x);
-  check_channel_arg("running_var", running_var, x);
-  check_channel_arg("weight", weight, x);
-  check_channel_arg("bias", bias, x);
-  QGRAD_CHECK(eps >= 0 && std::isfinite(eps), ValueError, kOp,
-              ": eps must be a finite non-negative number, got ", eps);
-  QGRAD_CHECK(std::isfinite(momentum), ValueError, kOp, ": momentum must be finite, got ",
-              momentum);
-  QGRAD_CHECK(running_mean.defined() == running_var.defined(), ValueError, kOp,
-              ": running_mean and running_var must both be given or both be undefined");
+  check_batch_norm_args(kOp, x, running_mean, running_var, weight, bias, momentum, eps);
   QGRAD_CHECK(training || running_mean.defined(), ValueError, kOp,
               ": running_mean and running_var must be defined in evaluation mode");
 

@@ -17,10 +17,13 @@ Tensor batch_norm(const Tensor& x, const Tensor& running_mean, const Tensor& run
                   const Tensor& weight = Tensor(), const Tensor& bias = Tensor(),
                   bool training = false, double momentum = 0.1, double eps = 1e-5);
 
-/// Checks a per-channel argument `name` of batch norm op `op` (batch_norm, sync_batch_norm):
-/// undefined, or a 1-D [C] tensor of x's dtype and device (C = x's dim 1); throws DeviceError,
-/// DTypeError or ShapeError naming both otherwise.
-void check_batch_norm_channel_arg(const char* op, const char* name, const Tensor& t,
-                                  const Tensor& x);
+/// Checks the arguments of batch norm op `op` (batch_norm, sync_batch_norm): a floating input
+/// [N, C] or [N, C, *]; running_mean, running_var, weight, bias each undefined or a 1-D [C]
+/// tensor of x's dtype and device, the running statistics both given or both not; eps finite
+/// and non-negative, momentum finite. Throws DTypeError, DeviceError, ShapeError or ValueError
+/// naming `op` and the argument otherwise.
+void check_batch_norm_args(const char* op, const Tensor& x, const Tensor& running_mean,
+                           const Tensor& running_var, const Tensor& weight, const Tensor& bias,
+                           double momentum, double eps);
 
 }  // namespace qgrad

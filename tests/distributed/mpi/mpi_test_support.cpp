@@ -5,7 +5,6 @@
 #include <cstring>
 
 #include "core/device.h"
-#include "core/factory.h"
 #include "distributed/init.h"
 #include "ops/loss/loss.h"
 
@@ -50,36 +49,31 @@ std::vector<std::string> differing_entries(const qgrad::nn::Module& a, const qgr
   return out;
 }
 
+qgrad::Tensor ranked_step(qgrad::nn::UnaryModule& model,
+                          qgrad::distributed::DistributedDataParallel& ddp,
+                          qgrad::optim::Optimizer& optimizer, const qgrad::Tensor& x,
+                          const qgrad::Tensor& y) {
+  qgrad::Tensor loss = qgrad::cross_entropy(model.forward(rank_part(x)), rank_part(y));
+  optimizer.zero_grad();
+  loss.backward();
+  ddp.synchronize();
+  optimizer.step();
+  return loss;
+}
+
 double step_both(qgrad::nn::UnaryModule& ranked, qgrad::distributed::DistributedDataParallel& ddp,
                  qgrad::optim::Optimizer& ranked_optimizer, qgrad::nn::UnaryModule& whole,
                  qgrad::optim::Optimizer& whole_optimizer, const qgrad::Tensor& x,
                  const qgrad::Tensor& y) {
-  qgrad::Tensor loss = qgrad::cross_entropy(ranked.forward(rank_part(x)), rank_part(y));
-  ranked_optimizer.zero_grad();
-  loss.backward();
-  ddp.synchronize();
-  ranked_optimizer.step();
+  const qgrad::Tensor loss = ranked_step(ranked, ddp, ranked_optimizer, x, y);
   // The global loss: the mean of the ranks' mean losses (equal shares).
-  qgrad::Tensor sum = loss.detach().to(qgrad::kFloat64).reshape({1}).contiguous();
-  world()->all_reduce(sum, qgrad::distributed::ReduceOp::Sum);
+  const double sum = qgrad::distributed::all_reduce_values(*world(), {loss.item<double>()},
+                                                           qgrad::distributed::ReduceOp::Sum)[0];
   qgrad::Tensor whole_loss = qgrad::cross_entropy(whole.forward(x), y);
   whole_optimizer.zero_grad();
   whole_loss.backward();
   whole_optimizer.step();
-  return std::abs(sum.item<double>() / world()->size() - whole_loss.item<double>());
-}
-
-std::string broadcast_string(const std::string& text) {
-  qgrad::Tensor size = qgrad::from_vector<std::int64_t>({static_cast<std::int64_t>(text.size())});
-  world()->broadcast(size, 0);
-  qgrad::Tensor bytes =
-      qgrad::zeros({size.item<std::int64_t>()}, qgrad::TensorOptions().dtype(qgrad::kUInt8));
-  if (world()->rank() == 0)
-    for (std::size_t i = 0; i < text.size(); ++i)
-      bytes.data_ptr<std::uint8_t>()[i] = static_cast<std::uint8_t>(text[i]);
-  world()->broadcast(bytes, 0);
-  const auto* p = bytes.data_ptr<std::uint8_t>();
-  return std::string(p, p + bytes.numel());
+  return std::abs(sum / world()->size() - whole_loss.item<double>());
 }
 
 qgrad::Tensor rank_part(const qgrad::Tensor& t) {

@@ -28,6 +28,13 @@ std::vector<std::string> differing_state(const qgrad::nn::Module& m);
 /// The entries of `a` and `b` (two modules of one architecture, on this rank) whose bits differ.
 std::vector<std::string> differing_entries(const qgrad::nn::Module& a, const qgrad::nn::Module& b);
 
+/// One data-parallel optimiser step of `model` (through `ddp`) on this rank's part of the global
+/// batch x, y; returns this rank's loss.
+qgrad::Tensor ranked_step(qgrad::nn::UnaryModule& model,
+                          qgrad::distributed::DistributedDataParallel& ddp,
+                          qgrad::optim::Optimizer& optimizer, const qgrad::Tensor& x,
+                          const qgrad::Tensor& y);
+
 /// One SGD step of `ranked` (data-parallel through `ddp`, on this rank's part of the global
 /// batch x, y) and one of `whole` (this process alone, on all of it); returns |the ranks' mean
 /// loss - whole's loss|, the same on every rank.
@@ -35,9 +42,6 @@ double step_both(qgrad::nn::UnaryModule& ranked, qgrad::distributed::Distributed
                  qgrad::optim::Optimizer& ranked_optimizer, qgrad::nn::UnaryModule& whole,
                  qgrad::optim::Optimizer& whole_optimizer, const qgrad::Tensor& x,
                  const qgrad::Tensor& y);
-
-/// `text` as rank 0 has it, on every rank.
-std::string broadcast_string(const std::string& text);
 
 /// `t`'s rows [rank x rows, (rank + 1) x rows) of dim 0: this rank's part of a global batch.
 qgrad::Tensor rank_part(const qgrad::Tensor& t);

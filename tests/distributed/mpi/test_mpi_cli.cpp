@@ -33,7 +33,7 @@ class SharedDir {
       own_.emplace();
       name = own_->path();
     }
-    path_ = qgrad_test::broadcast_string(name);
+    path_ = distributed::broadcast_string(*g, name);
   }
   ~SharedDir() { qgrad_test::world()->barrier(); }  // nobody reads it any more
   std::string file(const std::string& name) const { return path_ + "/" + name; }

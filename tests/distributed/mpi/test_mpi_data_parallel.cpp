@@ -178,12 +178,7 @@ TEST_CASE("DistributedDataParallel: a run repeats bit for bit at the same number
     optim::SGD opt(model->parameters(), optim::SGDOptions(0.05).momentum(0.9));
     for (std::int64_t step = 0; step < 4; ++step) {
       const GlobalBatch batch = global_batch(step, 8 * g->size());
-      Tensor loss = cross_entropy(model->forward(qgrad_test::rank_part(batch.x)),
-                                  qgrad_test::rank_part(batch.y));
-      opt.zero_grad();
-      loss.backward();
-      ddp.synchronize();
-      opt.step();
+      qgrad_test::ranked_step(*model, ddp, opt, batch.x, batch.y);
     }
     return model;
   };

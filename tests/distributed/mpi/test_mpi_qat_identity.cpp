@@ -16,7 +16,6 @@
 #include "mpi_test_support.h"
 #include "nn/models/zoo.h"
 #include "nn/optim/sgd.h"
-#include "ops/loss/loss.h"
 #include "quant/modules/calibrate.h"
 #include "quant/modules/quant_recipe.h"
 #include "quant/modules/quantize_model.h"
@@ -73,12 +72,7 @@ TEST_CASE(
     optim::SGD opt(model->parameters(), optim::SGDOptions(0.02).momentum(0.9));
     for (std::int64_t step = 0; step < 3; ++step) {
       const GlobalBatch batch = global_batch(step, b * g->size());
-      Tensor loss = cross_entropy(model->forward(qgrad_test::rank_part(batch.x)),
-                                  qgrad_test::rank_part(batch.y));
-      opt.zero_grad();
-      loss.backward();
-      ddp.synchronize();
-      opt.step();
+      qgrad_test::ranked_step(*model, ddp, opt, batch.x, batch.y);
       const std::vector<std::string> differ = qgrad_test::differing_state(*model);
       INFO("step " << step << ": " << differ.size() << " entries differ, first "
                    << (differ.empty() ? std::string("-") : differ.front()));

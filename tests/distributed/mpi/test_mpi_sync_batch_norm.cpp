@@ -21,7 +21,6 @@
 #include "nn/modules/batchnorm.h"
 #include "nn/optim/sgd.h"
 #include "ops/binary/binary.h"
-#include "ops/loss/loss.h"
 #include "ops/reduce/reduce.h"
 
 using namespace qgrad;
@@ -45,9 +44,7 @@ Tensor channel_data(const Shape& shape, std::uint64_t seed) {
 
 // The largest of every rank's `v`: the same on every rank.
 double max_over_ranks(double v) {
-  Tensor t = from_vector<double>({v});
-  qgrad_test::world()->all_reduce(t, ReduceOp::Max);
-  return t.item<double>();
+  return distributed::all_reduce_values(*qgrad_test::world(), {v}, ReduceOp::Max)[0];
 }
 
 // `t` summed over the ranks (a copy).
@@ -183,20 +180,8 @@ TEST_CASE(
     Generator g(2000 + static_cast<std::uint64_t>(step));
     const Tensor x = randn({b * world->size(), 1, 28, 28}, g);
     const Tensor y = randint(0, 10, {b * world->size()}, g);
-    Tensor loss =
-        cross_entropy(ranked->forward(qgrad_test::rank_part(x)), qgrad_test::rank_part(y));
-    opt_ranked.zero_grad();
-    loss.backward();
-    ddp.synchronize();
-    opt_ranked.step();
-    // The global loss: the mean of the ranks' mean losses (equal shares).
-    const double ranks_loss = sum_over_ranks(loss.to(kFloat64)).item<double>() / world->size();
-
-    Tensor whole_loss = cross_entropy(whole->forward(x), y);
-    opt_whole.zero_grad();
-    whole_loss.backward();
-    opt_whole.step();
-    worst_loss = std::max(worst_loss, std::abs(ranks_loss - whole_loss.item<double>()));
+    worst_loss = std::max(worst_loss,
+                          qgrad_test::step_both(*ranked, ddp, opt_ranked, *whole, opt_whole, x, y));
     INFO("step " << step);
     CHECK(qgrad_test::differing_state(*ranked).empty());
   }
