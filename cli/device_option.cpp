@@ -29,8 +29,9 @@ void require_runs_on(const std::string& what, Device device, nn::Module& quantiz
     throw UsageError(what + ": the \"quant\" recipe gives quantizers that run on the CPU only in " +
                      "this version: " + list +
                      "; on the GPU, quantization-aware training runs with the torch_ao family's " +
-                     "min/max observers (fused or not; not \"histogram\", not \"fuse_bn\") and " +
-                     "the horizon family so " + "far; run this recipe with --device cpu");
+                     "min/max observers (fused or not; not \"histogram\", not \"fuse_bn\"), the " +
+                     "lsq family and the horizon family so far; run this recipe with --device " +
+                     "cpu");
   }
   require_visible(what, device);
 }

@@ -48,6 +48,10 @@ const char* op_name(DeferredErrorOp op) {
       return "calculate_qparams";
     case DeferredErrorOp::HorizonFakeQuantize:
       return "HorizonFakeQuantize";
+    case DeferredErrorOp::FakeQuantizeLearnablePerTensorAffine:
+      return "_fake_quantize_learnable_per_tensor_affine";
+    case DeferredErrorOp::FakeQuantizeLearnablePerChannelAffine:
+      return "_fake_quantize_learnable_per_channel_affine";
     default:
       return "cross_entropy";
   }

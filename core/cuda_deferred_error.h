@@ -32,7 +32,9 @@ enum class DeferredErrorOp : std::int32_t {
   FakeQuantizePerTensorAffine = 3,
   FakeQuantizePerChannelAffine = 4,
   ObserverCalculateQParams = 5,
-  HorizonFakeQuantize = 6
+  HorizonFakeQuantize = 6,
+  FakeQuantizeLearnablePerTensorAffine = 7,
+  FakeQuantizeLearnablePerChannelAffine = 8
 };
 
 struct CudaDeferredError {

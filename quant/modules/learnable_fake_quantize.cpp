@@ -7,6 +7,7 @@
 #include "core/autograd/grad_mode.h"
 #include "core/factory.h"
 #include "nn/repr_format.h"
+#include "ops/binary/binary.h"
 #include "ops/reduce/reduce.h"
 #include "ops/unary/unary.h"
 #include "quant/modules/fake_quantize.h"
@@ -69,6 +70,10 @@ LearnableFakeQuantize::LearnableFakeQuantize(const LearnableFakeQuantizeConfig& 
   learning_enabled_ = register_buffer("learning_enabled", flag1(learn_first));
   eps_ = register_buffer("eps", full({1}, oc.options.eps_, TensorOptions().dtype(kFloat32)));
   initialized_ = register_buffer("initialized", flag1(false));
+  fake_quant_on_ = HostFlag(fake_quant_enabled_);
+  static_on_ = HostFlag(static_enabled_);
+  learning_on_ = HostFlag(learning_enabled_);
+  initialized_on_ = HostFlag(initialized_);
 }
 
 LearnableFakeQuantize::Factory LearnableFakeQuantize::with_args(
@@ -82,7 +87,7 @@ void LearnableFakeQuantize::copy_observer_qparams() {
   Tensor s = scale_, z = zero_point_;
   s.copy_(qp.scale);
   z.copy_(qp.zero_point.to(kFloat32));
-  initialized_.fill_(1);
+  initialized_on_.set(true);
 }
 
 void LearnableFakeQuantize::set_process_group(std::shared_ptr<distributed::ProcessGroup> group) {
@@ -164,11 +169,15 @@ void LearnableFakeQuantize::init_from_batch(const Tensor& x) {
   Tensor sp = scale_, zp = zero_point_;
   sp.copy_(from_vector<double>(s, {n}));
   zp.copy_(from_vector<double>(z, {n}));
-  initialized_.fill_(1);
+  initialized_on_.set(true);
+}
+
+bool LearnableFakeQuantize::runs_on(Device device) const {
+  return device.is_cpu() || (device.is_cuda() && observer_->runs_on(device));
 }
 
 Tensor LearnableFakeQuantize::forward(const Tensor& x) {
-  require_cpu_quantizer_input(name(), x);
+  if (!runs_on(x.device())) require_cpu_quantizer_input(name(), x);
   if (static_enabled()) {
     observer_->forward(x.detach());
     copy_observer_qparams();
@@ -177,7 +186,8 @@ Tensor LearnableFakeQuantize::forward(const Tensor& x) {
       init_from_batch(x);
     NoGradGuard no_grad;
     Tensor s = scale_;
-    s.copy_(clamp(s.detach(), eps_.item<double>(), std::nullopt));
+    // max(s, eps) with eps a tensor, clamp's bits, so the host reads nothing on a GPU.
+    s.copy_(maximum(s.detach(), eps_.to(s.dtype())));
   }
   if (!fake_quant_enabled()) return x;
   if (ao::is_symmetric(config_.observer.options.qscheme_)) {
@@ -225,28 +235,28 @@ void LearnableFakeQuantize::enable_static_observation() {
   toggle_observer_update(true);
 }
 void LearnableFakeQuantize::toggle_qparam_learning(bool on) {
-  learning_enabled_.fill_(on ? 1 : 0);
+  learning_on_.set(on);
   Tensor s = scale_, z = zero_point_;
   s.set_requires_grad(on);
   z.set_requires_grad(on);
 }
 void LearnableFakeQuantize::toggle_fake_quant(bool on) {
-  fake_quant_enabled_.fill_(on ? 1 : 0);
+  fake_quant_on_.set(on);
 }
 void LearnableFakeQuantize::toggle_observer_update(bool on) {
-  static_enabled_.fill_(on ? 1 : 0);
+  static_on_.set(on);
 }
 bool LearnableFakeQuantize::learning_enabled() const {
-  return learning_enabled_.item<int>() != 0;
+  return learning_on_.get();
 }
 bool LearnableFakeQuantize::static_enabled() const {
-  return static_enabled_.item<int>() != 0;
+  return static_on_.get();
 }
 bool LearnableFakeQuantize::fake_quant_enabled() const {
-  return fake_quant_enabled_.item<int>() != 0;
+  return fake_quant_on_.get();
 }
 bool LearnableFakeQuantize::is_initialized() const {
-  return initialized_.item<int>() != 0;
+  return initialized_on_.get();
 }
 
 std::string LearnableFakeQuantize::extra_repr() const {

@@ -37,6 +37,7 @@
 
 #include "nn/unary_module.h"
 #include "quant/modules/calibratable.h"
+#include "quant/modules/host_flag.h"
 #include "quant/modules/observer_module.h"
 
 namespace qgrad::quant {
@@ -110,6 +111,9 @@ class LearnableFakeQuantize : public nn::UnaryModule, public Calibratable, publi
 
   std::string extra_repr() const override;
 
+  /// The CPU, and a GPU when the observer runs there (every observer but the histogram one).
+  bool runs_on(Device device) const override;
+
   /// The initialisation and the observer reduce their statistics over `group`.
   void set_process_group(std::shared_ptr<distributed::ProcessGroup> group) override;
 
@@ -127,6 +131,9 @@ class LearnableFakeQuantize : public nn::UnaryModule, public Calibratable, publi
   std::shared_ptr<Observer> observer_;
   Tensor scale_, zero_point_;
   Tensor fake_quant_enabled_, static_enabled_, learning_enabled_, eps_, initialized_;
+  // The flags as forward() reads them: no host wait on a GPU.
+  HostFlag fake_quant_on_{Tensor()}, static_on_{Tensor()}, learning_on_{Tensor()},
+      initialized_on_{Tensor()};
 };
 
 }  // namespace qgrad::quant

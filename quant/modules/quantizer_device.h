@@ -1,8 +1,9 @@
 /// @file
 /// The devices the quantizers run on. Every quantizer runs on the CPU; on a GPU only those whose
 /// family has CUDA kernels and keeps its state on the device (RunsOn::runs_on), so far torch.ao's
-/// quantizers with min/max observers (FusedMovingAvgObsFakeQuantize, FakeQuantize and its
-/// Observer unless it is a HistogramObserver). The others stop a GPU
+/// quantizers with min/max observers (FusedMovingAvgObsFakeQuantize, FakeQuantize,
+/// LearnableFakeQuantize and their Observer unless it is a HistogramObserver) and
+/// HorizonFakeQuantize. The others stop a GPU
 /// tensor at their forward with a DeviceError that names the module, instead of failing somewhere
 /// below it, and quantizers_not_on() lets a command refuse such a model before any work.
 #pragma once

@@ -22,20 +22,12 @@
 #include "core/strided_loop.h"
 #include "quant/torch_ao/fake_quantize_elem.h"
 #include "quant/torch_ao/fake_quantize_qparams_kernel.h"
+#include "quant/torch_ao/learnable_fake_quantize_kernel.h"
 #include "quant/value_mask_loop.h"
 
 namespace qgrad::ao {
 
 namespace {
-
-// Below this magnitude every integer of the computation (bounds, zero point, their differences)
-// is exact in float32, so the element can be computed entirely in T.
-constexpr std::int64_t kNarrowLimit = std::int64_t{1} << 23;
-
-bool is_narrow(std::int64_t qmin, std::int64_t qmax, std::int64_t zp) {
-  auto small = [](std::int64_t v) { return v >= -kNarrowLimit && v <= kNarrowLimit; };
-  return small(qmin) && small(qmax) && small(zp);
-}
 
 template <typename T>
 void per_tensor(const Tensor& x, float scale, std::int64_t zp, std::int64_t qmin, std::int64_t qmax,
@@ -287,9 +279,29 @@ void check_qparams_cpu(const char* op, const Tensor& scale, const Tensor& zero_p
                 quant_min, ", ", quant_max, "] (a float one finite)");
 }
 
+void learnable_qparams_cpu(const Tensor& scale, const Tensor& zero_point, std::int64_t quant_min,
+                           std::int64_t quant_max, bool per_tensor, const Tensor& forward_scale,
+                           const Tensor& forward_zero_point, const Tensor& backward_zero_point) {
+  learnable_qparams<cpu::Map>(scale, zero_point, quant_min, quant_max, per_tensor, forward_scale,
+                              forward_zero_point, backward_zero_point);
+}
+
+void learnable_backward_operands_cpu(const Tensor& x, const Tensor& dy, const Tensor& scale,
+                                     const Tensor& zero_point, std::int64_t axis,
+                                     std::int64_t quant_min, std::int64_t quant_max,
+                                     double grad_factor, const Tensor& dx, const Tensor& dscale,
+                                     const Tensor& dzero_point) {
+  learnable_backward_operands<cpu::Map>(x, dy, scale, zero_point, axis, quant_min, quant_max,
+                                        grad_factor, dx, dscale, dzero_point);
+}
+
 }  // namespace
 
 void register_fake_quantize_cpu_kernels(KernelRegistry& r) {
+  r.table(kLearnableQParamsKernels)
+      .define(DeviceType::CPU, &learnable_qparams_cpu, kFloatingDTypes);
+  r.table(kLearnableBackwardOperandsKernels)
+      .define(DeviceType::CPU, &learnable_backward_operands_cpu, kFloatingDTypes);
   r.table(kFakeQuantizeQParamsKernels)
       .define(DeviceType::CPU, &fake_quantize_qparams_cpu, kFloatingDTypes);
   r.table(kCheckQParamsKernels).define(DeviceType::CPU, &check_qparams_cpu, kFloatingDTypes);

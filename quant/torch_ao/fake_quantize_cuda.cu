@@ -2,9 +2,10 @@
 // with its qparams as device tensors (fake_quantize_qparams_kernel.h through cuda::Map, the value
 // and the mask in one pass), the check of those qparams, which records unusable ones for the
 // host's next wait instead of making it wait now (core/cuda_deferred_error.h), and the masked
-// straight-through backward (fake_quantize_elem.h's MaskedGradientElem through cuda::map). The
-// element functors are the CPU's, so both give the same bits. The learnable backwards have no
-// CUDA kernels yet.
+// straight-through backward (fake_quantize_elem.h's MaskedGradientElem through cuda::map), and
+// the learnable fake quantizer's qparams and backward with its parameters on the device
+// (learnable_fake_quantize_kernel.h). The element functors are the CPU's, so both give the same
+// bits.
 #include <string>
 
 #include "core/cuda_deferred_error.cuh"
@@ -14,6 +15,7 @@
 #include "quant/torch_ao/fake_quantize_elem.h"
 #include "quant/torch_ao/fake_quantize_kernels.h"
 #include "quant/torch_ao/fake_quantize_qparams_kernel.h"
+#include "quant/torch_ao/learnable_fake_quantize_kernel.h"
 
 namespace qgrad::ao {
 
@@ -58,16 +60,40 @@ void check_qparams_cuda(const char* op, const Tensor& scale, const Tensor& zero_
   const DeferredErrorOp id = name == "horizon.fake_quantize" ? DeferredErrorOp::HorizonFakeQuantize
                              : name == "fake_quantize_per_channel_affine"
                                  ? DeferredErrorOp::FakeQuantizePerChannelAffine
+                             : name == "_fake_quantize_learnable_per_tensor_affine"
+                                 ? DeferredErrorOp::FakeQuantizeLearnablePerTensorAffine
+                             : name == "_fake_quantize_learnable_per_channel_affine"
+                                 ? DeferredErrorOp::FakeQuantizeLearnablePerChannelAffine
                                  : DeferredErrorOp::FakeQuantizePerTensorAffine;
-  cuda::for_each_index(op, scale.device(), s.numel(),
-                       CheckQParams{s.data_ptr<float>(), z.data_ptr<double>(), float_zero_point,
-                                    s.numel() > 1, quant_min, quant_max, id,
-                                    cuda_deferred_error_slot(scale.device().index)});
+  cuda::for_each_index(
+      op, scale.device(), s.numel(),
+      CheckQParams{s.data_ptr<float>(), z.data_ptr<double>(), float_zero_point, s.numel() > 1,
+                   quant_min, quant_max, id, cuda_deferred_error_slot(scale.device().index)});
+}
+
+void learnable_qparams_cuda(const Tensor& scale, const Tensor& zero_point, std::int64_t quant_min,
+                            std::int64_t quant_max, bool per_tensor, const Tensor& forward_scale,
+                            const Tensor& forward_zero_point, const Tensor& backward_zero_point) {
+  learnable_qparams<cuda::Map>(scale, zero_point, quant_min, quant_max, per_tensor, forward_scale,
+                               forward_zero_point, backward_zero_point);
+}
+
+void learnable_backward_operands_cuda(const Tensor& x, const Tensor& dy, const Tensor& scale,
+                                      const Tensor& zero_point, std::int64_t axis,
+                                      std::int64_t quant_min, std::int64_t quant_max,
+                                      double grad_factor, const Tensor& dx, const Tensor& dscale,
+                                      const Tensor& dzero_point) {
+  learnable_backward_operands<cuda::Map>(x, dy, scale, zero_point, axis, quant_min, quant_max,
+                                         grad_factor, dx, dscale, dzero_point);
 }
 
 }  // namespace
 
 void register_fake_quantize_cuda_kernels(KernelRegistry& r) {
+  r.table(kLearnableQParamsKernels)
+      .define(DeviceType::CUDA, &learnable_qparams_cuda, kFloatingDTypes);
+  r.table(kLearnableBackwardOperandsKernels)
+      .define(DeviceType::CUDA, &learnable_backward_operands_cuda, kFloatingDTypes);
   r.table(kFakeQuantizeQParamsKernels)
       .define(DeviceType::CUDA, &fake_quantize_qparams_cuda, kFloatingDTypes);
   r.table(kCheckQParamsKernels).define(DeviceType::CUDA, &check_qparams_cuda, kFloatingDTypes);

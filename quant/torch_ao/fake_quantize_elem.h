@@ -167,4 +167,58 @@ QGRAD_HD_INLINE LearnableGradElem<T> make_learnable_elem(double scale, double zp
           static_cast<double>(z)};
 }
 
+// Below this magnitude every integer of the computation (bounds, zero point, their differences)
+// is exact in float32, so the elements can be computed entirely in T.
+inline constexpr std::int64_t kNarrowLimit = std::int64_t{1} << 23;
+
+QGRAD_HD_INLINE bool is_narrow(std::int64_t qmin, std::int64_t qmax, std::int64_t zp) {
+  return qmin >= -kNarrowLimit && qmin <= kNarrowLimit && qmax >= -kNarrowLimit &&
+         qmax <= kNarrowLimit && zp >= -kNarrowLimit && zp <= kNarrowLimit;
+}
+
+// The learnable fake quantizer's qparams from its parameters, as the GPU computes them where the
+// parameters stay device tensors (learnable_fake_quantize.cpp computes the same on the host):
+// returns the forward's scale at float precision and sets the forward's zero point
+// clamp(rne(zp), qmin, qmax) and the backward's, trunc(clamp(zp + 0.5, qmin, qmax)) in T per
+// tensor, the forward's per channel (PyTorch's two roundings). The parameters are finite (checked
+// first).
+template <typename T>
+struct LearnableQParamsElem {
+  double qmin, qmax;
+  bool per_tensor;
+  QGRAD_HD_INLINE float operator()(T scale, T zero_point, std::int64_t& forward_zp,
+                                   double& backward_zp) const {
+    const double r = static_cast<double>(hd::rint(zero_point));
+    forward_zp = static_cast<std::int64_t>(hd::min(hd::max(r, qmin), qmax));
+    if (per_tensor) {
+      const double h = static_cast<double>(zero_point + T(0.5));
+      backward_zp = static_cast<double>(static_cast<std::int64_t>(hd::min(hd::max(h, qmin), qmax)));
+    } else {
+      backward_zp = static_cast<double>(forward_zp);
+    }
+    return static_cast<float>(scale);
+  }
+};
+
+// The learnable backward with its qparams as operands (the scale at float precision and the
+// backward's zero point, broadcast along x): LearnableGradElem built at each element from them,
+// as the CPU kernels build it once per tensor or channel, so it gives their bits; dx is returned,
+// the unreduced dS and dZP set. The CPU kernel takes the narrow form when the whole tensor is
+// narrow; here each element decides from its own channel's zero point (the two forms agree
+// wherever the narrow one applies).
+template <typename T>
+struct LearnableGradOperandsElem {
+  std::int64_t qmin, qmax;
+  double grad_factor;
+  bool integer_zero_point;  // per tensor (PyTorch's int64 zero point) or per channel (float)
+  QGRAD_HD_INLINE T operator()(T x, T dy, float scale, double zero_point, T& ds, T& dz) const {
+    const LearnableGradElem<T> e =
+        make_learnable_elem<T>(scale, zero_point, qmin, qmax, grad_factor, integer_zero_point);
+    const bool narrow =
+        sizeof(T) == sizeof(double) || is_narrow(qmin, qmax, static_cast<std::int64_t>(zero_point));
+    return narrow ? e.template operator()<true>(x, dy, ds, dz)
+                  : e.template operator()<false>(x, dy, ds, dz);
+  }
+};
+
 }  // namespace qgrad::ao

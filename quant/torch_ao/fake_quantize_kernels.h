@@ -94,6 +94,32 @@ inline constexpr KernelTableKey<LearnablePerChannelBackwardKernel>
     kLearnablePerChannelBackwardKernels{"torch_ao.learnable_per_channel_backward",
                                         "fake_quantize_learnable_per_channel_affine"};
 
+// The learnable fake quantizer's qparams from its parameters, on their device (nothing read on
+// the host; the parameters are checked finite first): scale and zero_point (x's dtype, n
+// elements, contiguous) give forward_scale (float32), forward_zero_point (int64,
+// clamp(rne(zp))) and backward_zero_point (float64: per tensor trunc(clamp(zp + 0.5)), per
+// channel the forward's), each of n elements.
+using LearnableQParamsKernel = void(const Tensor& scale, const Tensor& zero_point,
+                                    std::int64_t quant_min, std::int64_t quant_max, bool per_tensor,
+                                    const Tensor& forward_scale, const Tensor& forward_zero_point,
+                                    const Tensor& backward_zero_point);
+inline constexpr KernelTableKey<LearnableQParamsKernel> kLearnableQParamsKernels{
+    "torch_ao.learnable_qparams",
+    "fake_quantize_learnable_per_tensor_affine fake_quantize_learnable_per_channel_affine"};
+
+// The learnable backward with its qparams as device tensors (LearnableQParamsKernel's
+// forward_scale and backward_zero_point, one element per tensor (axis -1) or per index of axis):
+// dx and the unreduced, x-shaped dscale and dzero_point, written in one pass (x and dy any
+// strides); the front sums the last two.
+using LearnableBackwardOperandsKernel = void(const Tensor& x, const Tensor& dy, const Tensor& scale,
+                                             const Tensor& zero_point, std::int64_t axis,
+                                             std::int64_t quant_min, std::int64_t quant_max,
+                                             double grad_factor, const Tensor& dx,
+                                             const Tensor& dscale, const Tensor& dzero_point);
+inline constexpr KernelTableKey<LearnableBackwardOperandsKernel> kLearnableBackwardOperandsKernels{
+    "torch_ao.learnable_backward_operands",
+    "fake_quantize_learnable_per_tensor_affine fake_quantize_learnable_per_channel_affine"};
+
 void register_fake_quantize_cpu_kernels(KernelRegistry& r);
 void register_fake_quantize_cuda_kernels(KernelRegistry& r);
 

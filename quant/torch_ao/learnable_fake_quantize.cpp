@@ -1,14 +1,18 @@
 // torch.ao learnable fake quantization: argument checks, PyTorch's zero-point rounding for the
 // forward and the backward, dispatch through the "torch_ao.*" kernel tables, and the fused
-// backward that produces dx and reduces dscale and dzero_point in one pass.
+// backward that produces dx and reduces dscale and dzero_point in one pass; off the CPU, the
+// device path whose parameters are read nowhere on the host (fake_quantize_learnable_device).
 #include "quant/torch_ao/learnable_fake_quantize.h"
 
 #include <algorithm>
 #include <cmath>
+#include <string>
+#include <utility>
 
 #include "core/autograd/function.h"
 #include "core/factory.h"
 #include "ops/device_check.h"
+#include "ops/reduce/reduce.h"
 #include "quant/torch_ao/fake_quantize_kernels.h"
 #include "quant/torch_ao/qparam_checks.h"
 
@@ -61,6 +65,79 @@ double learnable_grad_factor(std::int64_t numel, std::int64_t quant_max) {
   return 1.0 / std::sqrt(static_cast<double>(numel) * static_cast<double>(quant_max));
 }
 
+Tensor fake_quantize_learnable_device(const Tensor& x, const Tensor& scale,
+                                      const Tensor& zero_point, std::int64_t axis,
+                                      std::int64_t quant_min, std::int64_t quant_max,
+                                      double grad_factor) {
+  const char* op = axis < 0 ? "_fake_quantize_learnable_per_tensor_affine"
+                            : "_fake_quantize_learnable_per_channel_affine";
+  static const KernelTable<LearnableQParamsKernel>& qparams_table =
+      kernel_table(kLearnableQParamsKernels);
+  static const KernelTable<FakeQuantizeQParamsKernel>& forward_table =
+      kernel_table(kFakeQuantizeQParamsKernels);
+  static const KernelTable<CheckQParamsKernel>& checks = kernel_table(kCheckQParamsKernels);
+  require_floating(op, "input", x);
+  FakeQuantizeQParamsKernel& forward = forward_table(op, x);
+  // The forward's scale is float32 on this path; a float64 input would need PyTorch's double
+  // per-channel scale, which the CPU front gives.
+  QGRAD_CHECK(x.dtype() == kFloat32, DTypeError, op, ": on ", x.device(),
+              " the input must be float32 (float64 runs on the CPU), got ", dtype_name(x.dtype()));
+  check_quant_range(op, quant_min, quant_max);
+  constexpr std::int64_t kLimit = std::int64_t{1} << 23;
+  QGRAD_CHECK(quant_min >= -kLimit && quant_max <= kLimit, ValueError, op, ": on ", x.device(),
+              " quant_min (", quant_min, ") and quant_max (", quant_max,
+              ") must lie in [-2^23, 2^23] (wider ranges run on the CPU only)");
+  if (axis >= 0) axis = normalize_channel_axis(op, x, axis);
+  const std::int64_t n = axis < 0 ? 1 : x.size(axis);
+  for (const auto& [arg, t] : {std::pair<const char*, const Tensor&>{"scale", scale},
+                               std::pair<const char*, const Tensor&>{"zero_point", zero_point}}) {
+    require_defined(op, arg, t);
+    check_param_dtype(op, arg, t, x);
+    QGRAD_CHECK(axis < 0 ? t.numel() == 1 && t.dim() <= 1 : t.dim() == 1 && t.numel() == n,
+                ShapeError, op, ": ", arg, " must hold ",
+                axis < 0
+                    ? std::string("one element")
+                    : std::to_string(n) + " elements in 1 dim (one per channel of axis " +
+                          std::to_string(axis) + " of input shape " + shape_str(x.shape()) + ")",
+                ", got shape ", t.shape());
+  }
+  QGRAD_CHECK(std::isfinite(grad_factor), ValueError, op, ": grad_factor must be finite, got ",
+              grad_factor);
+  // The backward uses s and zb, computed here from the forward's values (the optimiser may
+  // update the parameters in place before it runs).
+  const Tensor sd = scale.detach().reshape({n}).contiguous();
+  const Tensor zd = zero_point.detach().reshape({n}).contiguous();
+  // scale finite and > 0, zero point finite: on a GPU recorded for the host's next wait.
+  checks(op, sd)(op, sd, zd, true, quant_min, quant_max);
+  const TensorOptions on = TensorOptions().device(x.device());
+  Tensor s = empty({n}, TensorOptions(on).dtype(kFloat32));
+  Tensor zf = empty({n}, TensorOptions(on).dtype(kInt64));
+  Tensor zb = empty({n}, TensorOptions(on).dtype(kFloat64));
+  qparams_table(op, sd)(sd, zd, quant_min, quant_max, axis < 0, s, zf, zb);
+  Tensor y = empty(x.shape(), TensorOptions(on).dtype(x.dtype()));
+  forward(x.detach(), s, zf, axis, quant_min, quant_max, y, Tensor());
+  if (!needs_grad({x, scale, zero_point})) return y;
+  record(axis < 0 ? "FakeQuantizeLearnablePerTensorAffineBackward"
+                  : "FakeQuantizeLearnablePerChannelAffineBackward",
+         {x, scale, zero_point}, {&y},
+         [op, sx = SavedTensor(x), s, zb, axis, quant_min, quant_max, grad_factor,
+          sshape = scale.shape(), zshape = zero_point.shape()](const TensorList& g) {
+           static const KernelTable<LearnableBackwardOperandsKernel>& backward =
+               kernel_table(kLearnableBackwardOperandsKernels);
+           const Tensor xs = sx.get();
+           const TensorOptions o = TensorOptions().dtype(xs.dtype()).device(xs.device());
+           Tensor dx = empty(xs.shape(), o), ds = empty(xs.shape(), o), dz = empty(xs.shape(), o);
+           backward(op, xs)(xs, g[0], s, zb, axis, quant_min, quant_max, grad_factor, dx, ds, dz);
+           // Summed in double (another order than the CPU kernel's, so equal to rounding).
+           Shape dims;
+           for (std::int64_t d = 0; d < xs.dim(); ++d)
+             if (d != axis) dims.push_back(d);
+           if (dims.empty()) return TensorList{dx, ds.reshape(sshape), dz.reshape(zshape)};
+           return TensorList{dx, sum(ds, dims).reshape(sshape), sum(dz, dims).reshape(zshape)};
+         });
+  return y;
+}
+
 Tensor fake_quantize_learnable_per_tensor_affine(const Tensor& x, const Tensor& scale,
                                                  const Tensor& zero_point, std::int64_t quant_min,
                                                  std::int64_t quant_max, double grad_factor) {
@@ -68,6 +145,9 @@ Tensor fake_quantize_learnable_per_tensor_affine(const Tensor& x, const Tensor& 
       kernel_table(kFakeQuantizePerTensorKernels);
   const char* op = "_fake_quantize_learnable_per_tensor_affine";
   require_floating(op, "input", x);
+  if (!x.device().is_cpu())
+    return fake_quantize_learnable_device(x, scale, zero_point, -1, quant_min, quant_max,
+                                          grad_factor);
   // The device check comes before scale and zero_point are read on the host.
   FakeQuantizePerTensorKernel& forward = table(op, x);
   check_quant_range(op, quant_min, quant_max);
@@ -110,6 +190,9 @@ Tensor fake_quantize_learnable_per_channel_affine(const Tensor& x, const Tensor&
       kernel_table(kFakeQuantizePerChannelKernels);
   const char* op = "_fake_quantize_learnable_per_channel_affine";
   require_floating(op, "input", x);
+  if (!x.device().is_cpu())
+    return fake_quantize_learnable_device(x, scale, zero_point, normalize_channel_axis(op, x, axis),
+                                          quant_min, quant_max, grad_factor);
   // The device check comes before scale and zero_point are read on the host.
   FakeQuantizePerChannelKernel& forward = table(op, x);
   check_quant_range(op, quant_min, quant_max);

@@ -32,6 +32,18 @@ Tensor fake_quantize_learnable_per_channel_affine(const Tensor& x, const Tensor&
                                                   std::int64_t quant_min, std::int64_t quant_max,
                                                   double grad_factor = 1.0);
 
+/// The path the two functions above take off the CPU, on any device (the CPU tests hold it to
+/// their bits): the parameters stay tensors on x's device and are read nowhere on the host
+/// (their checks, scale finite and > 0 and zero point finite, run as a kernel whose failure is
+/// thrown at the host's next wait on a GPU). axis: a negative value is per tensor (the fronts
+/// normalise a per-channel axis first). float32 input only; quant_min and quant_max within [-2^23,
+/// 2^23]. Forward and dx bitwise the CPU functions'; the scale and zero-point gradients are summed
+/// in double in another order, so equal to rounding.
+Tensor fake_quantize_learnable_device(const Tensor& x, const Tensor& scale,
+                                      const Tensor& zero_point, std::int64_t axis,
+                                      std::int64_t quant_min, std::int64_t quant_max,
+                                      double grad_factor = 1.0);
+
 /// The grad_factor _LearnableFakeQuantize uses with use_grad_scaling: 1/sqrt(numel * quant_max).
 double learnable_grad_factor(std::int64_t numel, std::int64_t quant_max);
 
