@@ -30,7 +30,7 @@ void require_runs_on(const std::string& what, Device device, nn::Module& quantiz
                      "this version: " + list +
                      "; on the GPU, quantization-aware training runs with the torch_ao family's " +
                      "min/max observers (fused or not; not \"histogram\", not \"fuse_bn\"), the " +
-                     "lsq family and the horizon family so far; run this recipe with --device " +
+                     "lsq, pact and horizon families so far; run this recipe with --device " +
                      "cpu");
   }
   require_visible(what, device);

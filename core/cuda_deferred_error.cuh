@@ -49,4 +49,18 @@ __device__ inline void report_qparams_unusable(CudaDeferredError* slot, Deferred
   slot->classes = quant_max;
 }
 
+// Records a quantizer's parameter `which` (value `value`, at `index`) that breaks `rule`, unless
+// an earlier error holds the slot.
+__device__ inline void report_parameter_unusable(CudaDeferredError* slot, DeferredErrorOp op,
+                                                 CheckedParameter which, ParameterRule rule,
+                                                 std::int64_t index, double value) {
+  if (atomicCAS(&slot->claimed, 0, 1) != 0) return;
+  slot->kind = DeferredErrorKind::ParameterUnusable;
+  slot->op = op;
+  slot->position = index;
+  slot->low = value;
+  slot->value = static_cast<std::int64_t>(rule);
+  slot->classes = static_cast<std::int64_t>(which);
+}
+
 }  // namespace qgrad::cuda

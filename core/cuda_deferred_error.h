@@ -9,7 +9,8 @@
 // for a class target, a ValueError for a quantizer's range) naming the op, the value and the
 // position. PyTorch's device-side assert stops the
 // process's CUDA context instead; here the error is an exception and the device stays usable.
-// Include only from .cu files or files compiled in CUDA builds.
+// The slot's functions exist in CUDA builds only; the enums below are plain C++ (the quant
+// layer's parameter checks name them on the CPU too).
 #pragma once
 
 #include <cstdint>
@@ -24,7 +25,27 @@ enum class DeferredErrorKind : std::int32_t {
                               // the channel, -1 per tensor
   QParamsUnusable = 3,        // a fake quantizer's scale (low) or zero point (high) cannot be
                               // used for [value, classes]; position: the channel, -1 per tensor
+  ParameterUnusable = 4,      // a quantizer's parameter (classes: a CheckedParameter) of value
+                              // low breaks rule `value` (a ParameterRule); position: its index
 };
+// The parameters a ParameterUnusable error names, and the rules they must keep.
+enum class CheckedParameter : std::int32_t { Alpha = 0, StepSize = 1, Beta = 2, TanhMax = 3 };
+enum class ParameterRule : std::int32_t { FiniteAndPositive = 0, Finite = 1 };
+
+// How errors name a CheckedParameter ("alpha", "step size s", "beta", "max|tanh(w)|").
+inline const char* checked_parameter_name(CheckedParameter p) {
+  switch (p) {
+    case CheckedParameter::Alpha:
+      return "alpha";
+    case CheckedParameter::StepSize:
+      return "step size s";
+    case CheckedParameter::Beta:
+      return "beta";
+    case CheckedParameter::TanhMax:
+      return "max|tanh(w)|";
+  }
+  return "a parameter";
+}
 enum class DeferredErrorOp : std::int32_t {
   CrossEntropy = 0,
   NllLoss = 1,
@@ -34,7 +55,12 @@ enum class DeferredErrorOp : std::int32_t {
   ObserverCalculateQParams = 5,
   HorizonFakeQuantize = 6,
   FakeQuantizeLearnablePerTensorAffine = 7,
-  FakeQuantizeLearnablePerChannelAffine = 8
+  FakeQuantizeLearnablePerChannelAffine = 8,
+  PactClip = 9,
+  PactQuantize = 10,
+  LsqQuantize = 11,
+  LsqPlusQuantize = 12,
+  DoReFaQuantizeWeight = 13
 };
 
 struct CudaDeferredError {

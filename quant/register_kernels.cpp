@@ -11,6 +11,7 @@
 #include "quant/learnable/learnable_clip_kernels.h"
 #include "quant/learnable/lsq_kernels.h"
 #include "quant/learnable/pact_kernels.h"
+#include "quant/learnable/parameter_check_kernels.h"
 #include "quant/nvidia/block_quant_kernels.h"
 #include "quant/nvidia/calibrator_kernels.h"
 #include "quant/nvidia/tensor_quant_kernels.h"
@@ -32,6 +33,7 @@ void register_quant_kernels(KernelRegistry& r) {
   learnable::register_pact_cpu_kernels(r);
   learnable::register_lsq_cpu_kernels(r);
   learnable::register_learnable_clip_cpu_kernels(r);
+  learnable::register_parameter_check_cpu_kernels(r);
   nvidia::register_tensor_quant_cpu_kernels(r);
   nvidia::register_block_quant_cpu_kernels(r);
   nvidia::register_calibrator_cpu_kernels(r);
@@ -44,6 +46,10 @@ void register_quant_kernels(KernelRegistry& r) {
   ao::register_aminmax_cuda_kernels(r);
   ao::register_observer_cuda_kernels(r);
   horizon::register_horizon_fake_quantize_cuda_kernels(r);
+  learnable::register_pact_cuda_kernels(r);
+  learnable::register_lsq_cuda_kernels(r);
+  learnable::register_learnable_clip_cuda_kernels(r);
+  learnable::register_parameter_check_cuda_kernels(r);
 #endif
 }
 

@@ -6,6 +6,7 @@
 #include "ops/reduce/reduce.h"
 #include "ops/unary/unary.h"
 #include "quant/learnable/pact_bits.h"
+#include "quant/learnable/parameter_check_kernels.h"
 #include "quant/torch_ao/fake_quantize.h"
 
 namespace qgrad::learnable {
@@ -19,8 +20,11 @@ Tensor dorefa_quantize_weight(const Tensor& w, int num_bits) {
   const auto n = (std::int64_t{1} << num_bits) - 1;
   const Tensor t = tanh(w);
   const Tensor m = amax(abs(t));
-  QGRAD_CHECK(m.item<double>() > 0, ValueError,
-              "dorefa_quantize_weight: w is all zeros (max|tanh(w)| = 0), which has no scale");
+  // An all-zero w has no scale (max|tanh(w)| = 0); on a GPU a kernel checks, the host does not
+  // wait for the value.
+  static const KernelTable<CheckParameterKernel>& checks = kernel_table(kCheckParameterKernels);
+  checks("dorefa_quantize_weight", m)("dorefa_quantize_weight", CheckedParameter::TanhMax,
+                                      ParameterRule::FiniteAndPositive, m);
   const Tensor wn = t / (m * 2.0) + 0.5;
   // round(v) with v = w_n n in [0, n]: torch.ao's fake quantization with scale 1 rounds half to
   // even and passes the gradient straight through inside [0, n].

@@ -11,6 +11,7 @@
 #include "ops/device_check.h"
 #include "ops/reduce/reduce.h"
 #include "quant/learnable/lsq_kernels.h"
+#include "quant/learnable/parameter_check_kernels.h"
 #include "quant/synced_statistics.h"
 #include "quant/torch_ao/qparam_checks.h"
 
@@ -20,25 +21,19 @@ using ao::check_broadcast_param;
 
 namespace {
 
-void check_steps(const char* op, const Tensor& s) {
-  for (double v : s.to_vector<double>())
-    QGRAD_CHECK(std::isfinite(v) && v > 0, ValueError, op,
-                ": step size s must be finite and > 0, got ", v);
-}
-
 Tensor apply(const char* op, const char* node, const Tensor& x, const Tensor& s, const Tensor& beta,
              double lo, double hi, double g) {
   static const KernelTable<LsqForwardKernel>& table = kernel_table(kLsqForwardKernels);
+  static const KernelTable<CheckParameterKernel>& checks = kernel_table(kCheckParameterKernels);
   require_floating(op, "input", x);
-  // The device check comes before s and beta are read on the host.
   LsqForwardKernel& forward = table(op, x);
   check_broadcast_param(op, "s", s, x);
+  // On a GPU kernels: the host does not wait for the parameters' values.
   if (beta.defined()) {
     check_broadcast_param(op, "beta", beta, x);
-    for (double v : beta.to_vector<double>())
-      QGRAD_CHECK(std::isfinite(v), ValueError, op, ": beta must be finite, got ", v);
+    checks(op, beta)(op, CheckedParameter::Beta, ParameterRule::Finite, beta.detach());
   }
-  check_steps(op, s);
+  checks(op, s)(op, CheckedParameter::StepSize, ParameterRule::FiniteAndPositive, s.detach());
   QGRAD_CHECK(std::isfinite(g), ValueError, op, ": grad_scale must be finite, got ", g);
   Tensor y = empty(x.shape(), TensorOptions().dtype(x.dtype()).device(x.device()));
   const Tensor se = s.detach().expand(x.shape());

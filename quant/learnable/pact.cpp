@@ -11,6 +11,7 @@
 #include "ops/reduce/reduce.h"
 #include "quant/learnable/pact_bits.h"
 #include "quant/learnable/pact_kernels.h"
+#include "quant/learnable/parameter_check_kernels.h"
 #include "quant/torch_ao/qparam_checks.h"
 
 namespace qgrad::learnable {
@@ -22,12 +23,11 @@ namespace {
 Tensor apply(const char* op, const Tensor& x, const Tensor& alpha, std::int64_t levels) {
   static const KernelTable<PactForwardKernel>& table = kernel_table(kPactForwardKernels);
   require_floating(op, "input", x);
-  // The device check comes before alpha is read on the host.
+  static const KernelTable<CheckParameterKernel>& checks = kernel_table(kCheckParameterKernels);
   PactForwardKernel& forward = table(op, x);
   check_broadcast_param(op, "alpha", alpha, x);
-  for (double a : alpha.to_vector<double>())
-    QGRAD_CHECK(std::isfinite(a) && a > 0, ValueError, op, ": alpha must be finite and > 0, got ",
-                a);
+  // On a GPU a kernel: the host does not wait for alpha's value.
+  checks(op, alpha)(op, CheckedParameter::Alpha, ParameterRule::FiniteAndPositive, alpha.detach());
   Tensor y = empty(x.shape(), TensorOptions().dtype(x.dtype()).device(x.device()));
   forward(x, alpha.detach().expand(x.shape()), levels, y);
   if (!needs_grad({x, alpha})) return y;

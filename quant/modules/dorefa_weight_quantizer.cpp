@@ -16,7 +16,7 @@ DoReFaWeightQuantizer::DoReFaWeightQuantizer(int num_bits)
 }
 
 Tensor DoReFaWeightQuantizer::forward(const Tensor& w) {
-  require_cpu_quantizer_input(name(), w);
+  if (!runs_on(w.device())) require_cpu_quantizer_input(name(), w);
   return learnable::dorefa_quantize_weight(w, num_bits_);
 }
 

@@ -17,6 +17,8 @@ class DoReFaWeightQuantizer : public nn::UnaryModule, public RunsOn {
 
   Tensor forward(const Tensor& w) override;
   std::string extra_repr() const override;
+  /// The CPU and a GPU (the PACT kernels run on both; nothing is read on the host).
+  bool runs_on(Device device) const override { return device.is_cpu() || device.is_cuda(); }
   int num_bits() const { return num_bits_; }
 
  private:

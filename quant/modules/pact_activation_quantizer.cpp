@@ -22,7 +22,7 @@ PactActivationQuantizer::PactActivationQuantizer(int num_bits, double alpha)
 }
 
 Tensor PactActivationQuantizer::forward(const Tensor& x) {
-  require_cpu_quantizer_input(name(), x);
+  if (!runs_on(x.device())) require_cpu_quantizer_input(name(), x);
   return learnable::pact_quantize(x, alpha_, num_bits_);
 }
 

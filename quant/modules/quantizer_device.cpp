@@ -14,7 +14,7 @@ void require_cpu_quantizer_input(const std::string& module, const Tensor& x) {
               "kernels yet), got a tensor of shape ",
               x.shape(), " on ", x.device(),
               "; keep the quantized model on the CPU (model->to(kCPU)), or quantize it with "
-              "torch_ao's min/max observers (fused or not), the lsq family or the horizon family, "
+              "torch_ao's min/max observers (fused or not), the lsq, pact or horizon families, "
               "which run on "
               "the GPU");
 }

@@ -3,7 +3,7 @@
 /// family has CUDA kernels and keeps its state on the device (RunsOn::runs_on), so far torch.ao's
 /// quantizers with min/max observers (FusedMovingAvgObsFakeQuantize, FakeQuantize,
 /// LearnableFakeQuantize and their Observer unless it is a HistogramObserver) and
-/// HorizonFakeQuantize. The others stop a GPU
+/// HorizonFakeQuantize, PactActivationQuantizer and DoReFaWeightQuantizer. The others stop a GPU
 /// tensor at their forward with a DeviceError that names the module, instead of failing somewhere
 /// below it, and quantizers_not_on() lets a command refuse such a model before any work.
 #pragma once

@@ -22,9 +22,10 @@ namespace qgrad::ao {
 using FakeQuantizePerTensorKernel = void(const Tensor& x, float scale, std::int64_t zero_point,
                                          std::int64_t quant_min, std::int64_t quant_max,
                                          const Tensor& y, const Tensor& mask);
-// (fake_quantize_per_tensor_affine runs it on the CPU; its catalogue entry is the qparams table's.)
+// (fake_quantize_per_tensor_affine and the learnable forms run it on the CPU; their catalogue
+// entries are the device-path tables', which have every device's kernels.)
 inline constexpr KernelTableKey<FakeQuantizePerTensorKernel> kFakeQuantizePerTensorKernels{
-    "torch_ao.fake_quantize_per_tensor", "fake_quantize_learnable_per_tensor_affine"};
+    "torch_ao.fake_quantize_per_tensor", ""};
 
 // The same with one (scale, zero point) per index of `axis`. x, y and mask are contiguous.
 using FakeQuantizePerChannelKernel = void(const Tensor& x, std::int64_t axis,
@@ -33,7 +34,7 @@ using FakeQuantizePerChannelKernel = void(const Tensor& x, std::int64_t axis,
                                           std::int64_t quant_min, std::int64_t quant_max,
                                           const Tensor& y, const Tensor& mask);
 inline constexpr KernelTableKey<FakeQuantizePerChannelKernel> kFakeQuantizePerChannelKernels{
-    "torch_ao.fake_quantize_per_channel", "fake_quantize_learnable_per_channel_affine"};
+    "torch_ao.fake_quantize_per_channel", ""};
 
 // Fake quantization with its qparams as tensors on x's device, as the GPU runs it (nothing read
 // on the host): scale float32 and zero_point int32, int64 or float32 (float: PyTorch's
@@ -78,8 +79,7 @@ using LearnablePerTensorBackwardKernel = void(const Tensor& x, const Tensor& dy,
                                               const Tensor& dx, double& dscale,
                                               double& dzero_point);
 inline constexpr KernelTableKey<LearnablePerTensorBackwardKernel>
-    kLearnablePerTensorBackwardKernels{"torch_ao.learnable_per_tensor_backward",
-                                       "fake_quantize_learnable_per_tensor_affine"};
+    kLearnablePerTensorBackwardKernels{"torch_ao.learnable_per_tensor_backward", ""};
 
 // Backward of _fake_quantize_learnable_per_channel_affine; zero_point holds the rounded, clamped
 // per-channel zero points; dscale / dzero_point receive one sum per channel.
@@ -91,8 +91,7 @@ using LearnablePerChannelBackwardKernel = void(const Tensor& x, const Tensor& dy
                                                std::vector<double>& dscale,
                                                std::vector<double>& dzero_point);
 inline constexpr KernelTableKey<LearnablePerChannelBackwardKernel>
-    kLearnablePerChannelBackwardKernels{"torch_ao.learnable_per_channel_backward",
-                                        "fake_quantize_learnable_per_channel_affine"};
+    kLearnablePerChannelBackwardKernels{"torch_ao.learnable_per_channel_backward", ""};
 
 // The learnable fake quantizer's qparams from its parameters, on their device (nothing read on
 // the host; the parameters are checked finite first): scale and zero_point (x's dtype, n

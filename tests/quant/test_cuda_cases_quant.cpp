@@ -5,6 +5,8 @@
 // (quint8, affine) and per channel (qint8, symmetric), two calls each so that the moving average
 // runs, its output and its straight-through gradient, plus the state the calls leave (running min
 // and max, scale, zero point), all bit for bit: the GPU runs the CPU's range, step and element.
+// The learnable families (torch.ao's learnable fake quantization, LSQ / LSQ+, PACT, DoReFa, the
+// learnable clip): outputs and input gradients bit for bit, parameters given on the device.
 #include <catch2/catch.hpp>
 
 #include <functional>
@@ -14,10 +16,15 @@
 
 #include "ops/backend_op_case.h"
 #include "quant/horizon/horizon_fake_quantize.h"
+#include "quant/learnable/dorefa.h"
+#include "quant/learnable/learnable_clip.h"
+#include "quant/learnable/lsq.h"
+#include "quant/learnable/pact.h"
 #include "quant/observer/minmax_observer.h"
 #include "quant/observer/per_channel_minmax_observer.h"
 #include "quant/torch_ao/fake_quantize.h"
 #include "quant/torch_ao/fused_obs_fake_quant.h"
+#include "quant/torch_ao/learnable_fake_quantize.h"
 
 using namespace qgrad;
 using qgrad_test::OpCase;
@@ -161,5 +168,59 @@ void add_quant_cases(qgrad_test::OpCases& c) {
 }
 
 QGRAD_OP_CASES(add_quant_cases);
+
+// A parameter tensor of `values` on `device` (float32).
+Tensor on(Device device, std::vector<float> values) {
+  const auto n = static_cast<std::int64_t>(values.size());
+  return from_vector(values, {n}).to(device);
+}
+
+void add_learnable_cases(qgrad_test::OpCases& c) {
+  auto add = [&](const char* name, std::function<Tensor(const Tensor&)> fn) {
+    OpCase k;
+    k.fn = [fn](const std::vector<Tensor>& in) { return fn(in[0]); };
+    k.shapes = {{3, 5, 7, 2}};
+    c[name] = k;
+  };
+  // Per tensor with a zero point off the grid; per channel along axis 1.
+  add("fake_quantize_learnable_per_tensor_affine", [](const Tensor& x) {
+    return ao::fake_quantize_learnable_per_tensor_affine(x, on(x.device(), {0.02f}),
+                                                         on(x.device(), {7.5f}), 0, 255, 0.3);
+  });
+  add("fake_quantize_learnable_per_channel_affine", [](const Tensor& x) {
+    return ao::fake_quantize_learnable_per_channel_affine(
+        x, on(x.device(), {0.02f, 0.03f, 0.05f, 0.07f, 0.011f}),
+        on(x.device(), {0.0f, -3.0f, 4.0f, 1.5f, 2.0f}), 1, -8, 7);
+  });
+  add("lsq_quantize", [](const Tensor& x) {
+    return learnable::lsq_quantize(x, on(x.device(), {0.125f}), 8, 7, 0.2);
+  });
+  add("lsq_plus_quantize", [](const Tensor& x) {
+    return learnable::lsq_plus_quantize(x, on(x.device(), {0.1f}), on(x.device(), {-0.3f}), -8, 7);
+  });
+  add("pact_clip", [](const Tensor& x) { return learnable::pact_clip(x, on(x.device(), {1.5f})); });
+  add("pact_quantize",
+      [](const Tensor& x) { return learnable::pact_quantize(x, on(x.device(), {1.25f}), 3); });
+  add("dorefa_quantize_weight",
+      [](const Tensor& x) { return learnable::dorefa_quantize_weight(x, 3); });
+  // tanh comes from each device's math library: equal to rounding, not bit for bit.
+  c["dorefa_quantize_weight"].match = qgrad_test::Match::Close;
+  add("learnable_clip", [](const Tensor& x) {
+    return learnable::learnable_clip(x, on(x.device(), {-0.7f}), on(x.device(), {1.1f}));
+  });
+  // The initialisation statistics (read on the host once): as one-element tensors.
+  add("lsq_init_scale", [](const Tensor& x) {
+    return full({1}, learnable::lsq_init_scale(x, 7), TensorOptions().device(x.device()));
+  });
+  c["lsq_init_scale"].differentiable = false;
+  c["lsq_init_scale"].match = qgrad_test::Match::Close;  // a float64 sum in another order
+  add("lsq_plus_init_minmax", [](const Tensor& x) {
+    const auto [s, b] = learnable::lsq_plus_init_minmax(x, -8, 7);
+    return from_vector<double>({s, b}, {2}).to(kFloat32).to(x.device());
+  });
+  c["lsq_plus_init_minmax"].differentiable = false;
+}
+
+QGRAD_OP_CASES(add_learnable_cases);
 
 }  // namespace

@@ -1,8 +1,8 @@
 // Quantization-aware training on the GPU (part of test_gpu, Skipped without a GPU), with the
 // recipes whose quantizers run there (so far torch.ao's, with min/max observers: the fused
 // observer + fake quant of torch_ao_default, FakeQuantize with moving-average observers, the
-// main job's recipe, and LearnableFakeQuantize, the LSQ recipes; and Horizon's): the fused op's
-// flags switched on and off give the CPU's bits, NaN
+// main job's recipe, and LearnableFakeQuantize, the LSQ recipes; Horizon's; PACT's): the fused
+// op's flags switched on and off give the CPU's bits, NaN
 // statistics are a ValueError at the next wait, the zoo's models take the CPU's QAT steps (the
 // quantizers' state from the same data bit for bit; after training steps, as the float test,
 // within 1% in norm, since cuDNN rounds otherwise than oneDNN), and a QAT step makes the host
@@ -47,14 +47,16 @@ nlohmann::json main_job_recipe() {
 
 // The recipes whose quantizers run on the GPU: torch.ao's fused observer + fake quant
 // (torch_ao_default), FakeQuantize with moving-average min/max observers (the recipe of
-// configs/lenet5bn_qat.json, qgrad's main job), Horizon's, and LearnableFakeQuantize (LSQ with
-// its initialisation from the first batch, and LSQ+ with a learned zero point).
+// configs/lenet5bn_qat.json, qgrad's main job), Horizon's, LearnableFakeQuantize (LSQ with its
+// initialisation from the first batch, and LSQ+ with a learned zero point), and PACT with DoReFa
+// weights.
 const std::vector<std::pair<std::string, nlohmann::json>>& gpu_recipes() {
   static const std::vector<std::pair<std::string, nlohmann::json>> r = {
       {"torch_ao_default", quant::named_recipe("torch_ao_default").recipe},
       {"configs/lenet5bn_qat.json's FakeQuantize", main_job_recipe()},
       {"horizon", nlohmann::json{{"family", "horizon"}}},
       {"lsq_w4a4", quant::named_recipe("lsq_w4a4").recipe},
+      {"pact_w4a4", quant::named_recipe("pact_w4a4").recipe},
       {"lsq+ (learned zero point, per-channel weights)",
        nlohmann::json{{"family", "lsq"},
                       {"weight", {{"per_channel", true}}},

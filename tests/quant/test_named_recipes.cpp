@@ -132,8 +132,9 @@ TEST_CASE("quant.named_recipes: unknown names and other errors", "[quant][named_
 
 // Which quantized models may run on a GPU (quantizers_not_on), checked without one: torch_ao's
 // quantizers with min/max observers (the fused one of torch_ao_default, FakeQuantize with a
-// separate one) run there on every zoo model, as do Horizon's and the LSQ recipes'
-// LearnableFakeQuantize; a histogram observer, the other families and
+// separate one) run there on every zoo model, as do Horizon's, the LSQ recipes'
+// LearnableFakeQuantize and PACT's quantizers (with DoReFa weights); a histogram observer, the
+// other families and
 // QuantConvBn2d (fuse_bn) are named, in module-tree order, not the observer inside a named
 // FakeQuantize; on the CPU nothing is refused.
 TEST_CASE("quant.named_recipes: quantizers_not_on names what cannot run on a GPU",
@@ -149,7 +150,8 @@ TEST_CASE("quant.named_recipes: quantizers_not_on names what cannot run on a GPU
     quant::quantize_model(*model, r.recipe);
     INFO(r.name);
     CHECK(quant::quantizers_not_on(*model, kCPU).empty());
-    const bool gpu = r.name == "torch_ao_default" || r.name.rfind("lsq_", 0) == 0;
+    const bool gpu =
+        r.name == "torch_ao_default" || r.name.rfind("lsq_", 0) == 0 || r.name == "pact_w4a4";
     CHECK(quant::quantizers_not_on(*model, kCUDA).empty() == gpu);
   }
   auto minmax = nn::make_model("lenet5bn", 0);
