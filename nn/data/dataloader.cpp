@@ -2,6 +2,8 @@
 // background worker and the training thread.
 #include "nn/data/dataloader.h"
 
+#include <omp.h>
+
 #include <cstring>
 #include <limits>
 
@@ -157,6 +159,10 @@ Batch DataLoader::make_batch(const LoaderState& at) const {
 }
 
 void DataLoader::worker_loop() {
+  // One OpenMP thread for what this worker runs (Dataset::get, the transforms, the batch copy):
+  // the workers are the parallelism, and a team of all cores per worker would oversubscribe the
+  // cores that training's OpenMP threads use (as PyTorch's loader workers set_num_threads(1)).
+  omp_set_num_threads(1);
   // Batches in the works or ready: the queue a single worker keeps, plus one per extra worker.
   const std::size_t limit = options_.queue_ + static_cast<std::size_t>(options_.workers_) - 1;
   std::unique_lock<std::mutex> lk(mutex_);
