@@ -1,6 +1,7 @@
 // Resize, CenterCrop and RandomResizedCrop over one separable resampler: per output pixel, the
 // taps and normalised weights of PIL's antialiased bilinear filter (Pillow's precompute_coeffs),
-// applied along the rows, then along the columns (PIL's order).
+// applied along the columns, then along the rows. Plain loops, no tensor ops: they run on the
+// loader's workers.
 #include "nn/data/resize_transforms.h"
 
 #include <algorithm>
@@ -53,48 +54,100 @@ Taps bilinear_taps(std::int64_t in, std::int64_t out) {
   return t;
 }
 
+// Taps padded to a fixed k = t.ksize for every output (weights zero beyond count, the window
+// moved left at the end of the row), so the horizontal pass runs a fixed-length inner loop.
+void pad_taps(Taps& t, std::int64_t in) {
+  const std::int64_t k = t.ksize;
+  for (std::size_t i = 0; i < t.first.size(); ++i) {
+    const std::int64_t shift = std::max<std::int64_t>(0, t.first[i] + k - in);
+    if (shift > 0) {
+      float* w = t.weight.data() + static_cast<std::int64_t>(i) * k;
+      for (std::int64_t j = k - 1; j >= 0; --j) w[j] = j >= shift ? w[j - shift] : 0.0f;
+      t.first[i] -= shift;
+    }
+    t.count[i] = k;
+  }
+}
+
+// One row of the horizontal pass with K taps per output (K known at compile time: unrolled).
+template <int K, typename T>
+void row_taps(const T* in, const Taps& t, std::int64_t ow, T* out) {
+  for (std::int64_t x = 0; x < ow; ++x) {
+    const T* p = in + t.first[static_cast<std::size_t>(x)];
+    const float* k = t.weight.data() + x * K;
+    T acc = 0;
+    for (int j = 0; j < K; ++j) acc += p[j] * static_cast<T>(k[j]);
+    out[x] = acc;
+  }
+}
+
+template <typename T>
+void row_taps_any(const T* in, const Taps& t, std::int64_t ow, T* out) {
+  for (std::int64_t x = 0; x < ow; ++x) {
+    const T* p = in + t.first[static_cast<std::size_t>(x)];
+    const float* k = t.weight.data() + x * t.ksize;
+    T acc = 0;
+    for (std::int64_t j = 0; j < t.count[static_cast<std::size_t>(x)]; ++j)
+      acc += p[j] * static_cast<T>(k[j]);
+    out[x] = acc;
+  }
+}
+
 template <typename T>
 void resample(const T* src, std::int64_t C, std::int64_t H, std::int64_t W, std::int64_t top,
               std::int64_t left, std::int64_t h, std::int64_t w, std::int64_t oh, std::int64_t ow,
               T* dst) {
-  // Rows: the window's h rows to ow columns (or the window itself when the width stays).
-  std::vector<T> rows(static_cast<std::size_t>(C * h * ow));
-  if (ow == w) {
-    for (std::int64_t c = 0; c < C; ++c)
-      for (std::int64_t y = 0; y < h; ++y)
-        std::copy_n(src + (c * H + top + y) * W + left, w, rows.data() + (c * h + y) * ow);
+  // Columns first (PIL goes rows first: in exact arithmetic the order does not matter, and here
+  // the costly per-pixel taps then run on oh rows only): the window's h rows to oh, each a
+  // weighted sum of whole rows (contiguous, vectorised), over the window's w columns.
+  std::vector<T> cols;
+  const T* mid = nullptr;  // [C, oh, w] rows of width `stride`
+  std::int64_t stride = 0;
+  if (oh == h) {
+    mid = src + top * W + left;  // the window itself, rows of the image
+    stride = W;
   } else {
-    const Taps tx = bilinear_taps(w, ow);
+    const Taps ty = bilinear_taps(h, oh);
+    cols.resize(static_cast<std::size_t>(C * oh * w));
     for (std::int64_t c = 0; c < C; ++c)
-      for (std::int64_t y = 0; y < h; ++y) {
-        const T* in = src + (c * H + top + y) * W + left;
-        T* o = rows.data() + (c * h + y) * ow;
-        for (std::int64_t x = 0; x < ow; ++x) {
-          const T* p = in + tx.first[static_cast<std::size_t>(x)];
-          const float* k = tx.weight.data() + x * tx.ksize;
-          T acc = 0;
-          for (std::int64_t j = 0; j < tx.count[static_cast<std::size_t>(x)]; ++j)
-            acc += p[j] * static_cast<T>(k[j]);
-          o[x] = acc;
+      for (std::int64_t y = 0; y < oh; ++y) {
+        T* o = cols.data() + (c * oh + y) * w;
+        const float* k = ty.weight.data() + y * ty.ksize;
+        const T* row = src + (c * H + top + ty.first[static_cast<std::size_t>(y)]) * W + left;
+        const auto w0 = static_cast<T>(k[0]);  // every output row has at least one tap
+        for (std::int64_t x = 0; x < w; ++x) o[x] = row[x] * w0;
+        for (std::int64_t j = 1; j < ty.count[static_cast<std::size_t>(y)]; ++j) {
+          const T* in = row + j * W;
+          const auto wj = static_cast<T>(k[j]);
+          for (std::int64_t x = 0; x < w; ++x) o[x] += in[x] * wj;
         }
       }
+    mid = cols.data();
+    stride = w;
   }
-  // Columns: h rows to oh, a weighted sum of whole rows (contiguous, vectorisable).
-  if (oh == h) {
-    std::copy(rows.begin(), rows.end(), dst);
+  // The plane of channel c in `mid`: the image's (H rows) or the columns pass's (oh rows).
+  const std::int64_t plane = oh == h ? H * W : oh * w;
+  if (ow == w) {
+    for (std::int64_t c = 0; c < C; ++c)
+      for (std::int64_t y = 0; y < oh; ++y)
+        std::copy_n(mid + c * plane + y * stride, w, dst + (c * oh + y) * ow);
     return;
   }
-  const Taps ty = bilinear_taps(h, oh);
+  Taps tx = bilinear_taps(w, ow);
+  const bool fixed = w >= tx.ksize;
+  if (fixed) pad_taps(tx, w);
   for (std::int64_t c = 0; c < C; ++c)
     for (std::int64_t y = 0; y < oh; ++y) {
+      const T* in = mid + c * plane + y * stride;
       T* o = dst + (c * oh + y) * ow;
-      std::fill_n(o, ow, T(0));
-      const float* k = ty.weight.data() + y * ty.ksize;
-      for (std::int64_t j = 0; j < ty.count[static_cast<std::size_t>(y)]; ++j) {
-        const T* in = rows.data() + (c * h + ty.first[static_cast<std::size_t>(y)] + j) * ow;
-        const auto wj = static_cast<T>(k[j]);
-        for (std::int64_t x = 0; x < ow; ++x) o[x] += in[x] * wj;
-      }
+      if (fixed && tx.ksize == 3)
+        row_taps<3>(in, tx, ow, o);
+      else if (fixed && tx.ksize == 5)
+        row_taps<5>(in, tx, ow, o);
+      else if (fixed && tx.ksize == 7)
+        row_taps<7>(in, tx, ow, o);
+      else
+        row_taps_any(in, tx, ow, o);
     }
 }
 
@@ -166,8 +219,7 @@ Tensor CenterCrop::operator()(const Tensor& image, Generator&) const {
               " image is smaller than the ", size_, "x", size_, " crop (resize it first)");
   const std::int64_t top = round_even(static_cast<double>(H - size_) / 2.0);
   const std::int64_t left = round_even(static_cast<double>(W - size_) / 2.0);
-  Tensor out = x.narrow(1, top, size_).narrow(2, left, size_).contiguous();
-  return image.dim() == 2 ? out.squeeze(0) : out;
+  return resized_crop(image, top, left, size_, size_, size_, size_);  // a copy
 }
 
 std::string CenterCrop::repr() const {
