@@ -22,6 +22,8 @@ pkgs=(build-essential cmake libdnnl-dev ocl-icd-opencl-dev catch2 nlohmann-json3
   libjpeg62-turbo-dev libpng-dev)
 if [[ "${QGRAD_WITH_TORCH:-0}" == "1" ]]; then
   pkgs+=(python3-torch python3-numpy python3-scipy python3-yaml)  # pq's own code (gen_pq_*.py)
+  # torchvision and PIL: the image_folder fixtures (gen_image_folder.py) and its benchmark.
+  pkgs+=(python3-torchvision python3-pil)
 fi
 # The ONNX Runtime test installs npm's onnxruntime-node with npm; a machine that already has node
 # and npm (say from NodeSource, whose nodejs bundles npm) keeps them.
