@@ -102,14 +102,7 @@ TEST_CASE("image folder: lenet5bn trains an epoch on JPEG and PNG files, then ev
 }
 
 TEST_CASE("image folder: the format's keys are checked and written back", "[cli]") {
-  const auto error = [](const json& data) -> std::string {
-    try {
-      parse_train_config(json{{"data", data}});
-    } catch (const UsageError& e) {
-      return e.what();
-    }
-    return "(no UsageError)";
-  };
+  const auto error = qgrad_cli_test::data_config_error;
   CHECK_THAT(error({{"format", "image_folder"}}), Catch::Contains("data.dir is required"));
   const json ok{{"format", "image_folder"}, {"dir", "d"}};
   json bad = ok;

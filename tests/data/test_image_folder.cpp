@@ -35,6 +35,16 @@ std::vector<std::string> relative_files(const ImageFolder& f, const std::string&
   return out;
 }
 
+// The image folder that tests/fixtures/gen_image_folder.py wrote, every image in one split.
+std::string fixture_root() {
+  return qgrad_test::fixture_path("image_folder", "folder");
+}
+ImageFolder fixture_folder() {
+  ImageFolderOptions all;
+  all.val_fraction = 0;
+  return ImageFolder(fixture_root(), Split::Train, all);
+}
+
 std::string error_of(const std::function<void()>& f) {
   return qgrad_test::io_error_of(f);
 }
@@ -81,10 +91,8 @@ TEST_CASE("image folder: classes and files in torchvision's order, other files i
 
 TEST_CASE("image folder: the same order and labels as torchvision's ImageFolder (fixture)") {
   const nlohmann::json cases = qgrad_test::read_fixture_json("image_folder", "cases.json");
-  const std::string root = qgrad_test::fixture_path("image_folder", "folder");
-  ImageFolderOptions all;
-  all.val_fraction = 0;
-  const ImageFolder f(root, Split::Train, all);
+  const std::string root = fixture_root();
+  const ImageFolder f = fixture_folder();
   CHECK(f.classes() == cases["classes"].get<std::vector<std::string>>());
   REQUIRE(f.size() == cases["samples"].size());
   for (std::size_t i = 0; i < f.size(); ++i) {
@@ -95,10 +103,8 @@ TEST_CASE("image folder: the same order and labels as torchvision's ImageFolder 
 
 TEST_CASE("image folder: decoding, Resize, CenterCrop, resized_crop and Normalize as torchvision") {
   const nlohmann::json cases = qgrad_test::read_fixture_json("image_folder", "cases.json");
-  const std::string root = qgrad_test::fixture_path("image_folder", "folder");
-  ImageFolderOptions all;
-  all.val_fraction = 0;
-  const ImageFolder f(root, Split::Train, all);
+  const std::string root = fixture_root();
+  const ImageFolder f = fixture_folder();
   Generator gen(0);
   const Resize resize40(40), resize64(64);
   const CenterCrop crop32(32);
