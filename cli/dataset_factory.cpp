@@ -1,5 +1,5 @@
-// make_dataset and data_shape: DataConfig's "format" to a data::MNIST, data::CIFAR or
-// data::NpyDataset, npy paths relative to data.dir.
+// make_dataset and data_shape: DataConfig's "format" to a data::MNIST, data::CIFAR,
+// data::NpyDataset or data::ImageFolder, npy paths relative to data.dir.
 #include "cli/dataset_factory.h"
 
 #include <filesystem>
@@ -7,6 +7,8 @@
 #include "cli/usage_error.h"
 #include "core/shape.h"
 #include "nn/data/cifar.h"
+#include "nn/data/image_decode.h"
+#include "nn/data/image_folder.h"
 #include "nn/data/npy_dataset.h"
 
 namespace qgrad::cli {
@@ -32,6 +34,15 @@ std::string npy_path(const DataConfig& c, const std::string& file) {
   return (std::filesystem::path(c.dir) / p).string();
 }
 
+// Without the codecs the format cannot work: say so before any folder is listed.
+void require_image_decoding() {
+  if (!data::image_decoding_available())
+    throw UsageError(
+        "data.format \"image_folder\": this qgrad was built without JPEG / PNG decoding (install "
+        "the Debian packages libjpeg62-turbo-dev and libpng-dev, e.g. with "
+        "scripts/install_deps.sh, then configure and build again)");
+}
+
 }  // namespace
 
 std::shared_ptr<data::Dataset> make_dataset(const DataConfig& c, data::Split split) {
@@ -43,6 +54,13 @@ std::shared_ptr<data::Dataset> make_dataset(const DataConfig& c, data::Split spl
     return std::make_shared<data::NpyDataset>(npy_path(c, train ? c.train_images : c.test_images),
                                               npy_path(c, train ? c.train_labels : c.test_labels),
                                               layout(c), c.num_classes);
+  if (c.format == "image_folder") {
+    require_image_decoding();
+    data::ImageFolderOptions o;
+    o.channels = static_cast<int>(c.channels);
+    o.val_fraction = c.val_fraction;
+    return std::make_shared<data::ImageFolder>(c.dir, split, o);
+  }
   throw UsageError("data.format: unknown format \"" + c.format + "\"");
 }
 
@@ -53,6 +71,11 @@ DataShape data_shape(const DataConfig& c) {
   if (c.format == "npy") {
     const Shape s = data::npy_image_shape(npy_path(c, c.test_images), layout(c));
     return {{s[0], s[1], s[2]}, c.num_classes};
+  }
+  if (c.format == "image_folder") {
+    require_image_decoding();
+    return {{c.channels, c.image_size, c.image_size},
+            static_cast<std::int64_t>(data::image_folder_classes(c.dir).size())};
   }
   throw UsageError("data.format: unknown format \"" + c.format + "\"");
 }

@@ -1,6 +1,6 @@
-// The datasets a DataConfig describes (mnist, cifar10, cifar100, npy), and the input shape and
-// class count the model is built for: the one place the CLI turns "data" into data::Dataset
-// objects, used by train, eval, ptq, sensitivity, autoquant and verify-deploy.
+// The datasets a DataConfig describes (mnist, cifar10, cifar100, npy, image_folder), and the input
+// shape and class count the model is built for: the one place the CLI turns "data" into
+// data::Dataset objects, used by train, eval, ptq, sensitivity, autoquant and verify-deploy.
 #pragma once
 
 #include <cstdint>
@@ -16,7 +16,8 @@ namespace qgrad::cli {
 
 // What the model takes and predicts for this data.
 struct DataShape {
-  nn::ImageShape image;  // mnist: 1x28x28 (as always); cifar: 3x32x32; npy: the test images'
+  nn::ImageShape image;  // mnist: 1x28x28 (as always); cifar: 3x32x32; npy: the test images';
+                         // image_folder: channels x image_size x image_size
   std::int64_t num_classes = 10;
 };
 
@@ -24,7 +25,7 @@ struct DataShape {
 std::shared_ptr<data::Dataset> make_dataset(const DataConfig& config, data::Split split);
 
 // The model input and class count of the configured data, without loading it (npy reads the
-// test images file for its shape).
+// test images file for its shape; image_folder lists the class folders).
 DataShape data_shape(const DataConfig& config);
 
 // Where the data comes from, for messages: the folder, or the npy files.

@@ -46,7 +46,8 @@ data::DataLoader eval_test_loader(const EvalSetup& s) {
   return data::DataLoader(s.test_set,
                           data::DataLoaderOptions()
                               .batch_size(s.config.eval_batch_size)
-                              .prefetch(background_loading(s.config)),
+                              .prefetch(background_loading(s.config))
+                              .workers(static_cast<int>(s.config.data.workers)),
                           build_eval_transforms(s.config));
 }
 

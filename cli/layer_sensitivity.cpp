@@ -43,7 +43,10 @@ std::shared_ptr<nn::UnaryModule> SensitivityBench::float_model() const {
 
 EvalResult SensitivityBench::evaluate_float() const {
   auto model = float_model();
-  data::DataLoader loader(test_, data::DataLoaderOptions().batch_size(config_.eval_batch_size),
+  data::DataLoader loader(test_,
+                          data::DataLoaderOptions()
+                              .batch_size(config_.eval_batch_size)
+                              .workers(static_cast<int>(config_.data.workers)),
                           build_eval_transforms(config_));
   return evaluate(*model, loader, kCPU);
 }
@@ -80,7 +83,10 @@ LayerMeasurement SensitivityBench::measure(const json& recipe_json,
       }
     }
   }
-  data::DataLoader loader(test_, data::DataLoaderOptions().batch_size(config_.eval_batch_size),
+  data::DataLoader loader(test_,
+                          data::DataLoaderOptions()
+                              .batch_size(config_.eval_batch_size)
+                              .workers(static_cast<int>(config_.data.workers)),
                           build_eval_transforms(config_));
   m.result = evaluate(*model, loader, kCPU);
   for (const auto& [role, probe] : probes) m.sqnr_db.emplace_back(role, probe->sqnr_db());

@@ -108,7 +108,8 @@ PtqResult run_ptq(const PtqOptions& options, std::ostream& leader_out,
   data::DataLoader test_loader(test_set,
                                data::DataLoaderOptions()
                                    .batch_size(config.eval_batch_size)
-                                   .prefetch(group->size() == 1 && background_loading(config)),
+                                   .prefetch(group->size() == 1 && background_loading(config))
+                                   .workers(static_cast<int>(config.data.workers)),
                                build_eval_transforms(config));
 
   PtqResult r;

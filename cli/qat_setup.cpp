@@ -99,6 +99,7 @@ CalibrationReport calibrate_on_training_set(nn::UnaryModule& model,
                               .batch_size(config.batch_size)
                               .shuffle(true)
                               .prefetch(background_loading(config))
+                              .workers(static_cast<int>(config.data.workers))
                               .seed(static_cast<std::uint64_t>(config.seed))
                               .shard(group != nullptr ? group->rank() : 0, ranks),
                           build_eval_transforms(config));

@@ -337,17 +337,21 @@ TrainOutcome run_training(const TrainConfig& config_in, std::ostream& leader_out
   std::shared_ptr<data::Dataset> test_set = make_dataset(config.data, data::Split::Test);
   const DataShape shape = data_shape(config.data);
   // MNIST-format images of another size keep today's behaviour (the model is built for 28x28);
-  // the other formats size the model from the data, so both splits must agree with it.
-  if (config.data.format != "mnist") {
+  // the other formats size the model from the data, so both splits must agree with it. Image
+  // folders hold images of any size, which the transforms crop to the model's.
+  const bool folder = config.data.format == "image_folder";
+  if (config.data.format != "mnist" && !folder) {
     check_example_shape(*train_set, shape, "the training set (" + data_source(config.data) + ")");
     check_example_shape(*test_set, shape, "the test set (" + data_source(config.data) + ")");
   }
-  const Shape image = train_set->get(0).data.shape();  // [C, H, W]
+  const Shape image = folder ? Shape{shape.image.channels, shape.image.height, shape.image.width}
+                             : train_set->get(0).data.shape();  // [C, H, W]
   data::DataLoader train_loader(train_set,
                                 data::DataLoaderOptions()
                                     .batch_size(config.batch_size)
                                     .shuffle(true)
                                     .prefetch(background_loading(config))
+                                    .workers(static_cast<int>(config.data.workers))
                                     .seed(static_cast<std::uint64_t>(config.seed))
                                     .shard(group->rank(), ranks),
                                 build_train_transforms(config, image[1], image[2]));
@@ -355,7 +359,8 @@ TrainOutcome run_training(const TrainConfig& config_in, std::ostream& leader_out
   data::DataLoader test_loader(test_set,
                                data::DataLoaderOptions()
                                    .batch_size(config.eval_batch_size)
-                                   .prefetch(ranks == 1 && background_loading(config)),
+                                   .prefetch(ranks == 1 && background_loading(config))
+                                   .workers(static_cast<int>(config.data.workers)),
                                build_eval_transforms(config));
 
   // The model: float weights (the seed's, or pretrained ones), then quantized and calibrated as

@@ -5,6 +5,7 @@
 #include "cli/train_config.h"
 
 #include <algorithm>
+#include <cmath>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -22,8 +23,9 @@ namespace qgrad::cli {
 namespace {
 
 // The normalisation a format gets when the config gives none: Fashion-MNIST's for mnist, the
-// usual per-channel constants for CIFAR, none for npy (arrays are taken as prepared).
-NormalizeConfig default_normalize(const std::string& format) {
+// usual per-channel constants for CIFAR and ImageNet's for image folders, none for npy (arrays
+// are taken as prepared).
+NormalizeConfig default_normalize(const std::string& format, std::int64_t channels) {
   NormalizeConfig n;
   if (format == "cifar10") {
     n.mean = {0.4914, 0.4822, 0.4465};
@@ -33,12 +35,19 @@ NormalizeConfig default_normalize(const std::string& format) {
     n.std = {0.2673, 0.2564, 0.2762};
   } else if (format == "npy") {
     n.enabled = false;
+  } else if (format == "image_folder" && channels == 3) {
+    n.mean = {0.485, 0.456, 0.406};
+    n.std = {0.229, 0.224, 0.225};
+  } else if (format == "image_folder") {  // grey: the mean of ImageNet's channel statistics
+    n.mean = {0.449};
+    n.std = {0.226};
   }
   return n;
 }
 
-NormalizeConfig parse_normalize(ConfigReader& data, const std::string& format) {
-  NormalizeConfig n = default_normalize(format);
+NormalizeConfig parse_normalize(ConfigReader& data, const std::string& format,
+                                std::int64_t channels) {
+  NormalizeConfig n = default_normalize(format, channels);
   std::optional<nlohmann::json> raw = data.raw("normalize");
   if (!raw) return n;
   if (raw->is_boolean()) {
@@ -65,17 +74,28 @@ NormalizeConfig parse_normalize(ConfigReader& data, const std::string& format) {
   if (n.mean.size() != n.std.size() && n.mean.size() != 1 && n.std.size() != 1)
     r.fail("mean", "and std must have the same number of channels (or one value), got " +
                        std::to_string(n.mean.size()) + " and " + std::to_string(n.std.size()));
+  // image_folder knows its channels: a mismatch fails here rather than on the first batch.
+  if (format == "image_folder")
+    for (const auto& [key, v] : {std::pair{"mean", &n.mean}, std::pair{"std", &n.std}})
+      if (v->size() != 1 && static_cast<std::int64_t>(v->size()) != channels)
+        r.fail(key, "has " + std::to_string(v->size()) + " values for data.channels " +
+                        std::to_string(channels) + " (give one per channel, or one for all)");
   return n;
 }
 
 DataConfig parse_data(ConfigReader& root) {
   DataConfig d;
   ConfigReader r = root.object("data");
-  d.format = r.choice("format", d.format, {"mnist", "cifar10", "cifar100", "npy"});
+  d.format = r.choice("format", d.format, {"mnist", "cifar10", "cifar100", "npy", "image_folder"});
   const bool cifar = d.format == "cifar10" || d.format == "cifar100", npy = d.format == "npy";
+  const bool folder = d.format == "image_folder";
   if (cifar && !r.has("dir"))
     r.fail("dir", "is required for data.format \"" + d.format +
                       "\" (the folder of the extracted binary version)");
+  if (folder && !r.has("dir"))
+    r.fail("dir",
+           "is required for data.format \"image_folder\" (the folder of class folders, "
+           "or of train/ and val/ holding them)");
   d.dir = r.string("dir", npy ? "." : d.dir);
   // Keys of other formats are rejected rather than silently ignored.
   const std::vector<std::string> npy_keys{"train_images", "train_labels", "test_images",
@@ -101,12 +121,36 @@ DataConfig parse_data(ConfigReader& root) {
   }
   d.layout = r.choice("layout", d.layout, {"nchw", "nhwc"});
   d.num_classes = r.integer("num_classes", d.num_classes, 1, kMaxClasses);
+  for (const char* k : {"image_size", "resize", "channels", "val_fraction"})
+    if (!folder && r.has(k))
+      r.fail(k, "applies only to data.format \"image_folder\", not \"" + d.format + "\"");
+  d.image_size = r.integer("image_size", d.image_size, 1, kMaxImageSize);
+  // torchvision's ImageNet recipe: resize to 256, crop 224; other sizes keep that proportion.
+  const auto default_resize =
+      static_cast<std::int64_t>(std::llround(static_cast<double>(d.image_size) * 256.0 / 224.0));
+  d.resize = r.integer("resize", default_resize, 1, kMaxImageSize);
+  if (d.resize < d.image_size)
+    r.fail("resize", "must be at least data.image_size (" + std::to_string(d.image_size) +
+                         ") so that the centre crop fits the resized image, got " +
+                         std::to_string(d.resize));
+  d.channels = r.integer("channels", d.channels, 1, 3);
+  if (d.channels == 2) r.fail("channels", "must be 1 (grey) or 3 (RGB), got 2");
+  d.val_fraction = r.number("val_fraction", d.val_fraction, NumberRule::in_half_open(0, 1));
+  d.workers = r.integer("workers", d.workers, 1, kMaxWorkers);
   if (r.has("prefetch")) d.prefetch = r.boolean("prefetch", false);
   r.raw("prefetch");  // null reads as unset (automatic)
-  d.normalize = parse_normalize(r, d.format);
+  if (d.workers > 1 && d.prefetch && !*d.prefetch)
+    r.fail("workers",
+           "is " + std::to_string(d.workers) +
+               " but data.prefetch is false (workers prepare batches in the background)");
+  d.normalize = parse_normalize(r, d.format, d.channels);
   ConfigReader a = r.object("augment");
   d.augment.random_crop_padding = a.integer("random_crop_padding", 0, 0, kMaxCropPadding);
   d.augment.hflip = a.boolean("hflip", false);
+  if (!folder && a.has("random_resized_crop"))
+    a.fail("random_resized_crop",
+           "applies only to data.format \"image_folder\", not \"" + d.format + "\"");
+  d.augment.random_resized_crop = a.boolean("random_resized_crop", folder);
   a.finish();
   r.finish();
   return d;
@@ -338,10 +382,18 @@ nlohmann::json to_json(const TrainConfig& c) {
   json data{{"format", c.data.format},
             {"dir", c.data.dir},
             {"prefetch", c.data.prefetch ? json(*c.data.prefetch) : json()},
+            {"workers", c.data.workers},
             {"normalize", normalize},
             {"augment",
              {{"random_crop_padding", c.data.augment.random_crop_padding},
               {"hflip", c.data.augment.hflip}}}};
+  if (c.data.format == "image_folder") {
+    data["image_size"] = c.data.image_size;
+    data["resize"] = c.data.resize;
+    data["channels"] = c.data.channels;
+    data["val_fraction"] = c.data.val_fraction;
+    data["augment"]["random_resized_crop"] = c.data.augment.random_resized_crop;
+  }
   if (c.data.format == "cifar100") data["label"] = c.data.label;
   if (c.data.format == "npy") {
     data["train_images"] = c.data.train_images;
@@ -398,15 +450,16 @@ const std::vector<ConfigKeyDoc>& train_config_keys() {
        "weights on the same GPU; slower"},
       {"threads", "all cores", "CPU threads (OpenMP; integer in [1, 4096])"},
       {"data.format", "\"mnist\"",
-       "\"mnist\" (IDX files), \"cifar10\", \"cifar100\" (the binary versions) or \"npy\" "
-       "(NumPy arrays)"},
+       "\"mnist\" (IDX files), \"cifar10\", \"cifar100\" (the binary versions), \"npy\" "
+       "(NumPy arrays) or \"image_folder\" (JPEG / PNG files, a folder per class)"},
       {"data.dir",
-       "\"/usr/share/datasets/fashion-mnist\" (mnist), required (cifar10, cifar100), "
-       "\".\" (npy)",
+       "\"/usr/share/datasets/fashion-mnist\" (mnist), required (cifar10, cifar100, "
+       "image_folder), \".\" (npy)",
        "mnist: folder with the four IDX files ({train,t10k}-{images-idx3,labels-idx1}-ubyte"
        "[.gz]); cifar10: folder with data_batch_1..5.bin and test_batch.bin; cifar100: with "
        "train.bin and test.bin (or the folder holding the extracted archive); npy: folder the "
-       "relative .npy paths start from"},
+       "relative .npy paths start from; image_folder: one sub-folder of .jpg/.jpeg/.png files "
+       "per class (sorted names give the labels), or train/ and val/ holding such folders"},
       {"data.label", "\"fine\"", "cifar100 only: \"fine\" (100 classes) or \"coarse\" (20)"},
       {"data.train_images", "required (npy)",
        "npy only: training images, uint8 (scaled to [0,1]) or float32 (as they are), [N,C,H,W], "
@@ -418,19 +471,36 @@ const std::vector<ConfigKeyDoc>& train_config_keys() {
       {"data.num_classes", "10",
        "npy only: classes the model predicts; labels must lie in 0..num_classes-1 (at most "
        "100000)"},
+      {"data.image_size", "224",
+       "image_folder only: the model's input, height = width (training: RandomResizedCrop to it; "
+       "evaluation: the centre crop)"},
+      {"data.resize", "image_size x 256 / 224 (256 for 224)",
+       "image_folder only: evaluation resizes the shorter side to this (bilinear, antialiased), "
+       "then crops image_size; at least image_size"},
+      {"data.channels", "3", "image_folder only: 3 (RGB) or 1 (grey), whatever the files hold"},
+      {"data.val_fraction", "0.1",
+       "image_folder only, without train/ and val/: the share of each class's images held out "
+       "for evaluation (a fixed choice, whatever the seed)"},
+      {"data.workers", "1",
+       "threads preparing batches in the background (at most 256; > 1 turns prefetch on "
+       "unless it is false)"},
       {"data.prefetch", "auto",
        "prepare batches on a background thread while training; auto = when a core is free "
        "beyond \"threads\""},
       {"data.normalize.mean",
        "0.2860 (mnist), [0.4914, 0.4822, 0.4465] (cifar10), [0.5071, 0.4865, 0.4409] (cifar100), "
-       "off (npy)",
+       "[0.485, 0.456, 0.406] (image_folder; 0.449 with 1 channel), off (npy)",
        "per-channel mean (number or list), after scaling to [0,1]"},
       {"data.normalize.std",
-       "0.3530 (mnist), [0.2470, 0.2435, 0.2616] (cifar10), [0.2673, 0.2564, 0.2762] (cifar100)",
+       "0.3530 (mnist), [0.2470, 0.2435, 0.2616] (cifar10), [0.2673, 0.2564, 0.2762] (cifar100), "
+       "[0.229, 0.224, 0.225] (image_folder; 0.226 with 1 channel)",
        "per-channel std; \"normalize\": false turns it off"},
       {"data.augment.random_crop_padding", "0",
        "zero-pad then randomly crop back; 0 = off (at most 1024)"},
       {"data.augment.hflip", "false", "random horizontal flips"},
+      {"data.augment.random_resized_crop", "true (image_folder)",
+       "image_folder only: training crops a random window (scale 0.08-1, ratio 3/4-4/3) resized "
+       "to image_size; false = Resize + CenterCrop as evaluation"},
       {"optimizer.name", "\"sgd\"", "\"sgd\", \"adam\" or \"adamw\""},
       {"optimizer.lr", "0.05 (sgd), 0.001 (adam, adamw)", "learning rate"},
       {"optimizer.weight_decay", "5e-4 (sgd, adam), 0.01 (adamw)", "weight decay"},

@@ -38,19 +38,34 @@ struct NormalizeConfig {
 struct AugmentConfig {
   std::int64_t random_crop_padding = 0;  // 0 = no random crop
   bool hflip = false;
+  // image_folder only: RandomResizedCrop(image_size) for training; false = Resize + CenterCrop
+  // as for evaluation.
+  bool random_resized_crop = true;
 };
 
 // The data: "format" says which loader reads it (cli/dataset_factory.h). mnist (the default):
 // the four IDX files in dir; cifar10 / cifar100: the binary files in dir (required); npy: four
-// .npy files, relative paths taken from dir (default ".", the current directory).
+// .npy files, relative paths taken from dir (default ".", the current directory); image_folder:
+// JPEG / PNG files in one folder per class under dir (required), with train/ and val/ or split
+// by val_fraction, decoded, resized and cropped to image_size on the loader's workers.
 struct DataConfig {
-  std::string format = "mnist";  // mnist | cifar10 | cifar100 | npy
+  std::string format = "mnist";  // mnist | cifar10 | cifar100 | npy | image_folder
   std::string dir = "/usr/share/datasets/fashion-mnist";
   std::string label = "fine";  // cifar100 only: fine | coarse
   // npy only: the arrays, their layout and the number of classes (labels must be below it).
   std::string train_images, train_labels, test_images, test_labels;
   std::string layout = "nchw";  // nchw | nhwc
   std::int64_t num_classes = 10;
+  // image_folder only: the model's input size (the crop), the shorter side that evaluation
+  // resizes to before its centre crop (default image_size x 256 / 224, rounded), the channels
+  // (3 RGB or 1 grey) and the share of each class held out when there is no train/ and val/.
+  std::int64_t image_size = 224;
+  std::int64_t resize = 256;
+  std::int64_t channels = 3;
+  double val_fraction = 0.1;
+  // Threads preparing batches when they are prepared in the background (decoding images, one is
+  // seldom enough).
+  std::int64_t workers = 1;
   // Prepare batches on a background thread; unset = only when a core is left over beyond the
   // compute threads (a loader thread on a core the OpenMP threads use stalls every parallel
   // region at its barrier: lenet5bn measured 14k instead of 23k images/s on 2 cores).
@@ -106,6 +121,8 @@ constexpr std::int64_t kMaxWarmupSteps = 1000000000;
 constexpr std::int64_t kMaxThreads = 4096;
 constexpr std::int64_t kMaxCropPadding = 1024;
 constexpr std::int64_t kMaxClasses = 100000;
+constexpr std::int64_t kMaxImageSize = 4096;
+constexpr std::int64_t kMaxWorkers = 256;
 
 struct TrainConfig {
   std::string model = "lenet5bn";

@@ -13,6 +13,7 @@
 #include "cli/dataset_factory.h"
 #include "cli/usage_error.h"
 #include "distributed/init.h"
+#include "nn/data/resize_transforms.h"
 #include "nn/models/zoo.h"
 #include "nn/optim/adam.h"
 #include "nn/optim/adamw.h"
@@ -30,6 +31,13 @@ std::int64_t checked_product(std::int64_t a, std::int64_t b, const std::string& 
     throw UsageError(key + " (" + std::to_string(a) + ") x " + std::to_string(b) +
                      " batches per epoch does not fit in a 64-bit step count");
   return p;
+}
+
+// image_folder's evaluation geometry: the shorter side to data.resize, the centre image_size
+// square (torchvision's ImageNet evaluation: Resize(256), CenterCrop(224)).
+std::vector<std::shared_ptr<const data::Transform>> image_folder_eval_crop(const DataConfig& d) {
+  return {std::make_shared<data::Resize>(d.resize),
+          std::make_shared<data::CenterCrop>(d.image_size)};
 }
 
 }  // namespace
@@ -76,6 +84,7 @@ int use_compute_threads(const TrainConfig& config) {
 
 bool background_loading(const TrainConfig& config) {
   if (config.data.prefetch) return *config.data.prefetch;
+  if (config.data.workers > 1) return true;  // asked for workers: they run in the background
   return omp_get_num_procs() > compute_threads(config);
 }
 
@@ -89,6 +98,13 @@ std::vector<std::shared_ptr<const data::Transform>> build_train_transforms(
     const TrainConfig& config, std::int64_t image_height, std::int64_t image_width) {
   std::vector<std::shared_ptr<const data::Transform>> t;
   const AugmentConfig& a = config.data.augment;
+  const DataConfig& d = config.data;
+  if (d.format == "image_folder") {
+    if (a.random_resized_crop)
+      t.push_back(std::make_shared<data::RandomResizedCrop>(d.image_size));
+    else
+      t = image_folder_eval_crop(d);
+  }
   if (a.random_crop_padding > 0)
     t.push_back(
         std::make_shared<data::RandomCrop>(image_height, image_width, a.random_crop_padding));
@@ -100,8 +116,10 @@ std::vector<std::shared_ptr<const data::Transform>> build_train_transforms(
 std::vector<std::shared_ptr<const data::Transform>> build_eval_transforms(
     const TrainConfig& config) {
   const NormalizeConfig& n = config.data.normalize;
-  if (!n.enabled) return {};
-  return {std::make_shared<data::Normalize>(n.mean, n.std)};
+  std::vector<std::shared_ptr<const data::Transform>> t;
+  if (config.data.format == "image_folder") t = image_folder_eval_crop(config.data);
+  if (n.enabled) t.push_back(std::make_shared<data::Normalize>(n.mean, n.std));
+  return t;
 }
 
 std::unique_ptr<optim::Optimizer> build_optimizer(const TrainConfig& config,

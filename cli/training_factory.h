@@ -22,19 +22,21 @@ int compute_threads(const TrainConfig& config);
 // started once first: libgomp aborts the process ("Thread creation failed") when a memory or
 // process limit stops a team, so that is a UsageError naming "threads" here instead.
 int use_compute_threads(const TrainConfig& config);
-// Whether data loaders prepare batches on a background thread: "data.prefetch", or, when unset,
-// whether a core is left over beyond compute_threads().
+// Whether data loaders prepare batches on background threads: "data.prefetch", or, when unset,
+// whether "data.workers" > 1 or a core is left over beyond compute_threads().
 bool background_loading(const TrainConfig& config);
 
 // The model `config.model` for the data's input shape and class count (data_shape), initialised
 // from `config.seed`, on the CPU.
 std::shared_ptr<nn::UnaryModule> build_model(const TrainConfig& config);
 
-// Training transforms: augmentation (random crop to `image_height` x `image_width` after
-// zero padding, horizontal flip) on the [0, 1] image, then normalisation.
+// Training transforms: augmentation (image_folder: RandomResizedCrop to data.image_size, or its
+// evaluation geometry; then random crop to `image_height` x `image_width` after zero padding,
+// horizontal flip) on the [0, 1] image, then normalisation.
 std::vector<std::shared_ptr<const data::Transform>> build_train_transforms(
     const TrainConfig& config, std::int64_t image_height, std::int64_t image_width);
-// Test transforms: normalisation only.
+// Test transforms: normalisation (image_folder: Resize to data.resize and CenterCrop to
+// data.image_size first).
 std::vector<std::shared_ptr<const data::Transform>> build_eval_transforms(
     const TrainConfig& config);
 

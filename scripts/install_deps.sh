@@ -15,10 +15,15 @@ set -euo pipefail
 # libprotobuf-dev (protoc is not needed: the exporter uses libonnx-dev's generated classes).
 # libopenmpi-dev openmpi-bin: data-parallel training (distributed/, QGRAD_MPI=AUTO builds it when
 # found) and its tests, which mpirun starts on 2 ranks.
+# libjpeg62-turbo-dev libpng-dev: the "image_folder" data format decodes JPEG and PNG files with
+# them (QGRAD_IMAGES=AUTO builds it when found); its tests write real JPEG and PNG files with them.
 pkgs=(build-essential cmake libdnnl-dev ocl-icd-opencl-dev catch2 nlohmann-json3-dev zlib1g-dev
-  dataset-fashion-mnist libonnx-dev libprotobuf-dev libopenmpi-dev openmpi-bin)
+  dataset-fashion-mnist libonnx-dev libprotobuf-dev libopenmpi-dev openmpi-bin
+  libjpeg62-turbo-dev libpng-dev)
 if [[ "${QGRAD_WITH_TORCH:-0}" == "1" ]]; then
   pkgs+=(python3-torch python3-numpy python3-scipy python3-yaml)  # pq's own code (gen_pq_*.py)
+  # torchvision and PIL: the image_folder fixtures (gen_image_folder.py) and its benchmark.
+  pkgs+=(python3-torchvision python3-pil)
 fi
 # The ONNX Runtime test installs npm's onnxruntime-node with npm; a machine that already has node
 # and npm (say from NodeSource, whose nodejs bundles npm) keeps them.

@@ -2,6 +2,8 @@
 // background worker and the training thread.
 #include "nn/data/dataloader.h"
 
+#include <omp.h>
+
 #include <cstring>
 #include <limits>
 
@@ -62,6 +64,8 @@ DataLoader::DataLoader(std::shared_ptr<const Dataset> dataset, DataLoaderOptions
   QGRAD_CHECK(options_.batch_size_ > 0, ValueError, "DataLoader: batch_size must be positive, got ",
               options_.batch_size_);
   QGRAD_CHECK(options_.queue_ > 0, ValueError, "DataLoader: queue must be at least 1");
+  QGRAD_CHECK(options_.workers_ >= 1 && options_.workers_ <= 1024, ValueError,
+              "DataLoader: workers must be in [1, 1024], got ", options_.workers_);
   QGRAD_CHECK(options_.shards_ >= 1 && options_.shard_ >= 0 && options_.shard_ < options_.shards_,
               ValueError, "DataLoader: shard ", options_.shard_, " of ", options_.shards_,
               " (expected 0 <= shard < shards)");
@@ -75,17 +79,28 @@ DataLoader::DataLoader(std::shared_ptr<const Dataset> dataset, DataLoaderOptions
   // Not (n + b - 1) / b: with b near INT64_MAX that sum overflows and an epoch had 0 batches.
   // A last global batch too small to give every shard an example is left out.
   batches_per_epoch_ = n / b + (!options_.drop_last_ && (n % b) / shards != 0 ? 1 : 0);
-  if (options_.prefetch_ && batches_per_epoch_ > 0)
-    worker_ = std::thread([this] { worker_loop(); });
+  if (options_.prefetch_ && batches_per_epoch_ > 0) {
+    try {
+      for (int i = 0; i < options_.workers_; ++i) workers_.emplace_back([this] { worker_loop(); });
+    } catch (...) {
+      stop_workers();  // a thread that could not start: join those that did
+      throw;
+    }
+  }
 }
 
 DataLoader::~DataLoader() {
+  stop_workers();
+}
+
+void DataLoader::stop_workers() {
   {
     std::lock_guard<std::mutex> lk(mutex_);
     stop_ = true;
   }
   worker_cv_.notify_all();
-  if (worker_.joinable()) worker_.join();
+  for (std::thread& t : workers_)
+    if (t.joinable()) t.join();
 }
 
 LoaderState DataLoader::advance(LoaderState s) const {
@@ -120,11 +135,13 @@ Batch DataLoader::make_batch(const LoaderState& at) const {
   std::vector<std::int64_t> indices;
   {
     std::lock_guard<std::mutex> lk(order_mutex_);
-    if (order_epoch_ != at.epoch) {
-      order_ = epoch_order(at.epoch);
-      order_epoch_ = at.epoch;
+    // Epoch e's order lives in cache entry e % 2.
+    const auto k = static_cast<std::size_t>(at.epoch % 2);
+    if (order_epoch_[k] != at.epoch) {
+      order_[k] = epoch_order(at.epoch);
+      order_epoch_[k] = at.epoch;
     }
-    indices.assign(order_.begin() + begin, order_.begin() + end);
+    indices.assign(order_[k].begin() + begin, order_[k].begin() + end);
   }
   std::vector<Tensor> data, targets;
   data.reserve(indices.size());
@@ -142,25 +159,36 @@ Batch DataLoader::make_batch(const LoaderState& at) const {
 }
 
 void DataLoader::worker_loop() {
+  // One OpenMP thread for what this worker runs (Dataset::get, the transforms, the batch copy):
+  // the workers are the parallelism, and a team of all cores per worker would oversubscribe the
+  // cores that training's OpenMP threads use (as PyTorch's loader workers set_num_threads(1)).
+  omp_set_num_threads(1);
+  // Batches in the works or ready: the queue a single worker keeps, plus one per extra worker.
+  const std::size_t limit = options_.queue_ + static_cast<std::size_t>(options_.workers_) - 1;
   std::unique_lock<std::mutex> lk(mutex_);
   for (;;) {
-    worker_cv_.wait(lk, [&] { return stop_ || queue_.size() < options_.queue_; });
+    worker_cv_.wait(lk, [&] { return stop_ || queue_.size() < limit; });
     if (stop_) return;
-    const LoaderState at = worker_cursor_;
-    const std::uint64_t generation = generation_;
+    // Take the next position: its slot holds its place in the order while the batch is made.
+    auto slot = std::make_shared<Slot>();
+    slot->at = worker_cursor_;
+    worker_cursor_ = advance(worker_cursor_);
+    queue_.push_back(slot);
     lk.unlock();
-    Slot slot{at, std::nullopt, nullptr};
+    std::optional<Batch> batch;
+    std::exception_ptr error;
     try {
-      slot.batch = make_batch(at);
+      batch = make_batch(slot->at);
     } catch (...) {
-      slot.error = std::current_exception();
+      error = std::current_exception();
     }
     lk.lock();
     if (stop_) return;
-    if (generation != generation_) continue;  // set_state() moved the loader meanwhile
-    queue_.push_back(std::move(slot));
-    worker_cursor_ = advance(at);
-    consumer_cv_.notify_one();
+    // A slot that set_state() dropped meanwhile is no longer in the queue: nobody reads it.
+    slot->batch = std::move(batch);
+    slot->error = error;
+    slot->ready = true;
+    consumer_cv_.notify_all();
   }
 }
 
@@ -171,22 +199,22 @@ std::optional<Batch> DataLoader::next() {
     return std::nullopt;
   }
   const LoaderState want = state_;
-  if (!worker_.joinable()) {
+  if (workers_.empty()) {
     ++state_.batch;
     lk.unlock();
     return make_batch(want);
   }
-  consumer_cv_.wait(lk, [&] { return !queue_.empty(); });
-  Slot slot = std::move(queue_.front());
+  consumer_cv_.wait(lk, [&] { return !queue_.empty() && queue_.front()->ready; });
+  std::shared_ptr<Slot> slot = std::move(queue_.front());
   queue_.pop_front();
-  QGRAD_CHECK(slot.at == want, ValueError, "DataLoader: internal error: prepared batch ",
-              slot.at.batch, " of epoch ", slot.at.epoch, " but batch ", want.batch, " of epoch ",
+  QGRAD_CHECK(slot->at == want, ValueError, "DataLoader: internal error: prepared batch ",
+              slot->at.batch, " of epoch ", slot->at.epoch, " but batch ", want.batch, " of epoch ",
               want.epoch, " is due");
   ++state_.batch;
   lk.unlock();
   worker_cv_.notify_one();
-  if (slot.error) std::rethrow_exception(slot.error);
-  return std::move(slot.batch);
+  if (slot->error) std::rethrow_exception(slot->error);
+  return std::move(slot->batch);
 }
 
 std::int64_t DataLoader::epoch() const {
@@ -206,10 +234,9 @@ void DataLoader::set_state(LoaderState s) {
     std::lock_guard<std::mutex> lk(mutex_);
     state_ = s;
     worker_cursor_ = s.batch == batches_per_epoch_ ? LoaderState{s.epoch + 1, 0} : s;
-    ++generation_;
     queue_.clear();
   }
-  worker_cv_.notify_one();
+  worker_cv_.notify_all();
 }
 
 TensorDict DataLoader::state_dict() const {

@@ -1,6 +1,6 @@
 /// @file
-/// DataLoader: batches of a Dataset with seeded shuffling, per-example transforms and a
-/// background thread that prepares the next batches while the current one trains.
+/// DataLoader: batches of a Dataset with seeded shuffling, per-example transforms and background
+/// worker threads that prepare the next batches while the current one trains.
 ///
 /// Determinism: epoch e visits the examples in the order of a permutation drawn from
 /// Generator(mix(seed, e)) (identity without shuffle), and the transforms of the example at
@@ -16,10 +16,14 @@
 /// runs over the rest of the current epoch. Batches are {data [B, ...example shape],
 /// target [B, ...target shape]}; the last batch is smaller unless drop_last.
 ///
-/// The worker thread is started on construction (when prefetch is on) and stopped and joined
-/// in the destructor; an exception thrown while preparing a batch (by the dataset or a
-/// transform) is rethrown by next() for that batch. Dataset::get and the transforms run on the
-/// worker thread and must not mutate shared state.
+/// The worker threads (DataLoaderOptions::workers, one by default) are started on construction
+/// (when prefetch is on) and stopped and joined in the destructor, which waits at most for the
+/// batches being prepared. Each worker takes the next batch position, prepares the whole batch and
+/// puts it in its slot of an ordered queue, so next() returns the batches in order however the
+/// workers finish (decoding images, one worker is seldom enough: PyTorch's num_workers). An
+/// exception thrown while preparing a batch (by the dataset or a transform) is rethrown by next()
+/// for that batch. Dataset::get and the transforms run on the workers, several at once, and must
+/// not mutate shared state.
 #pragma once
 
 #include <condition_variable>
@@ -51,8 +55,9 @@ struct DataLoaderOptions {
   bool shuffle_ = false;          ///< draw a new permutation of the examples each epoch
   bool drop_last_ = false;        ///< leave out the last, incomplete batch
   std::uint64_t seed_ = 0;        ///< seed of the shuffling and the transforms' randomness
-  bool prefetch_ = true;          ///< prepare batches on a background thread
+  bool prefetch_ = true;          ///< prepare batches on background threads
   std::size_t queue_ = 2;         ///< batches prepared ahead (with prefetch)
+  int workers_ = 1;               ///< background threads (with prefetch)
   int shard_ = 0;                 ///< this loader's shard (data-parallel rank)
   int shards_ = 1;                ///< the number of shards (data-parallel ranks)
 
@@ -84,6 +89,12 @@ struct DataLoaderOptions {
   /// Sets how many batches are prepared ahead.
   DataLoaderOptions& queue(std::size_t v) {
     queue_ = v;
+    return *this;
+  }
+  /// Sets how many threads prepare batches (with prefetch); up to queue + workers - 1 batches
+  /// are then in the works or ready at once.
+  DataLoaderOptions& workers(int v) {
+    workers_ = v;
     return *this;
   }
   /// Reads shard `index` of `count` (data-parallel training, torch's DistributedSampler): the
@@ -183,34 +194,38 @@ class DataLoader {
   Iterator end() { return Iterator(); }
 
  private:
+  // A batch position a worker has taken: filled (ready) when the batch or its error is made.
   struct Slot {
     LoaderState at;
+    bool ready = false;
     std::optional<Batch> batch;
     std::exception_ptr error;
   };
   LoaderState advance(LoaderState s) const;
   std::vector<std::int64_t> epoch_order(std::int64_t epoch) const;
   void worker_loop();
+  void stop_workers();
 
   std::shared_ptr<const Dataset> dataset_;
   DataLoaderOptions options_;
   std::vector<std::shared_ptr<const Transform>> transforms_;
   std::int64_t batches_per_epoch_ = 0;
 
-  /// The order of one epoch, cached for the thread that builds batches (the worker with
-  /// prefetch, the caller without); guarded by order_mutex_.
+  /// The orders of the last two epochs, cached for the threads that build batches (the workers
+  /// with prefetch, the caller without; around an epoch's end, workers build batches of both);
+  /// guarded by order_mutex_.
   mutable std::mutex order_mutex_;
-  mutable std::int64_t order_epoch_ = -1;
-  mutable std::vector<std::int64_t> order_;
+  mutable std::int64_t order_epoch_[2] = {-1, -1};
+  mutable std::vector<std::int64_t> order_[2];
 
   mutable std::mutex mutex_;
   std::condition_variable worker_cv_, consumer_cv_;
   LoaderState state_;          ///< what the consumer gets next
   LoaderState worker_cursor_;  ///< what the worker makes next
-  std::uint64_t generation_ = 0;
-  std::deque<Slot> queue_;
+  /// Taken positions in order; shared with the worker filling each (set_state may drop them).
+  std::deque<std::shared_ptr<Slot>> queue_;
   bool stop_ = false;
-  std::thread worker_;
+  std::vector<std::thread> workers_;
 };
 
 }  // namespace qgrad::data

@@ -8,9 +8,6 @@
 
 namespace qgrad::data {
 
-namespace {
-
-// The image as contiguous [C, H, W] (a 2-D image gets C = 1) and its original shape.
 Tensor as_chw(const char* op, const Tensor& image) {
   QGRAD_CHECK(image.defined(), ValueError, op, ": image is undefined");
   QGRAD_CHECK(is_floating(image.dtype()), DTypeError, op,
@@ -21,6 +18,8 @@ Tensor as_chw(const char* op, const Tensor& image) {
   Tensor c = image.detach().contiguous();
   return image.dim() == 2 ? c.unsqueeze(0) : c;
 }
+
+namespace {
 
 std::string list_str(const std::vector<double>& v) {
   std::ostringstream os;

@@ -1,6 +1,7 @@
 /// @file
 /// Per-example transforms applied by the DataLoader to each example's data: Normalize,
-/// RandomCrop (zero padding, then a random window) and RandomHorizontalFlip, as torchvision's.
+/// RandomCrop (zero padding, then a random window) and RandomHorizontalFlip, as torchvision's
+/// (the resizing ones are in nn/data/resize_transforms.h).
 /// Randomness comes from the Generator the loader derives for each example from (seed, epoch,
 /// position), so augmentations are reproducible and independent of threading. Transforms take
 /// float32/float64 images [C, H, W] (or [H, W]) and return a new tensor.
@@ -14,6 +15,10 @@
 #include "core/tensor.h"
 
 namespace qgrad::data {
+
+/// `image` as a contiguous [C, H, W] (an [H, W] image gets C = 1), checked to be a float32 or
+/// float64 CPU image; `op` names the transform in errors. For the transforms' implementations.
+Tensor as_chw(const char* op, const Tensor& image);
 
 /// An image transform of a DataLoader, drawing its randomness from the loader's generator.
 class Transform {

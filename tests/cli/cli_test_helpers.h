@@ -18,6 +18,7 @@
 
 #include "cli/train_command.h"
 #include "cli/train_config.h"
+#include "cli/usage_error.h"
 #include "core/factory.h"
 #include "core/generator.h"
 #include "nn/data/idx.h"
@@ -30,6 +31,17 @@ using qgrad_test::TempDir;
 
 // 100 000 nested arrays: nlohmann's recursive copy and dump() overflowed the stack on it.
 inline const std::string kDeepJson = std::string(100000, '[') + std::string(100000, ']');
+
+// The message of the UsageError that parsing a config of `data` as its "data" section throws, or
+// "(no UsageError)" (the data-format tests check each key's error).
+inline std::string data_config_error(const nlohmann::json& data) {
+  try {
+    qgrad::cli::parse_train_config(nlohmann::json{{"data", data}});
+  } catch (const qgrad::cli::UsageError& e) {
+    return e.what();
+  }
+  return "(no UsageError)";
+}
 
 inline void write_text(const std::string& path, const std::string& text) {
   std::ofstream(path) << text;

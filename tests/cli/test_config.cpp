@@ -295,6 +295,9 @@ TEST_CASE("config: the --help key table documents exactly the accepted keys", "[
                  R"({"data": {"format": "npy", "train_images": "a", "train_labels": "b",
                               "test_images": "c", "test_labels": "d"}})"))),
              "", accepted);
+  leaf_paths(to_json(parse_train_config(
+                 json::parse(R"({"data": {"format": "image_folder", "dir": "d"}})"))),
+             "", accepted);
   accepted.erase("data.normalize");  // a leaf only when false
   accepted.insert("qgrad");          // accepted on input, written only into a run's config.json
   accepted.insert("quant.recipe");   // accepted on input, stored expanded (named_recipes.h)

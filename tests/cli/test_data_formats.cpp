@@ -131,14 +131,7 @@ TEST_CASE("data formats: CIFAR-100 coarse labels and NHWC npy arrays size the mo
 }
 
 TEST_CASE("data formats: the keys of each format are checked and written back", "[cli]") {
-  const auto error = [](const json& data) -> std::string {
-    try {
-      parse_train_config(json{{"data", data}});
-    } catch (const UsageError& e) {
-      return e.what();
-    }
-    return "(no UsageError)";
-  };
+  const auto error = qgrad_cli_test::data_config_error;
   CHECK_THAT(error({{"format", "cifar"}}), Catch::Contains("data.format"));
   CHECK_THAT(error({{"format", "cifar10"}}), Catch::Contains("data.dir is required"));
   CHECK_THAT(error({{"format", "cifar10"}, {"dir", "d"}, {"label", "coarse"}}),
