@@ -1,9 +1,12 @@
 // GPU benchmark of qgrad's fake quantizers on CUDA: per-tensor and per-channel torch.ao fake
 // quantization (forward; forward + backward through autograd), the raw forward + mask kernel,
-// and the fused observer + fake quant per tensor and per channel, on 16M float32 values, next to
-// a device-to-device copy of the same bytes (y.copy_(x)). bench_fake_quant_gpu.py runs it beside
-// PyTorch's torch.fake_quantize_per_tensor_affine, torch.fake_quantize_per_channel_affine and
-// torch.fused_moving_avg_obs_fake_quant on the same GPU, in one run.
+// the fused observer + fake quant per tensor and per channel, and the learnable (LSQ) fake
+// quantization per tensor and per channel, forward + backward with the scale and zero-point
+// gradients, on 16M float32 values, next to a device-to-device copy of the same bytes
+// (y.copy_(x)). bench_fake_quant_gpu.py runs it beside PyTorch's
+// torch.fake_quantize_per_tensor_affine, torch.fake_quantize_per_channel_affine,
+// torch.fused_moving_avg_obs_fake_quant and torch._fake_quantize_learnable_per_*_affine on the
+// same GPU, in one run.
 //
 // Each case runs once to warm up, then `reps` times between two synchronisations; the time is
 // their mean (a single call of 128 MB lasts tens of microseconds, about a synchronisation's own
@@ -22,6 +25,7 @@
 #include "quant/torch_ao/fake_quantize.h"
 #include "quant/torch_ao/fake_quantize_kernels.h"
 #include "quant/torch_ao/fused_obs_fake_quant.h"
+#include "quant/torch_ao/learnable_fake_quantize.h"
 
 using namespace qgrad;
 
@@ -97,6 +101,19 @@ int main(int argc, char** argv) {
          ao::fused_moving_avg_obs_fake_quant(xg, flag, flag, rmin, rmax, fs, fz, 0.01, 0, 255, -1,
                                              false, false)
              .backward(dy);
+       }));
+  // LSQ as LearnableFakeQuantize runs it: dx and the scale / zero-point gradients.
+  const Tensor ls = full({1}, 0.023, on(kFloat32)).set_requires_grad(true);
+  const Tensor lz = full({1}, 128.0, on(kFloat32)).set_requires_grad(true);
+  const Tensor lsc = scale_c.detach().set_requires_grad(true);
+  const Tensor lzc = zp_c.to(kFloat32).set_requires_grad(true);
+  line("learnable_per_tensor_forward_backward", seconds([&] {
+         xg.set_grad(Tensor());
+         ao::fake_quantize_learnable_per_tensor_affine(xg, ls, lz, 0, 255, 1.0).backward(dy);
+       }));
+  line("learnable_per_channel_forward_backward", seconds([&] {
+         xg.set_grad(Tensor());
+         ao::fake_quantize_learnable_per_channel_affine(xg, lsc, lzc, 1, 0, 255, 1.0).backward(dy);
        }));
   return 0;
 }

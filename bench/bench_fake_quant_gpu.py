@@ -4,11 +4,13 @@ bench/bench_fake_quant_gpu.cpp (16M float32 values; per-tensor and per-channel t
 quantization, forward and forward + backward; the fused observer + fake quant per tensor and per
 channel; a device-to-device copy of the same bytes) and the same calls of PyTorch
 (torch.fake_quantize_per_tensor_affine / _per_channel_affine with tensor qparams,
-torch.fused_moving_avg_obs_fake_quant, y.copy_(x)), each timed as the mean of `reps` calls
+torch.fused_moving_avg_obs_fake_quant, torch._fake_quantize_learnable_per_tensor_affine /
+_per_channel_affine, y.copy_(x)), each timed as the mean of `reps` calls
 between two synchronisations after a warm-up call.
 
 GB/s counts the bytes a minimal implementation moves: a forward reads x and writes y (8 bytes an
-element, as the copy), forward + backward also reads dy and writes dx (16). The table gives each
+element, as the copy), forward + backward also reads dy and writes dx (16; the learnable cases'
+parameter gradients are sums and add nothing per element). The table gives each
 side's GB/s, qgrad's as a share of its own copy, and qgrad / PyTorch (> 1: qgrad faster). The
 issue's aims: at least 90% of the copy and 1.5x PyTorch. Needs a CUDA build of PyTorch (not
 Debian's CPU-only 1.13); the version is printed.
@@ -25,7 +27,9 @@ N = 256 * 64 * 1024
 BYTES = {"copy": 8, "per_tensor_forward": 8, "per_channel_forward": 8,
          "per_tensor_forward_mask_kernel": 8, "per_tensor_forward_backward": 16,
          "per_channel_forward_backward": 16, "fused_per_tensor_forward": 8,
-         "fused_per_channel_forward": 8, "fused_per_tensor_forward_backward": 16}
+         "fused_per_channel_forward": 8, "fused_per_tensor_forward_backward": 16,
+         "learnable_per_tensor_forward_backward": 16,
+         "learnable_per_channel_forward_backward": 16}
 
 
 def torch_cases(device, reps):
@@ -89,6 +93,22 @@ def torch_cases(device, reps):
             xg, flag, flag, rmin, rmax, fs, fz, 0.01, 0, 255, -1, False, False).backward(dy)
 
     out["fused_per_tensor_forward_backward"] = seconds(fb_fused)
+    ls = torch.tensor([0.023], device=dev, requires_grad=True)
+    lz = torch.tensor([128.0], device=dev, requires_grad=True)
+    lsc = scale_c.clone().requires_grad_(True)
+    lzc = zp_c.float().requires_grad_(True)
+
+    def fb_learnable_tensor():
+        xg.grad = None
+        torch._fake_quantize_learnable_per_tensor_affine(xg, ls, lz, 0, 255, 1.0).backward(dy)
+
+    def fb_learnable_channel():
+        xg.grad = None
+        torch._fake_quantize_learnable_per_channel_affine(
+            xg, lsc, lzc, 1, 0, 255, 1.0).backward(dy)
+
+    out["learnable_per_tensor_forward_backward"] = seconds(fb_learnable_tensor)
+    out["learnable_per_channel_forward_backward"] = seconds(fb_learnable_channel)
     return out, f"PyTorch {torch.__version__} on {torch.cuda.get_device_name(dev)}"
 
 

@@ -8,6 +8,7 @@
 // area and the mirror. Created on first use under std::call_once and never freed (immortal, as
 // the streams).
 #include <atomic>
+#include <cstdint>
 #include <mutex>
 #include <string>
 #include <vector>
@@ -52,16 +53,6 @@ const char* op_name(DeferredErrorOp op) {
       return "_fake_quantize_learnable_per_tensor_affine";
     case DeferredErrorOp::FakeQuantizeLearnablePerChannelAffine:
       return "_fake_quantize_learnable_per_channel_affine";
-    case DeferredErrorOp::PactClip:
-      return "pact_clip";
-    case DeferredErrorOp::PactQuantize:
-      return "pact_quantize";
-    case DeferredErrorOp::LsqQuantize:
-      return "lsq_quantize";
-    case DeferredErrorOp::LsqPlusQuantize:
-      return "lsq_plus_quantize";
-    case DeferredErrorOp::DoReFaQuantizeWeight:
-      return "dorefa_quantize_weight";
     default:
       return "cross_entropy";
   }
@@ -139,13 +130,13 @@ void cuda_synchronize_reporting_deferred_errors(int device_index, const char* op
               e.value, ", ", e.classes,
               "] (a float one finite); found by the GPU kernel and reported at this wait for "
               "the GPU");
-  QGRAD_CHECK(
-      e.kind != DeferredErrorKind::ParameterUnusable, ValueError, op_name(e.op),
-      " on cuda:", device_index, ": ",
-      checked_parameter_name(static_cast<CheckedParameter>(e.classes)),
-      e.position > 0 ? "[" + std::to_string(e.position) + "]" : std::string(), " must be finite",
-      e.value == static_cast<std::int64_t>(ParameterRule::FiniteAndPositive) ? " and > 0" : "",
-      ", got ", e.low, "; found by the GPU kernel and reported at this wait for the GPU");
+  QGRAD_CHECK(e.kind != DeferredErrorKind::ParameterUnusable, ValueError,
+              reinterpret_cast<const char*>(static_cast<std::uintptr_t>(e.ignore_index)),
+              " on cuda:", device_index, ": ",
+              checked_parameter_name(static_cast<CheckedParameter>(e.classes)),
+              e.position > 0 ? "[" + std::to_string(e.position) + "]" : std::string(), " ",
+              parameter_rule_text(static_cast<ParameterRule>(e.value)), ", got ", e.low,
+              "; found by the GPU kernel and reported at this wait for the GPU");
 }
 
 }  // namespace qgrad

@@ -1,6 +1,8 @@
 // The device side of core/cuda_deferred_error.h: how a kernel records the first error it finds.
 #pragma once
 
+#include <cstdint>
+
 #include "core/cuda_deferred_error.h"
 
 namespace qgrad::cuda {
@@ -50,17 +52,18 @@ __device__ inline void report_qparams_unusable(CudaDeferredError* slot, Deferred
 }
 
 // Records a quantizer's parameter `which` (value `value`, at `index`) that breaks `rule`, unless
-// an earlier error holds the slot.
-__device__ inline void report_parameter_unusable(CudaDeferredError* slot, DeferredErrorOp op,
+// an earlier error holds the slot. `op` is a string literal: the host prints it at its next wait.
+__device__ inline void report_parameter_unusable(CudaDeferredError* slot, const char* op,
                                                  CheckedParameter which, ParameterRule rule,
                                                  std::int64_t index, double value) {
   if (atomicCAS(&slot->claimed, 0, 1) != 0) return;
   slot->kind = DeferredErrorKind::ParameterUnusable;
-  slot->op = op;
+  slot->op = DeferredErrorOp::Named;
   slot->position = index;
   slot->low = value;
   slot->value = static_cast<std::int64_t>(rule);
   slot->classes = static_cast<std::int64_t>(which);
+  slot->ignore_index = static_cast<std::int64_t>(reinterpret_cast<std::uintptr_t>(op));
 }
 
 }  // namespace qgrad::cuda

@@ -26,11 +26,43 @@ enum class DeferredErrorKind : std::int32_t {
   QParamsUnusable = 3,        // a fake quantizer's scale (low) or zero point (high) cannot be
                               // used for [value, classes]; position: the channel, -1 per tensor
   ParameterUnusable = 4,      // a quantizer's parameter (classes: a CheckedParameter) of value
-                              // low breaks rule `value` (a ParameterRule); position: its index
+                              // low breaks rule `value` (a ParameterRule); position: its index;
+                              // ignore_index: the op's name, a string literal's address
 };
 // The parameters a ParameterUnusable error names, and the rules they must keep.
-enum class CheckedParameter : std::int32_t { Alpha = 0, StepSize = 1, Beta = 2, TanhMax = 3 };
-enum class ParameterRule : std::int32_t { FiniteAndPositive = 0, Finite = 1 };
+enum class CheckedParameter : std::int32_t {
+  Alpha = 0,
+  StepSize = 1,
+  Beta = 2,
+  TanhMax = 3,
+  FoldedBnFactor = 4,
+  Amax = 5,
+  UnsignedInput = 6
+};
+enum class ParameterRule : std::int32_t {
+  FiniteAndPositive = 0,
+  Finite = 1,
+  NonZero = 2,
+  FiniteAndNonNegative = 3,
+  NonNegative = 4
+};
+
+// What a ParameterRule asks, as errors say it ("must be finite and > 0").
+inline const char* parameter_rule_text(ParameterRule r) {
+  switch (r) {
+    case ParameterRule::FiniteAndPositive:
+      return "must be finite and > 0";
+    case ParameterRule::Finite:
+      return "must be finite";
+    case ParameterRule::NonZero:
+      return "must not be zero";
+    case ParameterRule::FiniteAndNonNegative:
+      return "must be finite and >= 0";
+    case ParameterRule::NonNegative:
+      return "must be >= 0";
+  }
+  return "is unusable";
+}
 
 // How errors name a CheckedParameter ("alpha", "step size s", "beta", "max|tanh(w)|").
 inline const char* checked_parameter_name(CheckedParameter p) {
@@ -43,6 +75,12 @@ inline const char* checked_parameter_name(CheckedParameter p) {
       return "beta";
     case CheckedParameter::TanhMax:
       return "max|tanh(w)|";
+    case CheckedParameter::FoldedBnFactor:
+      return "bn.weight / sqrt(bn.running_var + eps)";
+    case CheckedParameter::Amax:
+      return "amax";
+    case CheckedParameter::UnsignedInput:
+      return "the input of an unsigned quantizer";
   }
   return "a parameter";
 }
@@ -56,11 +94,7 @@ enum class DeferredErrorOp : std::int32_t {
   HorizonFakeQuantize = 6,
   FakeQuantizeLearnablePerTensorAffine = 7,
   FakeQuantizeLearnablePerChannelAffine = 8,
-  PactClip = 9,
-  PactQuantize = 10,
-  LsqQuantize = 11,
-  LsqPlusQuantize = 12,
-  DoReFaQuantizeWeight = 13
+  Named = 9  // the op's name is in the record (ParameterUnusable)
 };
 
 struct CudaDeferredError {

@@ -11,13 +11,13 @@
 #include "quant/learnable/learnable_clip_kernels.h"
 #include "quant/learnable/lsq_kernels.h"
 #include "quant/learnable/pact_kernels.h"
-#include "quant/learnable/parameter_check_kernels.h"
 #include "quant/nvidia/block_quant_kernels.h"
 #include "quant/nvidia/calibrator_kernels.h"
 #include "quant/nvidia/tensor_quant_kernels.h"
 #include "quant/observer/aminmax_kernels.h"
 #include "quant/observer/histc_kernels.h"
 #include "quant/observer/observer_kernels.h"
+#include "quant/parameter_check_kernels.h"
 #include "quant/torch_ao/fake_quantize_kernels.h"
 #include "quant/torch_ao/fused_obs_fake_quant_kernels.h"
 
@@ -33,14 +33,15 @@ void register_quant_kernels(KernelRegistry& r) {
   learnable::register_pact_cpu_kernels(r);
   learnable::register_lsq_cpu_kernels(r);
   learnable::register_learnable_clip_cpu_kernels(r);
-  learnable::register_parameter_check_cpu_kernels(r);
+  quant::register_parameter_check_cpu_kernels(r);
   nvidia::register_tensor_quant_cpu_kernels(r);
   nvidia::register_block_quant_cpu_kernels(r);
   nvidia::register_calibrator_cpu_kernels(r);
   aimet::register_affine_quantize_cpu_kernels(r);
   aimet::register_minmax_encoding_cpu_kernels(r);
 #ifdef QGRAD_WITH_CUDA
-  // The other families' register_<family>_cuda_kernels are declared only, so far.
+  // NVIDIA's block-scale (MX, NVFP4) and AIMET's register_<family>_cuda_kernels are declared
+  // only, so far.
   ao::register_fake_quantize_cuda_kernels(r);
   ao::register_fused_obs_fake_quant_cuda_kernels(r);
   ao::register_aminmax_cuda_kernels(r);
@@ -49,7 +50,9 @@ void register_quant_kernels(KernelRegistry& r) {
   learnable::register_pact_cuda_kernels(r);
   learnable::register_lsq_cuda_kernels(r);
   learnable::register_learnable_clip_cuda_kernels(r);
-  learnable::register_parameter_check_cuda_kernels(r);
+  quant::register_parameter_check_cuda_kernels(r);
+  nvidia::register_tensor_quant_cuda_kernels(r);
+  nvidia::register_calibrator_cuda_kernels(r);
 #endif
 }
 

@@ -6,7 +6,7 @@
 #include "ops/reduce/reduce.h"
 #include "ops/unary/unary.h"
 #include "quant/learnable/pact_bits.h"
-#include "quant/learnable/parameter_check_kernels.h"
+#include "quant/parameter_check_kernels.h"
 #include "quant/torch_ao/fake_quantize.h"
 
 namespace qgrad::learnable {
@@ -22,7 +22,8 @@ Tensor dorefa_quantize_weight(const Tensor& w, int num_bits) {
   const Tensor m = amax(abs(t));
   // An all-zero w has no scale (max|tanh(w)| = 0); on a GPU a kernel checks, the host does not
   // wait for the value.
-  static const KernelTable<CheckParameterKernel>& checks = kernel_table(kCheckParameterKernels);
+  static const KernelTable<quant::CheckParameterKernel>& checks =
+      kernel_table(quant::kCheckParameterKernels);
   checks("dorefa_quantize_weight", m)("dorefa_quantize_weight", CheckedParameter::TanhMax,
                                       ParameterRule::FiniteAndPositive, m);
   const Tensor wn = t / (m * 2.0) + 0.5;

@@ -11,7 +11,7 @@
 #include "ops/device_check.h"
 #include "ops/reduce/reduce.h"
 #include "quant/learnable/lsq_kernels.h"
-#include "quant/learnable/parameter_check_kernels.h"
+#include "quant/parameter_check_kernels.h"
 #include "quant/synced_statistics.h"
 #include "quant/torch_ao/qparam_checks.h"
 
@@ -24,7 +24,8 @@ namespace {
 Tensor apply(const char* op, const char* node, const Tensor& x, const Tensor& s, const Tensor& beta,
              double lo, double hi, double g) {
   static const KernelTable<LsqForwardKernel>& table = kernel_table(kLsqForwardKernels);
-  static const KernelTable<CheckParameterKernel>& checks = kernel_table(kCheckParameterKernels);
+  static const KernelTable<quant::CheckParameterKernel>& checks =
+      kernel_table(quant::kCheckParameterKernels);
   require_floating(op, "input", x);
   LsqForwardKernel& forward = table(op, x);
   check_broadcast_param(op, "s", s, x);

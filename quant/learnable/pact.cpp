@@ -11,7 +11,7 @@
 #include "ops/reduce/reduce.h"
 #include "quant/learnable/pact_bits.h"
 #include "quant/learnable/pact_kernels.h"
-#include "quant/learnable/parameter_check_kernels.h"
+#include "quant/parameter_check_kernels.h"
 #include "quant/torch_ao/qparam_checks.h"
 
 namespace qgrad::learnable {
@@ -23,7 +23,8 @@ namespace {
 Tensor apply(const char* op, const Tensor& x, const Tensor& alpha, std::int64_t levels) {
   static const KernelTable<PactForwardKernel>& table = kernel_table(kPactForwardKernels);
   require_floating(op, "input", x);
-  static const KernelTable<CheckParameterKernel>& checks = kernel_table(kCheckParameterKernels);
+  static const KernelTable<quant::CheckParameterKernel>& checks =
+      kernel_table(quant::kCheckParameterKernels);
   PactForwardKernel& forward = table(op, x);
   check_broadcast_param(op, "alpha", alpha, x);
   // On a GPU a kernel: the host does not wait for alpha's value.

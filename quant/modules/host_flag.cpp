@@ -8,9 +8,13 @@ void HostFlag::remember() const {
   version_ = buffer_.version();
 }
 
+bool HostFlag::nonzero(const Tensor& buffer) {
+  return buffer.item<double>() != 0;
+}
+
 bool HostFlag::get() const {
   if (storage_ != buffer_.impl()->storage || version_ != buffer_.version()) {
-    value_ = buffer_.item<double>() != 0;
+    value_ = read_(buffer_);
     remember();
   }
   return value_;

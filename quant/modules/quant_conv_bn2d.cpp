@@ -6,6 +6,7 @@
 #include "ops/binary/binary.h"
 #include "ops/conv/conv.h"
 #include "ops/unary/unary.h"
+#include "quant/parameter_check_kernels.h"
 
 namespace qgrad::quant {
 
@@ -79,13 +80,19 @@ Tensor QuantConvBn2d::forward(const Tensor& input) {
   const Tensor x = batched ? input : input.unsqueeze(0);
   const std::int64_t c = options_.out_channels_;
   const Tensor s = scale_factor();
-  {
-    // Dividing by a zero factor would turn every output of that channel into NaN.
+  // Dividing by a zero factor would turn every output of that channel into NaN. Off the CPU a
+  // kernel checks (an error at the host's next wait), so the host does not wait here.
+  if (s.device().is_cpu()) {
     const std::vector<double> sv = s.detach().to_vector<double>();
     for (std::size_t i = 0; i < sv.size(); ++i)
       QGRAD_CHECK(sv[i] != 0, ValueError,
                   "QuantConvBn2d: bn.weight / sqrt(bn.running_var + eps) is zero in channel ", i,
                   " (bn.weight == 0?): the folded-weight forward divides by it");
+  } else {
+    static const KernelTable<quant::CheckParameterKernel>& checks =
+        kernel_table(quant::kCheckParameterKernels);
+    checks("QuantConvBn2d", s)("QuantConvBn2d", CheckedParameter::FoldedBnFactor,
+                               ParameterRule::NonZero, s.detach());
   }
   const Tensor xq = input_quantizer_ ? input_quantizer_->forward(x) : x;
   const Tensor w = weight_ * s.view({c, 1, 1, 1});

@@ -3,7 +3,6 @@
 
 #include "core/error.h"
 #include "quant/modules/quant_conv2d.h"
-#include "quant/modules/quant_conv_bn2d.h"
 #include "quant/modules/quant_linear.h"
 
 namespace qgrad::quant {
@@ -14,7 +13,8 @@ void require_cpu_quantizer_input(const std::string& module, const Tensor& x) {
               "kernels yet), got a tensor of shape ",
               x.shape(), " on ", x.device(),
               "; keep the quantized model on the CPU (model->to(kCPU)), or quantize it with "
-              "torch_ao's min/max observers (fused or not), the lsq, pact or horizon families, "
+              "torch_ao's min/max observers (fused or not), the nvidia family without blocks, "
+              "histograms or learn_amax, the lsq, pact or horizon families, "
               "which run on "
               "the GPU");
 }
@@ -27,13 +27,11 @@ std::vector<std::string> quantizers_not_on(nn::Module& model, Device device) {
     for (const std::string& p : inside) nested = nested || name.rfind(p, 0) == 0;
     if (nested) continue;
     const auto* q = dynamic_cast<const RunsOn*>(m.get());
-    // Off the CPU: QuantConvBn2d and an int32 bias read their scales on the host every forward.
+    // Off the CPU: an int32 bias reads its scales on the host every forward.
     const auto* conv = dynamic_cast<const QuantConv2d*>(m.get());
     const auto* linear = dynamic_cast<const QuantLinear*>(m.get());
     const bool int32_bias = (conv && conv->int32_bias()) || (linear && linear->int32_bias());
-    const bool refused = (q != nullptr && !q->runs_on(device)) ||
-                         (!device.is_cpu() &&
-                          (dynamic_cast<const QuantConvBn2d*>(m.get()) != nullptr || int32_bias));
+    const bool refused = (q != nullptr && !q->runs_on(device)) || (!device.is_cpu() && int32_bias);
     if (!refused) continue;
     out.push_back((name.empty() ? std::string("(root)") : name) + " (" + m->name() +
                   (int32_bias ? " with an int32 bias" : "") + ")");

@@ -30,9 +30,8 @@ void require_cpu_quantizer_input(const std::string& module, const Tensor& x);
 
 /// The quantization modules of `model` that cannot run on `device`, each as "NAME (TYPE)" in
 /// module-tree order (not those inside one already named): modules whose runs_on(device) is false
-/// and, off the CPU, QuantConvBn2d (its forward checks the folded BN factor on the host) and
-/// layers with an int32 bias (its scales are read on the host). Empty when the model can run
-/// there.
+/// and, off the CPU, layers with an int32 bias (its scales are read on the host). Empty when the
+/// model can run there.
 std::vector<std::string> quantizers_not_on(nn::Module& model, Device device);
 
 }  // namespace qgrad::quant

@@ -92,6 +92,10 @@ TensorQuantizer::TensorQuantizer(const nvidia::QuantDescriptor& desc,
   disabled_ = register_buffer("_disabled", flag(options.disabled_));
   if_quant_ = register_buffer("_if_quant", flag(options.if_quant_));
   if_calib_ = register_buffer("_if_calib", flag(options.if_calib_));
+  disabled_on_ = HostFlag(disabled_);
+  quant_on_ = HostFlag(if_quant_);
+  calib_on_ = HostFlag(if_calib_);
+  has_amax_on_ = HostFlag(amax_, [](const Tensor& a) { return a.numel() != 0 && !all_nan(a); });
 
   if (desc.learn_amax()) {
     const double init = amax.item<double>();
@@ -129,38 +133,42 @@ bool TensorQuantizer::is_dynamic() const {
 // Switches
 
 void TensorQuantizer::enable() {
-  disabled_.fill_(0);
+  disabled_on_.set(false);
 }
 void TensorQuantizer::disable() {
-  disabled_.fill_(1);
+  disabled_on_.set(true);
 }
 void TensorQuantizer::enable_quant() {
-  if_quant_.fill_(1);
+  quant_on_.set(true);
 }
 void TensorQuantizer::disable_quant() {
-  if_quant_.fill_(0);
+  quant_on_.set(false);
 }
 void TensorQuantizer::enable_calib() {
-  if_calib_.fill_(1);
+  calib_on_.set(true);
 }
 void TensorQuantizer::disable_calib() {
-  if_calib_.fill_(0);
+  calib_on_.set(false);
 }
 bool TensorQuantizer::is_enabled() const {
-  return disabled_.item<int>() == 0;
+  return !disabled_on_.get();
 }
 bool TensorQuantizer::quant_enabled() const {
-  return if_quant_.item<int>() != 0;
+  return quant_on_.get();
 }
 bool TensorQuantizer::calib_enabled() const {
-  return if_calib_.item<int>() != 0;
+  return calib_on_.get();
+}
+
+bool TensorQuantizer::runs_on(Device device) const {
+  return device.is_cpu() || (device.is_cuda() && !desc_.block_sizes() && !hist_calib_ && !clip_);
 }
 
 // ---------------------------------------------------------------------------------------------
 // Forward
 
 Tensor TensorQuantizer::forward(const Tensor& x) {
-  require_cpu_quantizer_input(name(), x);
+  if (!runs_on(x.device())) require_cpu_quantizer_input(name(), x);
   if (!is_enabled()) return x;
   if (calib_enabled() && !is_dynamic()) {
     NoGradGuard no_grad;
@@ -233,7 +241,7 @@ Tensor TensorQuantizer::quant_forward(const Tensor& x) {
 
 bool TensorQuantizer::has_amax() const {
   if (clip_) return true;
-  return amax_.numel() != 0 && !all_nan(amax_);
+  return has_amax_on_.get();
 }
 
 Tensor TensorQuantizer::amax() const {

@@ -38,6 +38,7 @@
 #include "nn/unary_module.h"
 #include "quant/modules/calibratable.h"
 #include "quant/modules/clip.h"
+#include "quant/modules/host_flag.h"
 #include "quant/nvidia/block_quant.h"
 #include "quant/nvidia/calibrator.h"
 #include "quant/nvidia/quant_descriptor.h"
@@ -156,6 +157,9 @@ class TensorQuantizer : public nn::UnaryModule, public Calibratable, public Sync
   std::shared_ptr<Clip> clip() const { return clip_; }
 
   std::string extra_repr() const override;
+  /// The CPU, and a GPU unless the quantizer has block_sizes, a histogram calibrator or
+  /// learn_amax (their kernels run on the CPU only so far).
+  bool runs_on(Device device) const override;
 
   /// Calibratable: disable_quant + enable_calib; then load_calib_amax (max calibrators "max",
   /// histogram ones options.method) + disable_calib + enable_quant. Disabled and dynamic
@@ -177,6 +181,8 @@ class TensorQuantizer : public nn::UnaryModule, public Calibratable, public Sync
   nvidia::QuantDescriptor desc_;
   Tensor amax_;  ///< "_amax"
   Tensor disabled_, if_quant_, if_calib_;
+  // The flags and "has an amax" as forward() reads them: no host wait on a GPU.
+  HostFlag disabled_on_{Tensor()}, quant_on_{Tensor()}, calib_on_{Tensor()}, has_amax_on_{Tensor()};
   Tensor scale_;
   Tensor last_amax_;
   std::shared_ptr<Clip> clip_;

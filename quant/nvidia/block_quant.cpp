@@ -82,7 +82,6 @@ bool is_mx(const BlockQuantSpec& spec) {
 
 BlockPlan make_plan(const char* op, const Tensor& x, const BlockQuantSpec& spec,
                     const Tensor& static_amax) {
-  static const KernelTable<AnyNegativeKernel>& any_negative = kernel_table(kAnyNegativeKernels);
   static const KernelTable<MxScalesKernel>& mx_scales = kernel_table(kMxScalesKernels);
   static const KernelTable<Nvfp4ScalesKernel>& nvfp4_scales = kernel_table(kNvfp4ScalesKernels);
   check_input(op, x);
@@ -105,11 +104,7 @@ BlockPlan make_plan(const char* op, const Tensor& x, const BlockQuantSpec& spec,
   const Shape block = per_axis_blocks(op, x.shape(), bs.axes, 1);
   p.layout = make_block_layout(x.shape(), block);
   p.xc = x.contiguous();
-  if (spec.is_unsigned) {
-    QGRAD_CHECK(!any_negative(op, p.xc)(p.xc), ValueError, op,
-                ": negative values encountered in unsigned quantization (input shape ", x.shape(),
-                ")");
-  }
+  if (spec.is_unsigned) check_unsigned_input(op, p.xc);
 
   // Per-block amax.
   Tensor A;

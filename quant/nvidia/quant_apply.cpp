@@ -10,6 +10,7 @@
 #include "ops/binary/binary.h"
 #include "ops/where/where.h"
 #include "quant/nvidia/tensor_quant_kernels.h"
+#include "quant/parameter_check_kernels.h"
 
 namespace qgrad::nvidia {
 
@@ -114,6 +115,13 @@ void record_clip_ste(const std::string& name, const TensorList& inputs, Tensor& 
 
 Tensor checked_amax_copy(const char* op, const Tensor& amax, DType dtype) {
   Tensor a = amax.detach().to(dtype).contiguous().clone();
+  if (!a.device().is_cpu()) {
+    // A kernel checks on the device: the host does not wait for amax in a training step.
+    static const KernelTable<quant::CheckParameterKernel>& checks =
+        kernel_table(quant::kCheckParameterKernels);
+    checks(op, a)(op, CheckedParameter::Amax, ParameterRule::FiniteAndNonNegative, a);
+    return a;
+  }
   QGRAD_DISPATCH_FLOAT(dtype, op, [&] {
     const scalar_t* p = a.data_ptr<scalar_t>();
     for (std::int64_t i = 0; i < a.numel(); ++i) {
@@ -123,6 +131,19 @@ Tensor checked_amax_copy(const char* op, const Tensor& amax, DType dtype) {
     }
   });
   return a;
+}
+
+void check_unsigned_input(const char* op, const Tensor& xc) {
+  if (!xc.device().is_cpu()) {
+    static const KernelTable<quant::CheckParameterKernel>& checks =
+        kernel_table(quant::kCheckParameterKernels);
+    checks(op, xc)(op, CheckedParameter::UnsignedInput, ParameterRule::NonNegative, xc);
+    return;
+  }
+  static const KernelTable<AnyNegativeKernel>& any_negative = kernel_table(kAnyNegativeKernels);
+  QGRAD_CHECK(!any_negative(op, xc)(xc), ValueError, op,
+              ": negative values encountered in unsigned quantization (input shape ", xc.shape(),
+              ")");
 }
 
 }  // namespace qgrad::nvidia

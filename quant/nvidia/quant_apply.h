@@ -46,8 +46,13 @@ Tensor block_absmax(const char* op, const Tensor& xc, const BlockLayout& L,
 void record_clip_ste(const std::string& name, const TensorList& inputs, Tensor& out,
                      const Tensor& xc, const BlockLayout& L, const Tensor& amax_eff);
 
-// amax as a contiguous copy in `dtype`, checked finite and >= 0 on the host (ValueError naming
-// op). Callers check first that amax lives on the input's device and that it has kernels there.
+// amax as a contiguous copy in `dtype`, checked finite and >= 0 (ValueError naming op; off the
+// CPU by a kernel, which a GPU reports at the host's next wait). Callers check first that amax
+// lives on the input's device and that it has kernels there.
 Tensor checked_amax_copy(const char* op, const Tensor& amax, DType dtype);
+
+// ValueError naming `op` when the contiguous xc has a negative value (unsigned quantization).
+// Off the CPU a kernel checks and a GPU reports it at the host's next wait.
+void check_unsigned_input(const char* op, const Tensor& xc);
 
 }  // namespace qgrad::nvidia

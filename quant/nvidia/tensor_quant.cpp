@@ -64,7 +64,6 @@ struct IntCall {
 IntCall prepare_int(const char* op, const Tensor& x, const Tensor& amax, int num_bits,
                     bool is_unsigned, bool narrow_range) {
   static const KernelTable<IntQuantKernel>& int_quant = kernel_table(kIntQuantKernels);
-  static const KernelTable<AnyNegativeKernel>& any_negative = kernel_table(kAnyNegativeKernels);
   check_input(op, x, int_quant);
   check_amax(op, x, amax);
   IntCall c;
@@ -72,11 +71,7 @@ IntCall prepare_int(const char* op, const Tensor& x, const Tensor& amax, int num
   c.layout = amax_layout(op, x, amax);
   c.amax = checked_amax_copy(op, amax, x.dtype());
   c.xc = x.contiguous();
-  if (is_unsigned) {
-    QGRAD_CHECK(!any_negative(op, c.xc)(c.xc), ValueError, op,
-                ": negative values encountered in unsigned quantization (input shape ", x.shape(),
-                ")");
-  }
+  if (is_unsigned) check_unsigned_input(op, c.xc);
   return c;
 }
 

@@ -396,11 +396,11 @@ TEST_CASE("ptq: bad arguments exit with a clear message and write nothing", "[cl
        "ptq: --out '" + tmp.file("fifo.safetensors") + "' is a device, FIFO or socket"},
       {{"--checkpoint", float_ckpt, "--wat"}, 2, "ptq: unknown argument '--wat'"},
       {{"--checkpoint", float_ckpt, "--device", "gpu0"}, 2, "ptq: --device: "},
-      // The default recipe (nvidia) has no CUDA kernels: refused by name, GPU or not.
-      {{"--checkpoint", float_ckpt, "--device", "cuda"},
+      // AIMET's quantizers have no CUDA kernels: refused by name, GPU or not.
+      {{"--checkpoint", float_ckpt, "--recipe", R"({"family": "aimet"})", "--device", "cuda"},
        2,
        "ptq: --device cuda: the \"quant\" recipe gives quantizers that run on the CPU only in "
-       "this version: 0._input_quantizer (TensorQuantizer)"},
+       "this version: 0._input_quantizer (QuantizeDequantize)"},
   };
   for (const auto& [args, status, message] : cases) {
     std::vector<std::string> argv{"ptq", "--threads", "2", "--calibration-batches", "1"};
@@ -416,22 +416,27 @@ TEST_CASE("ptq: bad arguments exit with a clear message and write nothing", "[cl
     CHECK_THAT(err.str(), Catch::Contains(message));
     CHECK(files_below(tmp.path()) == before);
   }
-  // torch_ao's recipes pass the quantizer check; without a GPU the device is then refused.
+  // torch_ao's and nvidia's (the default) recipes pass the quantizer check; without a GPU the
+  // device is then refused.
   if (!cuda_is_available()) {
-    std::ostringstream o, e;
-    CHECK(run_command_line({"ptq", "--checkpoint", float_ckpt, "--recipe", "torch_ao_default",
-                            "--device", "cuda", "--out", out_dir},
-                           o, e) == 2);
-    CHECK_THAT(e.str(), Catch::Contains("ptq: --device cuda is not available"));
+    for (const char* recipe : {"torch_ao_default", "nvidia_int8"}) {
+      std::ostringstream o, e;
+      CHECK(run_command_line({"ptq", "--checkpoint", float_ckpt, "--recipe", recipe, "--device",
+                              "cuda", "--out", out_dir},
+                             o, e) == 2);
+      CHECK_THAT(e.str(), Catch::Contains("ptq: --device cuda is not available"));
+    }
   }
-  // eval's --device: a bad name, with --int8, and a checkpoint whose quantizers stay on the CPU.
-  const std::vector<std::pair<std::vector<std::string>, std::string>> eval_cases{
+  // eval's --device: a bad name, with --int8, and (without a GPU) a checkpoint whose quantizers
+  // run there (the default recipe's) on a machine that has none.
+  std::vector<std::pair<std::vector<std::string>, std::string>> eval_cases{
       {{"--checkpoint", quantized, "--device", "gpu0"}, "eval: --device: "},
       {{"--checkpoint", quantized, "--int8", "--device", "cuda"},
        "eval: --int8 runs on the CPU (oneDNN's int8 kernels); leave out --device cuda"},
-      {{"--checkpoint", quantized, "--device", "cuda"},
-       "eval: --device cuda: the \"quant\" recipe gives quantizers that run on the CPU only"},
   };
+  if (!cuda_is_available())
+    eval_cases.push_back(
+        {{"--checkpoint", quantized, "--device", "cuda"}, "eval: --device cuda is not available"});
   for (const auto& [args, message] : eval_cases) {
     std::vector<std::string> argv{"eval", "--data-dir", tmp.file("data")};
     argv.insert(argv.end(), args.begin(), args.end());

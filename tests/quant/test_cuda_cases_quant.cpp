@@ -6,7 +6,9 @@
 // runs, its output and its straight-through gradient, plus the state the calls leave (running min
 // and max, scale, zero point), all bit for bit: the GPU runs the CPU's range, step and element.
 // The learnable families (torch.ao's learnable fake quantization, LSQ / LSQ+, PACT, DoReFa, the
-// learnable clip): outputs and input gradients bit for bit, parameters given on the device.
+// learnable clip): outputs and input gradients bit for bit, parameters given on the device. The
+// NVIDIA quantizers (integer per tensor / per channel / per element, scaled minifloats, the
+// gemmlowp affine form, block amax and the max calibrator): the same, blocks found per element.
 #include <catch2/catch.hpp>
 
 #include <functional>
@@ -20,6 +22,9 @@
 #include "quant/learnable/learnable_clip.h"
 #include "quant/learnable/lsq.h"
 #include "quant/learnable/pact.h"
+#include "quant/nvidia/block_quant.h"
+#include "quant/nvidia/calibrator.h"
+#include "quant/nvidia/tensor_quant.h"
 #include "quant/observer/minmax_observer.h"
 #include "quant/observer/per_channel_minmax_observer.h"
 #include "quant/torch_ao/fake_quantize.h"
@@ -222,5 +227,66 @@ void add_learnable_cases(qgrad_test::OpCases& c) {
 }
 
 QGRAD_OP_CASES(add_learnable_cases);
+
+void add_nvidia_cases(qgrad_test::OpCases& c) {
+  auto add = [&](const char* name, std::function<Tensor(const Tensor&)> fn, bool grad = true) {
+    OpCase k;
+    k.fn = [fn](const std::vector<Tensor>& in) { return fn(in[0]); };
+    k.shapes = {{3, 5, 7, 2}};
+    k.differentiable = grad;
+    c[name] = k;
+  };
+  // amax per tensor, per channel of axis 1 (keepdim), and one per element of the last two axes.
+  auto amax_of = [](Device d, const Shape& shape, float base) {
+    std::vector<float> v;
+    for (std::int64_t i = 0; i < numel_of(shape); ++i)
+      v.push_back(base + 0.125f * static_cast<float>(i % 7));
+    return from_vector(v, shape).to(d);
+  };
+  add("fake_tensor_quant", [=](const Tensor& x) {
+    const Device d = x.device();
+    return nvidia::fake_tensor_quant(x, amax_of(d, {}, 2.0f), 8) +
+           nvidia::fake_tensor_quant(x, amax_of(d, {1, 5, 1, 1}, 1.0f), 4, false, true) +
+           nvidia::fake_tensor_quant(x, amax_of(d, {7, 2}, 0.5f), 3);
+  });
+  add("legacy_fake_tensor_quant", [=](const Tensor& x) {
+    return nvidia::legacy_fake_tensor_quant(x, amax_of(x.device(), {1, 5, 1, 1}, 1.5f), 8);
+  });
+  add("tensor_quant", [=](const Tensor& x) {
+    auto [q, s] = nvidia::tensor_quant(x, amax_of(x.device(), {1, 5, 1, 1}, 1.5f), 8);
+    return q * s;  // the integers and their per-channel scale (broadcast)
+  });
+  add("scaled_e4m3", [=](const Tensor& x) {
+    return nvidia::scaled_e4m3(x, amax_of(x.device(), {}, 2.5f)) +
+           nvidia::scaled_e4m3(x, amax_of(x.device(), {1, 5, 1, 1}, 0.75f), 5, 2);
+  });
+  add("scaled_minifloat_quant", [=](const Tensor& x) {
+    return nvidia::scaled_minifloat_quant(x, amax_of(x.device(), {}, 2.5f), nvidia::kE2M1);
+  });
+  add("fake_affine_tensor_quant",
+      [](const Tensor& x) { return nvidia::fake_affine_tensor_quant(x, -1.25, 2.0, 4); });
+  add(
+      "block_amax",
+      [](const Tensor& x) {
+        nvidia::BlockSizes bs;
+        bs.axes = {{-1, 2}, {1, 2}};
+        return nvidia::block_amax(x, bs);
+      },
+      false);
+  add(
+      "MaxCalibrator",
+      [](const Tensor& x) {
+        nvidia::MaxCalibrator per_tensor({}, false), per_channel({1}, false);
+        for (nvidia::MaxCalibrator* m : {&per_tensor, &per_channel}) {
+          m->collect(x);
+          m->collect(x * 1.5 - 0.25);
+        }
+        return concat(
+            {per_tensor.compute_amax().reshape({-1}), per_channel.compute_amax().reshape({-1})}, 0);
+      },
+      false);
+}
+
+QGRAD_OP_CASES(add_nvidia_cases);
 
 }  // namespace

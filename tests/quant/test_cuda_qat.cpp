@@ -48,8 +48,8 @@ nlohmann::json main_job_recipe() {
 // The recipes whose quantizers run on the GPU: torch.ao's fused observer + fake quant
 // (torch_ao_default), FakeQuantize with moving-average min/max observers (the recipe of
 // configs/lenet5bn_qat.json, qgrad's main job), Horizon's, LearnableFakeQuantize (LSQ with its
-// initialisation from the first batch, and LSQ+ with a learned zero point), and PACT with DoReFa
-// weights.
+// initialisation from the first batch, and LSQ+ with a learned zero point), PACT with DoReFa
+// weights, and torch_ao's conv + batch norm folded for QAT (QuantConvBn2d).
 const std::vector<std::pair<std::string, nlohmann::json>>& gpu_recipes() {
   static const std::vector<std::pair<std::string, nlohmann::json>> r = {
       {"torch_ao_default", quant::named_recipe("torch_ao_default").recipe},
@@ -57,6 +57,8 @@ const std::vector<std::pair<std::string, nlohmann::json>>& gpu_recipes() {
       {"horizon", nlohmann::json{{"family", "horizon"}}},
       {"lsq_w4a4", quant::named_recipe("lsq_w4a4").recipe},
       {"pact_w4a4", quant::named_recipe("pact_w4a4").recipe},
+      {"torch_ao with fuse_bn (QuantConvBn2d)",
+       nlohmann::json{{"family", "torch_ao"}, {"fuse_bn", true}}},
       {"lsq+ (learned zero point, per-channel weights)",
        nlohmann::json{{"family", "lsq"},
                       {"weight", {{"per_channel", true}}},

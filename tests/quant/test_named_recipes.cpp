@@ -133,9 +133,10 @@ TEST_CASE("quant.named_recipes: unknown names and other errors", "[quant][named_
 // Which quantized models may run on a GPU (quantizers_not_on), checked without one: torch_ao's
 // quantizers with min/max observers (the fused one of torch_ao_default, FakeQuantize with a
 // separate one) run there on every zoo model, as do Horizon's, the LSQ recipes'
-// LearnableFakeQuantize and PACT's quantizers (with DoReFa weights); a histogram observer, the
-// other families and
-// QuantConvBn2d (fuse_bn) are named, in module-tree order, not the observer inside a named
+// LearnableFakeQuantize, PACT's quantizers (with DoReFa weights), NVIDIA's TensorQuantizer
+// (without blocks, histogram calibration or learn_amax) and QuantConvBn2d (fuse_bn), so every
+// named recipe does; a histogram observer, AIMET's quantizers, NVIDIA's block and histogram
+// quantizers and an int32 bias are named, in module-tree order, not the observer inside a named
 // FakeQuantize; on the CPU nothing is refused.
 TEST_CASE("quant.named_recipes: quantizers_not_on names what cannot run on a GPU",
           "[quant][recipes]") {
@@ -150,9 +151,7 @@ TEST_CASE("quant.named_recipes: quantizers_not_on names what cannot run on a GPU
     quant::quantize_model(*model, r.recipe);
     INFO(r.name);
     CHECK(quant::quantizers_not_on(*model, kCPU).empty());
-    const bool gpu =
-        r.name == "torch_ao_default" || r.name.rfind("lsq_", 0) == 0 || r.name == "pact_w4a4";
-    CHECK(quant::quantizers_not_on(*model, kCUDA).empty() == gpu);
+    CHECK(quant::quantizers_not_on(*model, kCUDA).empty());  // every named recipe
   }
   auto minmax = nn::make_model("lenet5bn", 0);
   quant::quantize_model(*minmax,
@@ -160,6 +159,18 @@ TEST_CASE("quant.named_recipes: quantizers_not_on names what cannot run on a GPU
                                        {"weight", {{"observer", "minmax"}}},
                                        {"input", {{"observer", "moving_average_minmax"}}}});
   CHECK(quant::quantizers_not_on(*minmax, kCUDA).empty());
+  for (const nlohmann::json& cpu_only :
+       {nlohmann::json{{"family", "aimet"}},
+        nlohmann::json{{"family", "nvidia"}, {"input", {{"calib_method", "histogram"}}}},
+        nlohmann::json{{"family", "nvidia"},
+                       {"weight", {{"block_sizes", {{"-1", 4}}}}},
+                       {"input", {{"learn_amax", true}}}}}) {
+    auto m = nn::make_model("lenet5bn", 0);
+    quant::quantize_model(*m, cpu_only);
+    INFO(cpu_only.dump());
+    CHECK(!quant::quantizers_not_on(*m, kCUDA).empty());
+    CHECK(quant::quantizers_not_on(*m, kCPU).empty());
+  }
   auto horizon = nn::make_model("lenet5bn", 0);
   quant::quantize_model(*horizon, nlohmann::json{{"family", "horizon"}});
   CHECK(quant::quantizers_not_on(*horizon, kCUDA).empty());
@@ -172,9 +183,7 @@ TEST_CASE("quant.named_recipes: quantizers_not_on names what cannot run on a GPU
   for (const std::string& q : refused) CHECK(q.find("_weight_quantizer") == std::string::npos);
   auto fused_bn = nn::make_model("lenet5bn", 0);
   quant::quantize_model(*fused_bn, nlohmann::json{{"family", "torch_ao"}, {"fuse_bn", true}});
-  const std::vector<std::string> bn = quant::quantizers_not_on(*fused_bn, kCUDA);
-  REQUIRE(bn.size() == 2);
-  CHECK(bn[0] == "0 (QuantConvBn2d)");
+  CHECK(quant::quantizers_not_on(*fused_bn, kCUDA).empty());  // QuantConvBn2d runs there too
   CHECK(quant::quantizers_not_on(*fused_bn, kCPU).empty());
   auto int32 = nn::make_model("lenet5bn", 0);
   quant::quantize_model(*int32, nlohmann::json{{"family", "torch_ao"}, {"bias", "int32"}});

@@ -5,9 +5,9 @@
 #include <vector>
 
 #include "core/error.h"
-#include "quant/learnable/parameter_check_kernels.h"
+#include "quant/parameter_check_kernels.h"
 
-namespace qgrad::learnable {
+namespace qgrad::quant {
 
 namespace {
 
@@ -16,8 +16,8 @@ void check_parameter_cpu(const char* op, CheckedParameter which, ParameterRule r
   const std::vector<double> v = values.to_vector<double>();
   for (std::size_t i = 0; i < v.size(); ++i)
     QGRAD_CHECK(parameter_usable(v[i], rule), ValueError, op, ": ", checked_parameter_name(which),
-                v.size() > 1 ? "[" + std::to_string(i) + "]" : std::string(), " must be finite",
-                rule == ParameterRule::FiniteAndPositive ? " and > 0" : "", ", got ", v[i]);
+                v.size() > 1 ? "[" + std::to_string(i) + "]" : std::string(), " ",
+                parameter_rule_text(rule), ", got ", v[i]);
 }
 
 }  // namespace
@@ -26,4 +26,4 @@ void register_parameter_check_cpu_kernels(KernelRegistry& r) {
   r.table(kCheckParameterKernels).define(DeviceType::CPU, &check_parameter_cpu, kFloatingDTypes);
 }
 
-}  // namespace qgrad::learnable
+}  // namespace qgrad::quant
