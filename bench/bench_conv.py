@@ -26,11 +26,11 @@ LAYERS = [(1, 32, 28, 3, 1), (32, 32, 28, 3, 1), (32, 64, 14, 3, 1), (64, 64, 14
           (1, 6, 28, 5, 2), (6, 16, 14, 5, 0)]
 
 
-def torch_layer(batch, c, o, hw, k, pad, iters, warmup):
+def torch_layer(batch, c, o, hw, k, pad, iters, warmup, stride=1, groups=1):
     torch.manual_seed(0)
-    conv = torch.nn.Conv2d(c, o, k, padding=pad)
+    conv = torch.nn.Conv2d(c, o, k, stride=stride, padding=pad, groups=groups)
     x = torch.randn(batch, c, hw, hw, requires_grad=(c != 1))
-    ohw = hw + 2 * pad - k + 1
+    ohw = (hw + 2 * pad - k) // stride + 1
     gy = torch.randn(batch, o, ohw, ohw)
 
     def step():
