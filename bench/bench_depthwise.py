@@ -11,15 +11,11 @@ rounds, each keeping its best median (see bench_conv.py, whose PyTorch half this
     OMP_WAIT_POLICY=passive /usr/bin/python3 bench/bench_depthwise.py \\
         --qgrad build/bench/bench_conv [--threads 2] [--rounds 3] [--batch 32]
 """
-import argparse
 import os
-import subprocess
 import sys
 
-import torch
-
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from bench_conv import merge, torch_layer  # noqa: E402
+from bench_conv import alternate, parse_args  # noqa: E402
 
 # (channels, size, stride)
 LAYERS = [(32, 112, 1), (96, 112, 2), (144, 56, 1), (144, 56, 2), (192, 28, 1), (384, 14, 1),
@@ -27,33 +23,9 @@ LAYERS = [(32, 112, 1), (96, 112, 2), (144, 56, 1), (144, 56, 2), (192, 28, 1), 
 
 
 def main():
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--qgrad", default="build/bench/bench_conv", help="path of the bench_conv binary")
-    ap.add_argument("--threads", type=int, default=2)
-    ap.add_argument("--rounds", type=int, default=3)
-    ap.add_argument("--iters", type=int, default=10)
-    ap.add_argument("--warmup", type=int, default=2)
-    ap.add_argument("--batch", type=int, default=32)
-    a = ap.parse_args()
-    torch.set_num_threads(a.threads)
-    server = subprocess.Popen([a.qgrad, "--serve", "--threads", str(a.threads), "--batch",
-                               str(a.batch)], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                              text=True)
-    best_t, best_q = {}, {}
-    try:
-        for _ in range(a.rounds):
-            for layer in LAYERS:
-                c, hw, s = layer
-                merge(best_t, layer, torch_layer(a.batch, c, c, hw, 3, 1, a.iters, a.warmup, s, c))
-                server.stdin.write(f"{c} {c} {hw} 3 1 {a.iters} {a.warmup} {s} {c}\n")
-                server.stdin.flush()
-                line = server.stdout.readline()
-                if not line:
-                    raise RuntimeError("bench_conv server exited")
-                merge(best_q, layer, tuple(float(v) for v in line.split()))
-    finally:
-        server.stdin.close()
-        server.wait()
+    a = parse_args(iters=10, warmup=2, batch=32)
+    best_t, best_q = alternate(a, LAYERS, lambda layer: f"{layer[0]} {layer[0]} {layer[1]} 3 1 "
+                                                        f"{layer[2]} {layer[0]}")
 
     print(f"depthwise conv 3x3, batch {a.batch}, {a.threads} threads, {a.rounds} rounds x "
           f"{a.iters} iterations; ms; ratio = torch / qgrad (> 1: qgrad faster)")
