@@ -2,7 +2,7 @@
 // through the fake-quant, int8 and ONNX Runtime paths (hidden [.ort] case: ctest runs it through
 // tests/deploy/ort/install_ort.sh, which installs onnxruntime-node and reports Skipped without
 // node, npm or the registry); without ONNX Runtime that path is reported as skipped and the
-// other pair still compared; the target boundaries (99.9% agreement, 0.1 point); bad arguments
+// other pair still compared, for lenet5bn and MobileNetV2-CIFAR; the target boundaries (99.9% agreement, 0.1 point); bad arguments
 // and a float checkpoint exit 2 naming the argument, a missing checkpoint exits 1.
 #include <catch2/catch.hpp>
 
@@ -104,6 +104,29 @@ TEST_CASE("verify-deploy: without ONNX Runtime that path is skipped and the othe
   CHECK(run_command_line(
             {"verify-deploy", "--checkpoint", o.checkpoint, "--onnx-runtime", tmp.file("no-ort")},
             out2, err2) == 0);
+}
+
+// A larger zoo model through the same command: one QAT step of MobileNetV2's CIFAR variant
+// (pytorch_quantization recipe; depthwise convolutions, ReLU6 and residual blocks in int8) on 32
+// images.
+TEST_CASE("verify-deploy: a QAT MobileNetV2-CIFAR agrees on fake-quant and int8", "[cli]") {
+  TempDir tmp;
+  qgrad_cli_test::write_synthetic_mnist(tmp.file("data"), 32, 32);
+  VerifyDeployOptions o;
+  o.checkpoint =
+      train_tiny(tmp, "mnv2", json{{"family", "nvidia"}, {"calibration", {{"batches", 1}}}}, 1,
+                 "mobilenet_v2_cifar");
+  o.threads = 2;
+  o.ort_dir = tmp.file("no-ort");
+  std::ostringstream out;
+  const VerifyDeployResult r = run_verify_deploy(o, out);
+  INFO(out.str());
+  CHECK(r.paths[0].ran);
+  CHECK(r.paths[1].ran);
+  REQUIRE(r.pairs.size() == 1);
+  CHECK(r.count == 32);
+  CHECK(r.pairs[0].agreement.agree == 32);
+  CHECK(r.targets_met);
 }
 
 #ifdef QGRAD_WITH_ONNX
