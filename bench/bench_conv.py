@@ -72,7 +72,8 @@ def merge(best, key, t):
 def parse_args(iters, warmup, batch):
     """The options both conv benchmarks take, with these defaults."""
     ap = argparse.ArgumentParser()
-    ap.add_argument("--qgrad", default="build/bench/bench_conv", help="path of the bench_conv binary")
+    ap.add_argument("--qgrad", default="build/bench/bench_conv",
+                    help="path of the bench_conv binary")
     ap.add_argument("--threads", type=int, default=2)
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--iters", type=int, default=iters)

@@ -214,6 +214,26 @@ Int8Conv2dSpec conv_spec(const Item& conv_item, const Item* bn_item, bool relu,
   return s;
 }
 
+// A residual block's add (child "add" of the block at `path`) and its two input grids; ValueError
+// unless it is a QuantAdd with both input quantizers.
+struct ResidualAdd {
+  Item item;
+  Int8Grid input0, input1;
+};
+ResidualAdd residual_add(const std::string& path, const std::shared_ptr<nn::Add>& add) {
+  ResidualAdd r{{path + ".add", add}, {}, {}};
+  const auto* qa = dynamic_cast<const QuantAdd*>(add.get());
+  QGRAD_CHECK(qa != nullptr, ValueError, kOp, ": ", describe(r.item),
+              " is not quantized (a QuantAdd): the residual add cannot run in int8");
+  const std::string in0 = describe(r.item) + " input 0 quantizer";
+  const std::string in1 = describe(r.item) + " input 1 quantizer";
+  r.input0 =
+      Int8Grid::from_params(params_of(*require_quantizer(qa->input0_quantizer(), in0), in0), in0);
+  r.input1 =
+      Int8Grid::from_params(params_of(*require_quantizer(qa->input1_quantizer(), in1), in1), in1);
+  return r;
+}
+
 // The grid a residual block's input must be on: its conv1's input grid, which must equal the
 // shortcut's (the downsample conv's input grid, or the add's input 1 grid).
 Int8Grid block_input_grid(const nn::BasicBlock& b, const std::string& path) {
@@ -405,10 +425,9 @@ class Converter {
   // shortcut on its input 1 grid, the add (+ relu2) on the next consumer's grid.
   void basic_block(const Item& item, const nn::BasicBlock& b) {
     const std::string& path = item.first;
-    const auto* qa = dynamic_cast<const QuantAdd*>(b.add().get());
-    const Item add_item{path + ".add", b.add()};
-    QGRAD_CHECK(qa != nullptr, ValueError, kOp, ": ", describe(add_item),
-                " is not quantized (a QuantAdd): the residual add cannot run in int8");
+    const ResidualAdd residual = residual_add(path, b.add());
+    const Item& add_item = residual.item;
+    const Int8Grid &g0 = residual.input0, &g1 = residual.input1;
     const Int8Grid in = block_input_grid(b, path);
     enter(in, describe(item));
     // A BN item after a QuantConv2d (a fused QuantConvBn2d leaves an Identity in its place).
@@ -424,12 +443,6 @@ class Converter {
         relu1{path + ".relu1", b.relu1()}, relu2{path + ".relu2", b.relu2()};
     check_relu(relu1);
     check_relu(relu2);
-    const std::string in0 = describe(add_item) + " input 0 quantizer";
-    const std::string in1 = describe(add_item) + " input 1 quantizer";
-    const Int8Grid g0 =
-        Int8Grid::from_params(params_of(*require_quantizer(qa->input0_quantizer(), in0), in0), in0);
-    const Int8Grid g1 =
-        Int8Grid::from_params(params_of(*require_quantizer(qa->input1_quantizer(), in1), in1), in1);
     const Int8Grid conv2_in = input_grid(input_quantizer_of(*b.conv2()), describe(conv2));
     auto c1 = std::make_unique<Int8Conv2d>(conv_spec(conv1, bn_of(conv1, bn1), true, conv2_in));
     const std::optional<Int8Grid> out = consumer_grid(i_ + 1);
@@ -488,16 +501,8 @@ class Converter {
   // input grid, must be on the add's input 1 grid; the add writes the next consumer's grid.
   void inverted_residual(const Item& item, const nn::InvertedResidual& b) {
     const std::string& path = item.first;
-    const auto* qa = dynamic_cast<const QuantAdd*>(b.add().get());
-    const Item add_item{path + ".add", b.add()};
-    QGRAD_CHECK(qa != nullptr, ValueError, kOp, ": ", describe(add_item),
-                " is not quantized (a QuantAdd): the residual add cannot run in int8");
-    const std::string in0 = describe(add_item) + " input 0 quantizer";
-    const std::string in1 = describe(add_item) + " input 1 quantizer";
-    const Int8Grid g0 =
-        Int8Grid::from_params(params_of(*require_quantizer(qa->input0_quantizer(), in0), in0), in0);
-    const Int8Grid g1 =
-        Int8Grid::from_params(params_of(*require_quantizer(qa->input1_quantizer(), in1), in1), in1);
+    const ResidualAdd residual = residual_add(path, b.add());
+    const Int8Grid &g0 = residual.input0, &g1 = residual.input1;
     const std::vector<Item> d = block_layers(b, path);
     const Int8Grid in = input_grid(input_quantizer_of(*d[0].second), describe(d[0]));
     QGRAD_CHECK(in == g1, ValueError, kOp, ": residual block '", path,
@@ -524,7 +529,7 @@ class Converter {
       j = k;
     }
     Int8AddSpec a;
-    a.name = describe(add_item);
+    a.name = describe(residual.item);
     a.a = g0;
     a.b = g1;
     a.relu = false;

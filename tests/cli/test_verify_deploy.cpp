@@ -2,8 +2,9 @@
 // through the fake-quant, int8 and ONNX Runtime paths (hidden [.ort] case: ctest runs it through
 // tests/deploy/ort/install_ort.sh, which installs onnxruntime-node and reports Skipped without
 // node, npm or the registry); without ONNX Runtime that path is reported as skipped and the
-// other pair still compared, for lenet5bn and MobileNetV2-CIFAR; the target boundaries (99.9% agreement, 0.1 point); bad arguments
-// and a float checkpoint exit 2 naming the argument, a missing checkpoint exits 1.
+// other pair still compared, for lenet5bn and MobileNetV2-CIFAR; the target boundaries (99.9%
+// agreement, 0.1 point); bad arguments and a float checkpoint exit 2 naming the argument, a missing
+// checkpoint exits 1.
 #include <catch2/catch.hpp>
 
 #include <cmath>
