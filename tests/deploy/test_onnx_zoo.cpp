@@ -26,6 +26,12 @@ std::size_t count_ops(const onnx::ModelProto& m, const std::string& op) {
                                                 [&](const auto& n) { return n.op_type() == op; }));
 }
 
+onnx::ModelProto export_for(const nn::Module& model, const nn::ImageShape& input) {
+  deploy::OnnxExportOptions options;
+  options.input_shape = {input.channels, input.height, input.width};
+  return deploy::build_onnx_model(model, options);
+}
+
 std::int64_t group_of(const onnx::NodeProto& n) {
   for (const auto& a : n.attribute())
     if (a.name() == "group") return a.i();
@@ -52,7 +58,7 @@ TEST_CASE("ONNX export: ResNet-32 and ResNet-18 with every family as checked QDQ
     for (const std::string& family : quant::quant_family_names()) {
       INFO(c.model << " " << family);
       auto model = qat_model(c.model, recipe_of(family), c.input, 2);
-      const onnx::ModelProto m = deploy::build_onnx_model(*model);
+      const onnx::ModelProto m = export_for(*model, c.input);
       CHECK(count_ops(m, "Conv") == c.convs);
       CHECK(count_ops(m, "Add") == c.adds);
       CHECK(count_ops(m, "Gemm") == 1);
@@ -61,7 +67,7 @@ TEST_CASE("ONNX export: ResNet-32 and ResNet-18 with every family as checked QDQ
   }
   // The ImageNet stem: 7x7 stride 2 and a MaxPool.
   auto model = qat_model("resnet18", R"({"family": "torch_ao"})", {3, 32, 32}, 2);
-  const onnx::ModelProto m = deploy::build_onnx_model(*model);
+  const onnx::ModelProto m = export_for(*model, {3, 32, 32});
   CHECK(count_ops(m, "MaxPool") == 1);
   CHECK(count_ops(m, "Conv") == 20);
 }
@@ -71,7 +77,7 @@ TEST_CASE("ONNX export: MobileNetV2 with every family as checked QDQ", "[onnx]")
     for (const std::string& family : quant::quant_family_names()) {
       INFO(name << " " << family);
       auto model = qat_model(name, recipe_of(family), {3, 16, 16}, 2);
-      const onnx::ModelProto m = deploy::build_onnx_model(*model);
+      const onnx::ModelProto m = export_for(*model, {3, 16, 16});
       // 52 convolutions (17 of them depthwise), 35 ReLU6 (plus a Clip for each activation
       // quantizer whose grid is narrower than int8), 10 residual adds, one Gemm.
       CHECK(count_ops(m, "Conv") == 52);
