@@ -1,14 +1,16 @@
 // Benchmark of conv2d forward + backward (input, weight and bias gradients) on the layers of the
 // VGG-ish Fashion-MNIST CNN (kernel 3, padding 1) and of LeNet-5 (kernel 5) at batch 128, on a
-// fixed number of threads.
+// fixed number of threads; as a server, any layer (strided, grouped: bench/bench_depthwise.py
+// times MobileNetV2's depthwise convolutions through it).
 // A step is forward then backward of a fixed upstream gradient; the first layer's input is the
 // data and needs no gradient. Prints, per layer, the median and minimum time in milliseconds of
 // a step and of an inference forward (no grad), and the median process CPU time of each.
 // bench/bench_conv.py runs it next to PyTorch.
 //
 //   bench_conv [--threads 2] [--iters 20] [--warmup 5] [--batch 128]
-//   bench_conv --serve [--threads 2] [--batch 128]   reads "c o hw k pad iters warmup" lines on
-//                                                    stdin, answers each with one result line
+//   bench_conv --serve [--threads 2] [--batch 128]   reads "c o hw k pad iters warmup [stride
+//                                                    groups]" lines on stdin, answers each with
+//                                                    one result line
 #include <omp.h>
 
 #include <time.h>
@@ -19,6 +21,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <iostream>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -49,15 +52,16 @@ double ms_since(std::chrono::steady_clock::time_point t0) {
 }
 
 Timing time_layer(std::int64_t batch, std::int64_t c, std::int64_t o, std::int64_t hw,
-                  std::int64_t k, std::int64_t pad, int iters, int warmup) {
+                  std::int64_t k, std::int64_t pad, int iters, int warmup, std::int64_t stride = 1,
+                  std::int64_t groups = 1) {
   Generator gen(0);
   Tensor x = randn({batch, c, hw, hw}, gen).set_requires_grad(c != 1);
-  Tensor w = (randn({o, c, k, k}, gen) * 0.1).detach().set_requires_grad();
+  Tensor w = (randn({o, c / groups, k, k}, gen) * 0.1).detach().set_requires_grad();
   Tensor b = randn({o}, gen).set_requires_grad();
-  const std::int64_t ohw = hw + 2 * pad - k + 1;
+  const std::int64_t ohw = (hw + 2 * pad - k) / stride + 1;
   Tensor gy = randn({batch, o, ohw, ohw}, gen);
   auto step = [&] {
-    Tensor y = conv2d(x, w, b, {1}, {pad});
+    Tensor y = conv2d(x, w, b, {stride}, {pad}, {1}, groups);
     y.backward(gy);
     x.set_grad(Tensor());
     w.set_grad(Tensor());
@@ -65,7 +69,7 @@ Timing time_layer(std::int64_t batch, std::int64_t c, std::int64_t o, std::int64
   };
   auto fwd = [&] {
     NoGradGuard no_grad;
-    Tensor y = conv2d(x, w, b, {1}, {pad});
+    Tensor y = conv2d(x, w, b, {stride}, {pad}, {1}, groups);
   };
   for (int i = 0; i < warmup; ++i) step(), fwd();
   std::vector<double> ts, tf, cs, cf;
@@ -117,10 +121,14 @@ int main(int argc, char** argv) {
   }
   omp_set_num_threads(threads);
   if (serve) {
-    std::int64_t c, o, hw, k, pad;
-    int it, wu;
-    while (std::cin >> c >> o >> hw >> k >> pad >> it >> wu) {
-      const Timing t = time_layer(batch, c, o, hw, k, pad, std::max(it, 1), wu);
+    std::string line;
+    while (std::getline(std::cin, line)) {
+      std::istringstream in(line);
+      std::int64_t c, o, hw, k, pad, stride = 1, groups = 1;
+      int it, wu;
+      if (!(in >> c >> o >> hw >> k >> pad >> it >> wu)) break;
+      in >> stride >> groups;
+      const Timing t = time_layer(batch, c, o, hw, k, pad, std::max(it, 1), wu, stride, groups);
       std::printf("%.4f %.4f %.4f %.4f %.4f %.4f\n", t.step_med, t.step_min, t.fwd_med, t.fwd_min,
                   t.step_cpu, t.fwd_cpu);
       std::fflush(stdout);

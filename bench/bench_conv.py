@@ -26,11 +26,11 @@ LAYERS = [(1, 32, 28, 3, 1), (32, 32, 28, 3, 1), (32, 64, 14, 3, 1), (64, 64, 14
           (1, 6, 28, 5, 2), (6, 16, 14, 5, 0)]
 
 
-def torch_layer(batch, c, o, hw, k, pad, iters, warmup):
+def torch_layer(batch, c, o, hw, k, pad, iters, warmup, stride=1, groups=1):
     torch.manual_seed(0)
-    conv = torch.nn.Conv2d(c, o, k, padding=pad)
+    conv = torch.nn.Conv2d(c, o, k, stride=stride, padding=pad, groups=groups)
     x = torch.randn(batch, c, hw, hw, requires_grad=(c != 1))
-    ohw = hw + 2 * pad - k + 1
+    ohw = (hw + 2 * pad - k) // stride + 1
     gy = torch.randn(batch, o, ohw, ohw)
 
     def step():
@@ -69,15 +69,23 @@ def merge(best, key, t):
     best[key] = tuple(min(a, b) for a, b in zip(old, t))
 
 
-def main():
+def parse_args(iters, warmup, batch):
+    """The options both conv benchmarks take, with these defaults."""
     ap = argparse.ArgumentParser()
-    ap.add_argument("--qgrad", default="build/bench/bench_conv", help="path of the bench_conv binary")
+    ap.add_argument("--qgrad", default="build/bench/bench_conv",
+                    help="path of the bench_conv binary")
     ap.add_argument("--threads", type=int, default=2)
     ap.add_argument("--rounds", type=int, default=3)
-    ap.add_argument("--iters", type=int, default=15)
-    ap.add_argument("--warmup", type=int, default=3)
-    ap.add_argument("--batch", type=int, default=128)
-    a = ap.parse_args()
+    ap.add_argument("--iters", type=int, default=iters)
+    ap.add_argument("--warmup", type=int, default=warmup)
+    ap.add_argument("--batch", type=int, default=batch)
+    return ap.parse_args()
+
+
+def alternate(a, layers, server_args):
+    """Times each layer in PyTorch and in a bench_conv server, alternating layer by layer for
+    a.rounds rounds; server_args(layer) gives the server's "c o hw k pad" (+ " stride groups").
+    Returns each side's best timings per layer."""
     torch.set_num_threads(a.threads)
     server = subprocess.Popen([a.qgrad, "--serve", "--threads", str(a.threads), "--batch",
                                str(a.batch)], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
@@ -85,9 +93,12 @@ def main():
     best_t, best_q = {}, {}
     try:
         for _ in range(a.rounds):
-            for layer in LAYERS:
-                merge(best_t, layer, torch_layer(a.batch, *layer, a.iters, a.warmup))
-                server.stdin.write(" ".join(map(str, layer)) + f" {a.iters} {a.warmup}\n")
+            for layer in layers:
+                c, o, hw, k, pad, *rest = (int(v) for v in server_args(layer).split())
+                merge(best_t, layer, torch_layer(a.batch, c, o, hw, k, pad, a.iters, a.warmup,
+                                                 *rest))
+                server.stdin.write(f"{c} {o} {hw} {k} {pad} {a.iters} {a.warmup} " +
+                                   " ".join(map(str, rest)) + "\n")
                 server.stdin.flush()
                 line = server.stdout.readline()
                 if not line:
@@ -96,6 +107,12 @@ def main():
     finally:
         server.stdin.close()
         server.wait()
+    return best_t, best_q
+
+
+def main():
+    a = parse_args(iters=15, warmup=3, batch=128)
+    best_t, best_q = alternate(a, LAYERS, lambda layer: " ".join(map(str, layer)))
 
     print(f"conv2d, batch {a.batch}, {a.threads} threads, {a.rounds} rounds x {a.iters} "
           f"iterations; ms; ratio = torch / qgrad (> 1: qgrad faster)")

@@ -30,8 +30,10 @@ std::string show_usage() {
          "                     calibrated state\n"
          "  --config FILE.json the model a training config builds, quantized by its \"quant\"\n"
          "                     recipe, before calibration and training\n"
-         "  --model NAME       a zoo model (lenet5bn, vggfm, resnet20), float, or quantized by\n"
-         "                     --recipe RECIPE (a name from qgrad recipes, or a recipe's JSON)\n";
+         "  --model NAME       a zoo model (lenet5bn, vggfm, resnet20/32/56, resnet18,\n"
+         "                     resnet18_cifar, mobilenet_v2, mobilenet_v2_cifar), float,\n"
+         "                     or quantized by --recipe RECIPE (a name from qgrad recipes,\n"
+         "                     or a recipe's JSON)\n";
 }
 
 namespace {

@@ -436,7 +436,9 @@ nlohmann::json to_json(const TrainConfig& c) {
 
 const std::vector<ConfigKeyDoc>& train_config_keys() {
   static const std::vector<ConfigKeyDoc> keys{
-      {"model", "\"lenet5bn\"", "\"lenet5bn\", \"vggfm\" or \"resnet20\""},
+      {"model", "\"lenet5bn\"",
+       "\"lenet5bn\", \"vggfm\", \"resnet20\", \"resnet32\", \"resnet56\", \"resnet18\", "
+       "\"resnet18_cifar\", \"mobilenet_v2\" or \"mobilenet_v2_cifar\""},
       {"epochs", "3", "training epochs (integer in [1, 100000])"},
       {"batch_size", "128",
        "training batch size (integer in [1, 1e9]; a warning when larger than the training set, "

@@ -2,6 +2,7 @@
 // not depend on thread count; Box-Muller turns pairs of uniforms into normals.
 #include "core/factory.h"
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 
@@ -168,12 +169,22 @@ Tensor uniform(const Shape& shape, double low, double high, Generator& gen, Tens
               dtype_name(dt));
   const std::uint64_t n = draw_count(shape, "uniform");
   if (dt == kFloat32) {
+    // Element i is word i % 4 of block first + i / 4: each block is computed once, for its 4.
     const std::uint64_t first = gen.reserve(n);
-    return generate(shape, dt, opts, [&](std::int64_t i) {
-      auto b = gen.block(first + static_cast<std::uint64_t>(i) / 4);
-      float u = uint_to_unit_float(b[i % 4]);
-      return static_cast<float>(low + (high - low) * static_cast<double>(u));
+    Tensor t = empty(shape, TensorOptions().dtype(dt));
+    float* p = t.data_ptr<float>();
+    const std::int64_t total = t.numel();
+    parallel_for((total + 3) / 4, kParallelGrain / 4, [&](std::int64_t b, std::int64_t e) {
+      for (std::int64_t k = b; k < e; ++k) {
+        const auto words = gen.block(first + static_cast<std::uint64_t>(k));
+        const std::int64_t end = std::min<std::int64_t>(4, total - 4 * k);
+        for (std::int64_t j = 0; j < end; ++j)
+          p[4 * k + j] = static_cast<float>(
+              low + (high - low) * static_cast<double>(uint_to_unit_float(words[j])));
+      }
     });
+    if (!opts.device_.is_cpu()) t = t.to(opts.device_);
+    return finish(t, opts);
   }
   const std::uint64_t first = gen.reserve(2 * n);
   return generate(shape, dt, opts, [&](std::int64_t i) {

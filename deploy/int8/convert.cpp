@@ -16,10 +16,12 @@
 #include "deploy/int8/int8_conv2d.h"
 #include "deploy/int8/int8_direct_conv2d.h"
 #include "deploy/int8/int8_global_avg_pool.h"
+#include "deploy/int8/int8_inverted_residual.h"
 #include "deploy/int8/int8_linear.h"
 #include "deploy/int8/int8_max_pool2d.h"
 #include "deploy/int8/int8_quantize.h"
 #include "nn/models/basic_block.h"
+#include "nn/models/inverted_residual.h"
 #include "nn/modules/activation.h"
 #include "nn/modules/add.h"
 #include "nn/modules/batchnorm.h"
@@ -52,11 +54,13 @@ std::string describe(const Item& item) {
                             : "layer '" + item.first + "' (" + item.second->name() + ")";
 }
 
-// The children of nested Sequentials in forward order, with qualified names.
+// The children of nested Sequentials in forward order, with qualified names. An
+// InvertedResidual without a shortcut is a Sequential here (its "conv" in forward order).
 void flatten_into(const nn::Module& module, const std::string& path, std::vector<Item>& out) {
   for (const auto& c : module.named_children()) {
     const std::string name = path.empty() ? c.key : path + "." + c.key;
-    if (dynamic_cast<const nn::Sequential*>(c.value.get()))
+    const auto* ir = dynamic_cast<const nn::InvertedResidual*>(c.value.get());
+    if (dynamic_cast<const nn::Sequential*>(c.value.get()) || (ir && !ir->use_res_connect()))
       flatten_into(*c.value, name, out);
     else
       out.emplace_back(name, c.value);
@@ -210,6 +214,26 @@ Int8Conv2dSpec conv_spec(const Item& conv_item, const Item* bn_item, bool relu,
   return s;
 }
 
+// A residual block's add (child "add" of the block at `path`) and its two input grids; ValueError
+// unless it is a QuantAdd with both input quantizers.
+struct ResidualAdd {
+  Item item;
+  Int8Grid input0, input1;
+};
+ResidualAdd residual_add(const std::string& path, const std::shared_ptr<nn::Add>& add) {
+  ResidualAdd r{{path + ".add", add}, {}, {}};
+  const auto* qa = dynamic_cast<const QuantAdd*>(add.get());
+  QGRAD_CHECK(qa != nullptr, ValueError, kOp, ": ", describe(r.item),
+              " is not quantized (a QuantAdd): the residual add cannot run in int8");
+  const std::string in0 = describe(r.item) + " input 0 quantizer";
+  const std::string in1 = describe(r.item) + " input 1 quantizer";
+  r.input0 =
+      Int8Grid::from_params(params_of(*require_quantizer(qa->input0_quantizer(), in0), in0), in0);
+  r.input1 =
+      Int8Grid::from_params(params_of(*require_quantizer(qa->input1_quantizer(), in1), in1), in1);
+  return r;
+}
+
 // The grid a residual block's input must be on: its conv1's input grid, which must equal the
 // shortcut's (the downsample conv's input grid, or the add's input 1 grid).
 Int8Grid block_input_grid(const nn::BasicBlock& b, const std::string& path) {
@@ -261,6 +285,9 @@ class Converter {
       } else if (const auto* b = dynamic_cast<const nn::BasicBlock*>(item.second.get())) {
         basic_block(item, *b);
         ++i_;
+      } else if (const auto* r = dynamic_cast<const nn::InvertedResidual*>(item.second.get())) {
+        inverted_residual(item, *r);
+        ++i_;
       } else if (const auto* p = dynamic_cast<const nn::MaxPool2d*>(item.second.get())) {
         max_pool(item, *p);
         ++i_;
@@ -292,14 +319,15 @@ class Converter {
       throw ValueError(std::string(kOp) + ": " + describe(item) +
                        " is float (excluded from quantization); int8 inference needs every "
                        "convolution and linear layer quantized");
-    if (is<nn::ReLU>(item))
+    if (is<nn::ReLU>(item) || is<nn::ReLU6>(item))
       throw ValueError(std::string(kOp) + ": " + describe(item) +
                        " does not follow a quantized convolution, linear layer or residual "
-                       "block (only a fused ReLU is supported)");
+                       "block (only a fused ReLU, or a ReLU6 after a convolution, is supported)");
     throw ValueError(std::string(kOp) + ": " + describe(item) +
                      " has no int8 mapping (supported: QuantConv2d, QuantConvBn2d, QuantLinear, "
-                     "each with an optional BatchNorm2d and ReLU after it, BasicBlock with "
-                     "QuantAdd, MaxPool2d, AdaptiveAvgPool2d(1), Flatten, Identity, Dropout, in "
+                     "each with an optional BatchNorm2d and ReLU (ReLU6 after a convolution) after "
+                     "it, BasicBlock and InvertedResidual with QuantAdd, MaxPool2d, "
+                     "AdaptiveAvgPool2d(1), Flatten, Identity, Dropout, in "
                      "Sequentials)");
   }
 
@@ -315,6 +343,8 @@ class Converter {
       if (is_quantized_layer(it)) return input_grid(input_quantizer_of(*it.second), describe(it));
       if (const auto* b = dynamic_cast<const nn::BasicBlock*>(it.second.get()))
         return block_input_grid(*b, it.first);
+      if (const auto* r = dynamic_cast<const nn::InvertedResidual*>(it.second.get()))
+        return inverted_residual_input_grid(*r, it.first);
       unsupported(it);
     }
     return std::nullopt;
@@ -359,9 +389,11 @@ class Converter {
       bn = &items_[j];
       j = next(j + 1);
     }
-    const bool relu = j < items_.size() && is<nn::ReLU>(items_[j]);
+    const bool relu6 = j < items_.size() && is<nn::ReLU6>(items_[j]);
+    const bool relu = relu6 || (j < items_.size() && is<nn::ReLU>(items_[j]));
     if (relu) j = next(j + 1);
     Int8Conv2dSpec s = conv_spec(item, bn, relu, std::nullopt);
+    if (relu6) s.relu_max = 6;
     s.output = consumer_grid(j);  // after this layer's own checks, so errors come in order
     const bool direct = options_.direct_conv && Int8DirectConv2d::preferred(s);
     // The model's first layer quantizes its float input itself when it runs the direct kernel.
@@ -393,10 +425,9 @@ class Converter {
   // shortcut on its input 1 grid, the add (+ relu2) on the next consumer's grid.
   void basic_block(const Item& item, const nn::BasicBlock& b) {
     const std::string& path = item.first;
-    const auto* qa = dynamic_cast<const QuantAdd*>(b.add().get());
-    const Item add_item{path + ".add", b.add()};
-    QGRAD_CHECK(qa != nullptr, ValueError, kOp, ": ", describe(add_item),
-                " is not quantized (a QuantAdd): the residual add cannot run in int8");
+    const ResidualAdd residual = residual_add(path, b.add());
+    const Item& add_item = residual.item;
+    const Int8Grid &g0 = residual.input0, &g1 = residual.input1;
     const Int8Grid in = block_input_grid(b, path);
     enter(in, describe(item));
     // A BN item after a QuantConv2d (a fused QuantConvBn2d leaves an Identity in its place).
@@ -412,12 +443,6 @@ class Converter {
         relu1{path + ".relu1", b.relu1()}, relu2{path + ".relu2", b.relu2()};
     check_relu(relu1);
     check_relu(relu2);
-    const std::string in0 = describe(add_item) + " input 0 quantizer";
-    const std::string in1 = describe(add_item) + " input 1 quantizer";
-    const Int8Grid g0 =
-        Int8Grid::from_params(params_of(*require_quantizer(qa->input0_quantizer(), in0), in0), in0);
-    const Int8Grid g1 =
-        Int8Grid::from_params(params_of(*require_quantizer(qa->input1_quantizer(), in1), in1), in1);
     const Int8Grid conv2_in = input_grid(input_quantizer_of(*b.conv2()), describe(conv2));
     auto c1 = std::make_unique<Int8Conv2d>(conv_spec(conv1, bn_of(conv1, bn1), true, conv2_in));
     const std::optional<Int8Grid> out = consumer_grid(i_ + 1);
@@ -452,6 +477,66 @@ class Converter {
     current_ = out;
     model_.append(std::make_unique<Int8BasicBlock>(describe(item), std::move(c1), std::move(c2),
                                                    std::move(ds), std::move(add)));
+  }
+
+  // The layers of an InvertedResidual's "conv" in forward order (Identity and Dropout dropped).
+  static std::vector<Item> block_layers(const nn::InvertedResidual& b, const std::string& path) {
+    std::vector<Item> d;
+    flatten_into(*b.conv(), path + ".conv", d);
+    d.erase(std::remove_if(d.begin(), d.end(), skipped), d.end());
+    QGRAD_CHECK(!d.empty() && (is<QuantConv2d>(d[0]) || is<QuantConvBn2d>(d[0])), ValueError, kOp,
+                ": layer '", path, ".conv' must start with a quantized convolution");
+    return d;
+  }
+
+  // The grid an InvertedResidual's input must be on: its first convolution's input grid.
+  static Int8Grid inverted_residual_input_grid(const nn::InvertedResidual& b,
+                                               const std::string& path) {
+    const std::vector<Item> d = block_layers(b, path);
+    return input_grid(input_quantizer_of(*d[0].second), describe(d[0]));
+  }
+
+  // An InvertedResidual with its shortcut: each quantized convolution (+ BatchNorm2d, + ReLU6 or
+  // ReLU) writes the next one's input grid, the last the add's input 0 grid; x, on the first's
+  // input grid, must be on the add's input 1 grid; the add writes the next consumer's grid.
+  void inverted_residual(const Item& item, const nn::InvertedResidual& b) {
+    const std::string& path = item.first;
+    const ResidualAdd residual = residual_add(path, b.add());
+    const Int8Grid &g0 = residual.input0, &g1 = residual.input1;
+    const std::vector<Item> d = block_layers(b, path);
+    const Int8Grid in = input_grid(input_quantizer_of(*d[0].second), describe(d[0]));
+    QGRAD_CHECK(in == g1, ValueError, kOp, ": residual block '", path,
+                "': its input grid differs from the add's input 1 grid");
+    enter(in, describe(item));
+    std::vector<std::unique_ptr<Int8Conv2d>> convs;
+    for (std::size_t j = 0; j < d.size();) {
+      const Item& conv = d[j];
+      QGRAD_CHECK(is<QuantConv2d>(conv) || is<QuantConvBn2d>(conv), ValueError, kOp, ": ",
+                  describe(conv), " has no int8 mapping inside residual block '", path,
+                  "' (quantized convolutions, each with an optional BatchNorm2d and ReLU6 or "
+                  "ReLU after it)");
+      std::size_t k = j + 1;
+      const Item* bn = nullptr;
+      if (is<QuantConv2d>(conv) && k < d.size() && is<nn::BatchNorm2d>(d[k])) bn = &d[k++];
+      const bool relu6 = k < d.size() && is<nn::ReLU6>(d[k]);
+      const bool relu = relu6 || (k < d.size() && is<nn::ReLU>(d[k]));
+      if (relu) ++k;
+      const Int8Grid out =
+          k < d.size() ? input_grid(input_quantizer_of(*d[k].second), describe(d[k])) : g0;
+      Int8Conv2dSpec s = conv_spec(conv, bn, relu, out);
+      if (relu6) s.relu_max = 6;
+      convs.push_back(std::make_unique<Int8Conv2d>(std::move(s)));
+      j = k;
+    }
+    Int8AddSpec a;
+    a.name = describe(residual.item);
+    a.a = g0;
+    a.b = g1;
+    a.relu = false;
+    a.output = consumer_grid(i_ + 1);
+    current_ = a.output;
+    model_.append(std::make_unique<Int8InvertedResidual>(describe(item), std::move(convs),
+                                                         std::make_unique<Int8Add>(std::move(a))));
   }
 
   static Int8MaxPool2dSpec pool_spec(const Item& item, const nn::MaxPool2d& p) {

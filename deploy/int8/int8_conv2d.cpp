@@ -68,6 +68,8 @@ void check_int8_conv_spec(const Int8Conv2dSpec& s) {
               "int8 conv2d: ", s.name, ": ", s.bias.size(), " biases for ", o, " output channels");
   QGRAD_CHECK(!s.residual || s.output, ValueError, "int8 conv2d: ", s.name,
               ": a residual (sum post-op) needs an int8 output grid");
+  QGRAD_CHECK(s.relu_max == 0 || (s.relu && s.relu_max > 0), ValueError, "int8 conv2d: ", s.name,
+              ": relu_max ", s.relu_max, " needs a fused ReLU and must be positive");
   for (std::int64_t c = 0; c < o; ++c) {
     const double ws = s.weight_scale[c];
     QGRAD_CHECK(std::isfinite(ws) && ws != 0, ValueError, "int8 conv2d: ", s.name,
@@ -103,7 +105,8 @@ std::string Int8Conv2d::describe() const {
   os << s.name << ": int8 conv " << s.in_channels << "->" << s.out_channels << " k" << s.kernel[0]
      << "x" << s.kernel[1] << ", " << dtype_name(s.input.dtype()) << " -> "
      << (s.output ? dtype_name(s.output->dtype()) : "float32")
-     << (s.residual ? ", fused residual sum" : "") << (s.relu ? ", fused ReLU" : "");
+     << (s.residual ? ", fused residual sum" : "")
+     << (s.relu ? (s.relu_max == 6 ? ", fused ReLU6" : ", fused ReLU") : "");
   return os.str();
 }
 
@@ -181,7 +184,7 @@ Tensor Int8Conv2d::run(const Tensor& x, const Tensor* residual) {
       if (s.output && s.output->zero_point != 0)
         attr.set_zero_points(DNNL_ARG_DST, 0, {s.output->zero_point});
       attr.set_post_ops(requantize_post_ops(s.output, s.relu, /*add_zero_point=*/false, 0,
-                                            s.residual ? &*s.residual : nullptr));
+                                            s.residual ? &*s.residual : nullptr, s.relu_max));
       const dnnl::convolution_forward::primitive_desc pd(d, attr, dn::engine());
       n.prim = dnnl::convolution_forward(pd);
       n.impl = pd.impl_info_str();

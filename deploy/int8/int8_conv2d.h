@@ -43,6 +43,7 @@ struct Int8Conv2dSpec {
   Int8Grid input;
   std::optional<Int8Grid> output;  // none: float32 output
   bool relu = false;
+  double relu_max = 0;               // with relu: its upper bound in real units (6: ReLU6); 0: none
   std::optional<Int8Grid> residual;  // a tensor added by the sum post-op (needs `output`)
 };
 

@@ -173,7 +173,7 @@ struct Int8DirectConv2d::Impl {
 };
 
 bool Int8DirectConv2d::supports(const Int8Conv2dSpec& s) {
-  return s.groups == 1 && s.stride == std::array<std::int64_t, 2>{1, 1} &&
+  return s.groups == 1 && s.relu_max == 0 && s.stride == std::array<std::int64_t, 2>{1, 1} &&
          s.dilation == std::array<std::int64_t, 2>{1, 1} && s.output.has_value() &&
          !s.residual.has_value() && s.padding[0] >= 0 && s.padding[1] >= 0 &&
          s.in_channels * s.kernel[0] * s.kernel[1] <= kMaxInputsPerOutput;

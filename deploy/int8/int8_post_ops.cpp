@@ -16,7 +16,8 @@ std::optional<GridClip> output_clip(const Int8Grid& output, bool relu) {
 }
 
 dnnl::post_ops requantize_post_ops(const std::optional<Int8Grid>& output, bool relu,
-                                   bool add_zero_point, double shift, const Int8Grid* sum) {
+                                   bool add_zero_point, double shift, const Int8Grid* sum,
+                                   double relu_max) {
   dnnl::post_ops po;
   if (sum != nullptr) {
     QGRAD_CHECK(output, ValueError, "requantize_post_ops: a sum needs an int8 output");
@@ -27,7 +28,10 @@ dnnl::post_ops requantize_post_ops(const std::optional<Int8Grid>& output, bool r
   if (!output) {
     if (shift != 0)
       po.append_eltwise(1.0f, dnnl::algorithm::eltwise_linear, 1.0f, static_cast<float>(shift));
-    if (relu) po.append_eltwise(1.0f, dnnl::algorithm::eltwise_relu, 0.0f, 0.0f);
+    if (relu && relu_max > 0)
+      po.append_eltwise(1.0f, dnnl::algorithm::eltwise_clip, 0.0f, static_cast<float>(relu_max));
+    else if (relu)
+      po.append_eltwise(1.0f, dnnl::algorithm::eltwise_relu, 0.0f, 0.0f);
     return po;
   }
   const std::int64_t zp = output->zero_point;
@@ -38,9 +42,13 @@ dnnl::post_ops requantize_post_ops(const std::optional<Int8Grid>& output, bool r
   if (add_zero_point && (shift != 0 || zp != 0))
     po.append_eltwise(1.0f, dnnl::algorithm::eltwise_linear, 1.0f,
                       static_cast<float>(shift + static_cast<double>(zp)));
-  if (const std::optional<GridClip> c = output_clip(*output, relu))
+  if (const std::optional<GridClip> c = output_clip(*output, relu)) {
+    double hi = static_cast<double>(c->hi);
+    if (relu && relu_max > 0)
+      hi = std::min(hi, static_cast<double>(zp) + relu_max / static_cast<double>(output->scale));
     po.append_eltwise(1.0f, dnnl::algorithm::eltwise_clip, static_cast<float>(c->lo - base),
-                      static_cast<float>(c->hi - base));
+                      static_cast<float>(hi - static_cast<double>(base)));
+  }
   return po;
 }
 

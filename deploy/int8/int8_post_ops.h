@@ -13,7 +13,10 @@
 // three chained eltwise post-ops (linear, clip, linear), as tests/deploy/test_int8_layers.cpp's
 // add test showed. `sum` (convolutions only) puts oneDNN's sum post-op first, adding
 // (s_sum / s_out) * (dst - zp_sum) of the int8 tensor already in the destination, before the
-// clip. A float32 output gets the shift and the ReLU only.
+// clip. A float32 output gets the shift and the ReLU only. `relu_max` (real units, with `relu`;
+// 0: none) caps the fused ReLU, as ReLU6 does: the clip's upper end becomes
+// min(quant_max, zp + relu_max / s_out), in float (rounding after clipping to c gives
+// min(round(v), round(c)), as quantizing ReLU6's output does).
 #pragma once
 
 #include <dnnl.hpp>
@@ -36,6 +39,6 @@ std::optional<GridClip> output_clip(const Int8Grid& output, bool relu);
 
 dnnl::post_ops requantize_post_ops(const std::optional<Int8Grid>& output, bool relu,
                                    bool add_zero_point, double shift = 0,
-                                   const Int8Grid* sum = nullptr);
+                                   const Int8Grid* sum = nullptr, double relu_max = 0);
 
 }  // namespace qgrad::quant

@@ -10,6 +10,7 @@
 #include "core/shape.h"
 #include "deploy/common/bn_affine.h"
 #include "nn/models/basic_block.h"
+#include "nn/models/inverted_residual.h"
 #include "nn/modules/activation.h"
 #include "nn/modules/add.h"
 #include "nn/modules/batchnorm.h"
@@ -232,6 +233,22 @@ std::string ModuleLowering::lower_sequential(const nn::Module& seq, const std::s
   return y;
 }
 
+std::string ModuleLowering::lower_add(const nn::Add& add, const std::string& add_path,
+                                      const std::string& a, const std::string& b) {
+  std::string lhs = a, rhs = b;
+  if (const auto* qa = dynamic_cast<const quant::QuantAdd*>(&add)) {
+    const std::string where = describe_layer(add, add_path);
+    lhs = quantize_activation(qa->input0_quantizer(), where + " input 0 quantizer",
+                              add_path + "_input0", a);
+    rhs = quantize_activation(qa->input1_quantizer(), where + " input 1 quantizer",
+                              add_path + "_input1", b);
+  } else if (typeid(add) != typeid(nn::Add)) {
+    throw ValueError("ONNX export: " + describe_layer(add, add_path) +
+                     " has no ONNX mapping (supported: Add, QuantAdd)");
+  }
+  return g_.node("Add", {lhs, rhs}, add_path);
+}
+
 std::string ModuleLowering::lower_basic_block(const nn::Module& module, const std::string& path,
                                               const std::string& x) {
   const auto& b = dynamic_cast<const nn::BasicBlock&>(module);
@@ -240,21 +257,15 @@ std::string ModuleLowering::lower_basic_block(const nn::Module& module, const st
   y = lower_pair(b.conv2(), join(path, "conv2"), b.bn2(), join(path, "bn2"), y);
   const std::string shortcut =
       b.downsample() ? lower(*b.downsample(), join(path, "downsample"), x) : x;
-  const std::string add_path = join(path, "add");
-  const nn::Add& add = *b.add();
-  std::string lhs = y, rhs = shortcut;
-  if (const auto* qa = dynamic_cast<const quant::QuantAdd*>(&add)) {
-    const std::string where = describe_layer(add, add_path);
-    lhs = quantize_activation(qa->input0_quantizer(), where + " input 0 quantizer",
-                              add_path + "_input0", y);
-    rhs = quantize_activation(qa->input1_quantizer(), where + " input 1 quantizer",
-                              add_path + "_input1", shortcut);
-  } else if (typeid(add) != typeid(nn::Add)) {
-    throw ValueError("ONNX export: " + describe_layer(add, add_path) +
-                     " has no ONNX mapping (supported: Add, QuantAdd)");
-  }
-  y = g_.node("Add", {lhs, rhs}, add_path);
+  y = lower_add(*b.add(), join(path, "add"), y, shortcut);
   return lower(*b.relu2(), join(path, "relu2"), y);
+}
+
+std::string ModuleLowering::lower_inverted_residual(const nn::Module& module,
+                                                    const std::string& path, const std::string& x) {
+  const auto& b = dynamic_cast<const nn::InvertedResidual&>(module);
+  const std::string y = lower(*b.conv(), join(path, "conv"), x);
+  return b.add() ? lower_add(*b.add(), join(path, "add"), y, x) : y;
 }
 
 std::string ModuleLowering::lower(const nn::Module& m, const std::string& path,
@@ -263,6 +274,7 @@ std::string ModuleLowering::lower(const nn::Module& m, const std::string& path,
   const std::string base = base_of(path);
   if (dynamic_cast<const nn::Sequential*>(&m)) return lower_sequential(m, path, x);
   if (dynamic_cast<const nn::BasicBlock*>(&m)) return lower_basic_block(m, path, x);
+  if (dynamic_cast<const nn::InvertedResidual*>(&m)) return lower_inverted_residual(m, path, x);
   if (dynamic_cast<const nn::Identity*>(&m) || dynamic_cast<const nn::Dropout*>(&m)) return x;
   if (const auto* c = dynamic_cast<const nn::Conv2d*>(&m)) {
     const std::string w = g_.add_float(base + "_weight", floats(c->weight()), dims_of(c->weight()));
@@ -388,11 +400,13 @@ std::string ModuleLowering::lower(const nn::Module& m, const std::string& path,
     OnnxGraph::set_attr(g_.add_node("Flatten", {x}, base, &out), "axis", std::int64_t{1});
     return out;
   }
-  throw ValueError("ONNX export: " + where +
-                   " has no ONNX mapping (the exporter knows Sequential, BasicBlock, Conv2d, "
-                   "BatchNorm2d, Linear, ReLU, ReLU6, LeakyReLU, Sigmoid, Tanh, MaxPool2d, "
-                   "AvgPool2d, AdaptiveAvgPool2d(1), Flatten, Identity, Dropout, QuantConv2d, "
-                   "QuantConvBn2d, QuantLinear and QuantAdd)");
+  throw ValueError(
+      "ONNX export: " + where +
+      " has no ONNX mapping (the exporter knows Sequential, BasicBlock, InvertedResidual, "
+      "Conv2d, "
+      "BatchNorm2d, Linear, ReLU, ReLU6, LeakyReLU, Sigmoid, Tanh, MaxPool2d, "
+      "AvgPool2d, AdaptiveAvgPool2d(1), Flatten, Identity, Dropout, QuantConv2d, "
+      "QuantConvBn2d, QuantLinear and QuantAdd)");
 }
 
 }  // namespace qgrad::deploy

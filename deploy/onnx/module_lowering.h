@@ -3,13 +3,14 @@
 // BasicBlock, is folded into its weight and bias), BatchNorm2d on its own (BatchNormalization),
 // Linear (Gemm), ReLU, ReLU6, LeakyReLU, Sigmoid, Tanh, MaxPool2d, AvgPool2d,
 // AdaptiveAvgPool2d(1) (GlobalAveragePool), Flatten(1, -1), Add, Identity and Dropout (dropped:
-// inference), Sequential and BasicBlock. QAT layers (QuantConv2d, QuantConvBn2d, QuantLinear,
-// QuantAdd): QuantizeLinear / DequantizeLinear on each quantized activation (a Clip first when
-// the grid is narrower than int8 / uint8) and DequantizeLinear of int8 / uint8 weight
-// initializers; QuantConvBn2d exports its folded weight quantized as in training, with bias
-// (b - mean) * s + beta, s = gamma / sqrt(var + eps). Any other module is a ValueError naming
-// the layer and its type. Without `qdq` (the float form, what AIMET exports next to an
-// encodings file) the QAT layers lower to their float computation: no Q/DQ, float weight
+// inference), Sequential, BasicBlock and InvertedResidual (MobileNetV2's; its grouped depthwise
+// convolution is a Conv with group, ReLU6 a Clip to [0, 6]). QAT layers (QuantConv2d,
+// QuantConvBn2d, QuantLinear, QuantAdd): QuantizeLinear / DequantizeLinear on each quantized
+// activation (a Clip first when the grid is narrower than int8 / uint8) and DequantizeLinear of
+// int8 / uint8 weight initializers; QuantConvBn2d exports its folded weight quantized as in
+// training, with bias (b - mean) * s + beta, s = gamma / sqrt(var + eps). Any other module is a
+// ValueError naming the layer and its type. Without `qdq` (the float form, what AIMET exports next
+// to an encodings file) the QAT layers lower to their float computation: no Q/DQ, float weight
 // initializers (QuantConvBn2d's folded W * s), and every quantizer of any family is only
 // recorded. Either way, each quantizer is recorded as a QuantizerSite: the ONNX name of the
 // float tensor it quantizes (an activation, or "<layer>_weight", the weight initializer of the
@@ -25,6 +26,7 @@
 #include <vector>
 
 #include "deploy/onnx/onnx_graph.h"
+#include "nn/modules/add.h"
 #include "nn/unary_module.h"
 
 namespace qgrad::deploy {
@@ -55,6 +57,11 @@ class ModuleLowering {
                                const std::string& x);
   std::string lower_basic_block(const nn::Module& block, const std::string& path,
                                 const std::string& x);
+  std::string lower_inverted_residual(const nn::Module& block, const std::string& path,
+                                      const std::string& x);
+  // The residual sum a + b of `add` (an Add, or a QuantAdd: Q/DQ on each input first).
+  std::string lower_add(const nn::Add& add, const std::string& path, const std::string& a,
+                        const std::string& b);
   // Q/DQ (and Clip) of an activation by `quantizer` (null: none).
   std::string quantize_activation(const std::shared_ptr<nn::UnaryModule>& quantizer,
                                   const std::string& where, const std::string& base,

@@ -121,12 +121,14 @@ inline void write_synthetic_mnist(const std::string& dir, std::int64_t n_train =
   write_split(dir, "t10k", n_test, 2);
 }
 
-// A tiny `qgrad train` run on the synthetic set in tmp/data: batch 32, test batches of 64, 2
-// threads, no progress output, into tmp/<name>; `quant` null trains float. Returns
+// A tiny `qgrad train` run of `model` on the synthetic set in tmp/data: batch 32, test batches of
+// 64, 2 threads, no progress output, into tmp/<name>; `quant` null trains float. Returns
 // tmp/<name>/last.safetensors.
 inline std::string train_tiny(const TempDir& tmp, const std::string& name,
-                              const nlohmann::json& quant, std::int64_t epochs = 1) {
-  nlohmann::json j{{"epochs", epochs},
+                              const nlohmann::json& quant, std::int64_t epochs = 1,
+                              const std::string& model = "lenet5bn") {
+  nlohmann::json j{{"model", model},
+                   {"epochs", epochs},
                    {"batch_size", 32},
                    {"eval_batch_size", 64},
                    {"threads", 2},

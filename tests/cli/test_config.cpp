@@ -130,7 +130,9 @@ TEST_CASE("config: bad values and unknown keys name the key path", "[cli]") {
       {R"({"deterministic": 1})", "deterministic must be true or false, got 1"},
       {R"({"seed": -1})", "seed must be an integer >= 0, got -1"},
       {R"({"model": "resnet50"})",
-       "model must be one of \"lenet5bn\", \"vggfm\", \"resnet20\", got \"resnet50\""},
+       "model must be one of \"lenet5bn\", \"vggfm\", \"resnet20\", \"resnet32\", \"resnet56\", "
+       "\"resnet18\", \"resnet18_cifar\", \"mobilenet_v2\", \"mobilenet_v2_cifar\", got "
+       "\"resnet50\""},
       {R"({"optimizer": {"name": "rmsprop"}})", "optimizer.name must be one of \"sgd\""},
       {R"({"optimizer": {"momentum": 1.5}})", "optimizer.momentum must be a number in [0, 1)"},
       {R"({"optimizer": {"nesterov": true, "momentum": 0}})", "optimizer.nesterov needs"},

@@ -2,8 +2,9 @@
 // through the fake-quant, int8 and ONNX Runtime paths (hidden [.ort] case: ctest runs it through
 // tests/deploy/ort/install_ort.sh, which installs onnxruntime-node and reports Skipped without
 // node, npm or the registry); without ONNX Runtime that path is reported as skipped and the
-// other pair still compared; the target boundaries (99.9% agreement, 0.1 point); bad arguments
-// and a float checkpoint exit 2 naming the argument, a missing checkpoint exits 1.
+// other pair still compared, for lenet5bn and MobileNetV2-CIFAR; the target boundaries (99.9%
+// agreement, 0.1 point); bad arguments and a float checkpoint exit 2 naming the argument, a missing
+// checkpoint exits 1.
 #include <catch2/catch.hpp>
 
 #include <cmath>
@@ -104,6 +105,46 @@ TEST_CASE("verify-deploy: without ONNX Runtime that path is skipped and the othe
   CHECK(run_command_line(
             {"verify-deploy", "--checkpoint", o.checkpoint, "--onnx-runtime", tmp.file("no-ort")},
             out2, err2) == 0);
+}
+
+// A larger zoo model through the same command: one QAT step of MobileNetV2's CIFAR variant
+// (pytorch_quantization recipe; depthwise convolutions, ReLU6 and residual blocks in int8 and in
+// QDQ ONNX) on 32 images, compared with ONNX Runtime in `ort_dir` (none there: skipped).
+namespace {
+VerifyDeployResult verify_mobilenet(const std::string& ort_dir) {
+  TempDir tmp;
+  qgrad_cli_test::write_synthetic_mnist(tmp.file("data"), 32, 32);
+  VerifyDeployOptions o;
+  o.checkpoint =
+      train_tiny(tmp, "mnv2", json{{"family", "nvidia"}, {"calibration", {{"batches", 1}}}}, 1,
+                 "mobilenet_v2_cifar");
+  o.threads = 2;
+  o.ort_dir = ort_dir.empty() ? tmp.file("no-ort") : ort_dir;
+  std::ostringstream out;
+  const VerifyDeployResult r = run_verify_deploy(o, out);
+  INFO(out.str());
+  CHECK(r.paths[0].ran);
+  CHECK(r.paths[1].ran);
+  CHECK(r.paths[2].ran == !ort_dir.empty());
+  CHECK(r.count == 32);
+  for (const DeployPair& pair : r.pairs) {
+    INFO(r.paths[pair.a].name << " vs " << r.paths[pair.b].name);
+    CHECK(pair.agreement.agree == 32);
+  }
+  CHECK(r.targets_met);
+  return r;
+}
+}  // namespace
+
+TEST_CASE("verify-deploy: a QAT MobileNetV2-CIFAR agrees on fake-quant and int8", "[cli]") {
+  CHECK(verify_mobilenet("").pairs.size() == 1);
+}
+
+TEST_CASE("verify-deploy: a QAT MobileNetV2-CIFAR agrees on fake-quant, int8 and ONNX Runtime",
+          "[.ort]") {
+  const char* ort_dir = std::getenv("QGRAD_ORT_DIR");
+  if (ort_dir == nullptr) FAIL("QGRAD_ORT_DIR is not set: run this case through install_ort.sh");
+  CHECK(verify_mobilenet(ort_dir).pairs.size() == 3);
 }
 
 #ifdef QGRAD_WITH_ONNX

@@ -17,6 +17,11 @@
 #include "core/factory.h"
 #include "deploy/int8/convert.h"
 #include "deploy/test_models.h"
+#include "nn/modules/activation.h"
+#include "nn/modules/conv.h"
+#include "nn/modules/flatten.h"
+#include "nn/modules/linear.h"
+#include "nn/modules/pooling.h"
 #include "nn/modules/sequential.h"
 #include "quant/modules/frozen_quantizer_statistics.h"
 
@@ -33,9 +38,10 @@ struct Agreement {
 };
 
 Agreement agreement(nn::UnaryModule& model, std::int64_t n, std::uint64_t seed,
-                    const quant::ConvertOptions& options = quant::ConvertOptions()) {
+                    const quant::ConvertOptions& options = quant::ConvertOptions(),
+                    const nn::ImageShape& input = {}) {
   Generator gen(seed);
-  const Tensor x = randn({n, 1, 28, 28}, gen);
+  const Tensor x = randn({n, input.channels, input.height, input.width}, gen);
   NoGradGuard no_grad;
   model.eval();
   Tensor fq;
@@ -141,6 +147,111 @@ TEST_CASE("int8 convert: QAT lenet5bn, vggfm and resnet20 give the fake-quantize
     CHECK(a.top1 >= 0.98);  // at most one of 64 (measured: 64 of 64 in every case)
     CHECK(a.max_steps <= k.steps);
     CHECK(a.off <= k.off);
+  }
+}
+
+// The deeper CIFAR ResNets and ResNet-18 (both stems, small images) convert as resnet20 does;
+// MobileNetV2 (both variants) with its ReLU6 fused into the convolutions (a clip at 6 / s_out)
+// and its residual blocks (Int8InvertedResidual).
+TEST_CASE("int8 convert: QAT ResNet-32, ResNet-18 and MobileNetV2 give the fake-quantized logits",
+          "[int8]") {
+  struct Case {
+    const char* model;
+    nn::ImageShape input;
+    const char* recipe;
+    double steps, off;  // bounds on max_steps and off; measured values in the comments
+  };
+  // ResNet-18's 512-channel layers with random weights spread the rare tie flips into more of
+  // the logits than resnet20's (its bounds are 8 steps, 0.2).
+  const Case cases[] = {
+      {"resnet32", {1, 28, 28}, R"({"family": "torch_ao"})", 8.0, 0.3},            // 5.4, 0.20
+      {"resnet18_cifar", {3, 16, 16}, R"({"family": "nvidia"})", 8.0, 0.3},        // 3.0, 0.21
+      {"resnet18", {3, 32, 32}, R"({"family": "nvidia"})", 8.0, 0.3},              // 1.13, 0.056
+      {"mobilenet_v2_cifar", {3, 16, 16}, R"({"family": "nvidia"})", 8.0, 0.3},    // 0.82, 0.031
+      {"mobilenet_v2_cifar", {3, 16, 16}, R"({"family": "horizon"})", 1.5, 0.02},  // 1e-4, 0
+      {"mobilenet_v2", {3, 32, 32}, R"({"family": "lsq"})", 1.5, 0.02},            // 5e-5, 0
+      // torch.ao's unfused FakeQuantize: symmetric weight channels whatever their signs.
+      {"mobilenet_v2_cifar",
+       {3, 16, 16},
+       R"({"family": "torch_ao",
+           "weight": {"observer": "moving_average_minmax", "dtype": "qint8",
+                      "qscheme": "per_channel_symmetric", "quant_min": -128, "quant_max": 127},
+           "input": {"observer": "moving_average_minmax", "dtype": "quint8",
+                     "qscheme": "per_tensor_affine", "quant_min": 0, "quant_max": 255}})",
+       8.0,
+       0.3},  // 3.3, 0.19
+  };
+  for (const Case& k : cases) {
+    INFO(k.model << " " << k.recipe);
+    auto model = qat_model(k.model, k.recipe, k.input, 4);
+    const Agreement a = agreement(*model, 16, 11, quant::ConvertOptions(), k.input);
+    INFO("top-1 agreement " << a.top1 << ", max difference " << a.max_steps << " steps, " << a.off
+                            << " of the logits more than half a step apart");
+    CHECK(a.top1 >= 15.0 / 16);  // measured: 16 of 16
+    CHECK(a.max_steps <= k.steps);
+    CHECK(a.off <= k.off);
+  }
+  // torch.ao's fused observer gives a per-channel symmetric weight channel whose values share a
+  // sign an affine zero point (as PyTorch does): two of the nine-weight depthwise channels here,
+  // which int8 weights cannot hold.
+  auto ao = qat_model("mobilenet_v2_cifar", R"({"family": "torch_ao"})", {3, 16, 16}, 4);
+  REQUIRE_THROWS_WITH(quant::convert(*ao), Catch::Contains("layer 'features.3.conv.1.0'") &&
+                                               Catch::Contains("weight zero point -128 is not 0"));
+}
+
+// ReLU6 fused into a convolution: with weights scaled up, most outputs pass 6, and the clip must
+// hold them there both onto the next layer's int8 grid (a depthwise convolution) and in a float
+// output (before the global average pool), where no grid bound would.
+TEST_CASE("int8 convert: a ReLU6 after a convolution is a clip at 6 in int8 and in float32",
+          "[int8]") {
+  // conv -> ReLU6 -> depthwise conv -> ReLU6 -> global average pool -> linear, weights x 30.
+  auto build = [] {
+    Generator gen(5);
+    auto net = std::make_shared<nn::Sequential>();
+    auto conv =
+        net->push_back(std::make_shared<nn::Conv2d>(nn::Conv2dOptions(3, 8, 3).padding(1), gen));
+    net->push_back(std::make_shared<nn::ReLU6>());
+    auto dw = net->push_back(
+        std::make_shared<nn::Conv2d>(nn::Conv2dOptions(8, 8, 3).padding(1).groups(8), gen));
+    net->push_back(std::make_shared<nn::ReLU6>());
+    net->push_back(std::make_shared<nn::AdaptiveAvgPool2d>(1));
+    net->push_back(std::make_shared<nn::Flatten>());
+    net->push_back(std::make_shared<nn::Linear>(8, 4, gen));
+    NoGradGuard ng;
+    for (const auto& c : {conv, dw}) {
+      Tensor w = c->weight();
+      w.copy_(w * 30.0);
+    }
+    return net;
+  };
+  Generator data(6);
+  const Tensor x = randn({4, 3, 8, 8}, data);
+  {
+    NoGradGuard ng;
+    const std::vector<float> pre = build()->at<nn::Conv2d>(0)->forward(x).to_vector<float>();
+    const auto over = std::count_if(pre.begin(), pre.end(), [](float v) { return v > 6; });
+    REQUIRE(over > static_cast<std::ptrdiff_t>(pre.size() / 5));
+  }
+  for (const char* recipe : {R"({"family": "horizon"})", R"({"family": "nvidia"})"}) {
+    INFO(recipe);
+    auto net = build();
+    const quant::QuantRecipe r = quant::QuantRecipe::parse(recipe);
+    quant::quantize_model(*net, r);
+    if (r.family() == quant::QuantFamily::NVIDIA) {
+      quant::calibrate_model(
+          *net, 1, [&](std::int64_t) { net->forward(x); }, r.calibration_options());
+    } else {
+      NoGradGuard ng;
+      net->forward(x);
+    }
+    const Agreement a = agreement(*net, 8, 7, quant::ConvertOptions(), {3, 8, 8});
+    INFO("max difference " << a.max_steps << " steps");
+    CHECK(a.top1 == 1.0);
+    CHECK(a.max_steps <= 1.5);
+    int fused = 0;
+    for (const auto& info : quant::convert(*net).implementations())
+      fused += info.layer.find("fused ReLU6") != std::string::npos;
+    CHECK(fused == 2);
   }
 }
 

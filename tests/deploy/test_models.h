@@ -33,14 +33,18 @@ inline void randomise_bn(nn::Module& model) {
   }
 }
 
+// `name` built for `input` images (the zoo's default 1x28x28), observed or calibrated on a batch
+// of `batch` of them.
 inline std::shared_ptr<nn::UnaryModule> qat_model(const std::string& name,
-                                                  const std::string& recipe) {
-  auto model = nn::make_model(name, 1);
+                                                  const std::string& recipe,
+                                                  const nn::ImageShape& input = {},
+                                                  std::int64_t batch = 8) {
+  auto model = nn::make_model(name, 1, input);
   randomise_bn(*model);
   const quant::QuantRecipe r = quant::QuantRecipe::parse(recipe);
   quant::quantize_model(*model, r);
   Generator gen(3);
-  const Tensor x = randn({8, 1, 28, 28}, gen);
+  const Tensor x = randn({batch, input.channels, input.height, input.width}, gen);
   if (r.family() == quant::QuantFamily::NVIDIA || r.family() == quant::QuantFamily::AIMET) {
     if (r.calibration_batches() == 0) return model;
     quant::calibrate_model(

@@ -1,10 +1,10 @@
 // A GPU training step makes the host wait nowhere (part of test_gpu, Skipped without a GPU): the
-// forward and backward of each zoo model, the loss, gradient clipping in its tensor form and the
-// SGD and Adam steps only queue work, so the host runs ahead and keeps the GPU busy. Counted with
-// qgrad::host_waits (every wait for the device's stream), after warm-up steps that let cuDNN pick
-// its algorithms and the allocator fill its cache. Any item(), to_vector() or copy to the host
-// in the step shows up as a wait; a cudaMalloc (which host_waits does not count) as a change in
-// the allocator's reserved bytes.
+// forward and backward of lenet5bn, vggfm and resnet20, the loss, gradient clipping in its tensor
+// form and the SGD and Adam steps only queue work, so the host runs ahead and keeps the GPU busy.
+// Counted with qgrad::host_waits (every wait for the device's stream), after warm-up steps that
+// let cuDNN pick its algorithms and the allocator fill its cache. Any item(), to_vector() or copy
+// to the host in the step shows up as a wait; a cudaMalloc (which host_waits does not count) as a
+// change in the allocator's reserved bytes.
 #include <catch2/catch.hpp>
 
 #include <cmath>
@@ -37,7 +37,7 @@ TEST_CASE("cuda training step: the step, clipping and the optimisers make the ho
   std::vector<Batch> batches;
   for (int i = 0; i < 5; ++i)
     batches.push_back({randn({32, 1, 28, 28}, gen).to(kCUDA), randint(0, 10, {32}, gen).to(kCUDA)});
-  for (const std::string& name : nn::model_names()) {
+  for (const std::string name : {"lenet5bn", "vggfm", "resnet20"}) {
     for (const bool adam : {false, true}) {
       INFO(name << (adam ? ", Adam" : ", SGD with momentum"));
       auto model = nn::make_model(name, 0);

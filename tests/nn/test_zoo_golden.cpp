@@ -1,20 +1,29 @@
 // Golden test of each zoo model against its PyTorch twin (tests/fixtures/gen_zoo.py): both
 // sides fill the parameters from the same deterministic hash formula, run a training-mode
-// forward on the same 4 images, cross_entropy and backward; logits, loss, every parameter
+// forward (dropout off) on the same images (4 1x28x28, or 2 RGB ones of 16x16 to 64x64 for the
+// ResNet-18s and MobileNetV2s), cross_entropy and backward; logits, loss, every parameter
 // gradient (a strided sample of the large ones plus the L2 norm of each), the updated running
-// statistics and the evaluation-mode logits afterwards must agree.
+// statistics, the evaluation-mode logits afterwards and those after one SGD step (momentum,
+// weight decay) must agree. The MobileNetV2s run in float64 on both sides: their float32 gradients
+// are too ill-conditioned to compare (gen_zoo.py's GOLDEN). A sampled gradient element agrees
+// within 1e-4 relative or 1e-4 of its tensor's RMS (an element near zero carries the rounding of
+// a large accumulation).
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 
 #include "core/factory.h"
 #include "core/npy.h"
 #include "nn/models/zoo.h"
+#include "nn/modules/dropout.h"
+#include "nn/optim/sgd.h"
 #include "nn_test_helpers.h"
 #include "ops/binary/binary.h"
 #include "ops/loss/loss.h"
 #include "ops/reduce/reduce.h"
+#include "ops/unary/unary.h"
 
 using namespace qgrad;
 using qgrad_test::require_close;
@@ -67,9 +76,18 @@ std::vector<float> sample(const Tensor& t) {
   return out;
 }
 
-void run_golden(const std::string& name) {
+// Logits within 1e-4 relative, or 1e-4 of the largest expected logit (a logit near zero in a deep
+// network carries the rounding of the larger ones).
+void require_logits(const Tensor& got, const Tensor& want, const char* what) {
+  const double scale = amax(abs(want)).item<double>();
+  require_close(got, want, 1e-4, std::max(1e-5, 1e-4 * scale), what);
+}
+
+// `name`: the fixture prefix; `input`: the batch's fixture (labels zoo_labels or zoo_labels_rgb);
+// `dtype`: the model's and input's after the float32 weights are loaded.
+void run_golden(const std::string& name, const std::shared_ptr<nn::UnaryModule>& model,
+                const std::string& input = "zoo_input", DType dtype = kFloat32) {
   INFO("model " << name);
-  auto model = nn::make_model(name, 0);
 
   // Deterministic weights; the float64 sums confirm both sides generated the same values.
   TensorDict weights("state dict entry");
@@ -94,13 +112,16 @@ void run_golden(const std::string& name) {
     REQUIRE(s == Approx(wsums[i]).epsilon(1e-9).margin(1e-9));
   }
 
-  const Tensor x = load_zoo("zoo_input");
-  const Tensor labels = load_zoo("zoo_labels");
+  model->to(dtype);
+  const Tensor x = load_zoo(input).to(dtype);
+  const Tensor labels = load_zoo(input == "zoo_input" ? "zoo_labels" : "zoo_labels_rgb");
   model->train();
+  for (const auto& m : model->modules())  // deterministic: dropout as in evaluation
+    if (std::dynamic_pointer_cast<nn::Dropout>(m)) m->eval();
   Tensor logits = model->forward(x);
-  require_close(logits, load_zoo(name + "_logits"), 1e-4, 1e-5, "train-mode logits");
+  require_logits(logits.to(kFloat32), load_zoo(name + "_logits"), "train-mode logits");
   Tensor loss = cross_entropy(logits, labels);
-  require_close(loss, load_zoo(name + "_loss"), 1e-4, 1e-5, "loss");
+  require_close(loss.to(kFloat32), load_zoo(name + "_loss"), 1e-4, 1e-5, "loss");
   loss.backward();
 
   const auto ref_grads = load_zoo(name + "_grads").to_vector<float>();
@@ -113,12 +134,13 @@ void run_golden(const std::string& name) {
     REQUIRE(g.defined());
     const double norm = std::sqrt(sum(g.to(kFloat64) * g.to(kFloat64)).item<double>());
     REQUIRE(norm == Approx(ref_norms[i]).epsilon(1e-4).margin(1e-6));
-    const auto got = sample(g);
+    const auto got = sample(g.to(kFloat32));
+    const double rms = norm / std::sqrt(static_cast<double>(g.numel()));
     REQUIRE(pos + got.size() <= ref_grads.size());
     for (std::size_t j = 0; j < got.size(); ++j) {
       const double want = ref_grads[pos + j];
       INFO("sampled element " << j << ": " << got[j] << " vs " << want);
-      REQUIRE(std::fabs(got[j] - want) <= 1e-5 + 1e-4 * std::fabs(want));
+      REQUIRE(std::fabs(got[j] - want) <= 1e-5 + 1e-4 * (std::fabs(want) + rms));
     }
     pos += got.size();
   }
@@ -127,17 +149,28 @@ void run_golden(const std::string& name) {
   // Running statistics after the step (float buffers in order), then eval-mode logits.
   std::vector<float> bufs;
   for (const auto& it : model->named_buffers()) {
-    if (it.value.dtype() != kFloat32) {
+    if (!is_floating(it.value.dtype())) {
       REQUIRE(it.value.item<std::int64_t>() == 1);  // num_batches_tracked
       continue;
     }
-    const auto v = it.value.contiguous().to_vector<float>();
+    const auto v = it.value.to(kFloat32).contiguous().to_vector<float>();
     bufs.insert(bufs.end(), v.begin(), v.end());
   }
   require_close(from_vector<float>(bufs), load_zoo(name + "_buffers"), 1e-4, 1e-5,
                 "running statistics");
   model->eval();
-  require_close(model->forward(x), load_zoo(name + "_eval_logits"), 1e-4, 1e-5, "eval-mode logits");
+  require_logits(model->forward(x).to(kFloat32), load_zoo(name + "_eval_logits"),
+                 "eval-mode logits");
+
+  // One SGD step with gen_zoo.py's SGD settings, then evaluation mode again.
+  optim::SGD sgd(model->parameters(), optim::SGDOptions(0.01).momentum(0.9).weight_decay(5e-4));
+  sgd.step();
+  require_logits(model->forward(x).to(kFloat32), load_zoo(name + "_sgd_eval_logits"),
+                 "eval-mode logits after an SGD step");
+}
+
+void run_golden(const std::string& name) {
+  run_golden(name, nn::make_model(name, 0));
 }
 
 }  // namespace
@@ -152,4 +185,24 @@ TEST_CASE("zoo golden: vggfm forward, loss and gradients match PyTorch") {
 
 TEST_CASE("zoo golden: resnet20 forward, loss and gradients match PyTorch") {
   run_golden("resnet20");
+}
+
+TEST_CASE("zoo golden: resnet32 forward, loss and gradients match PyTorch") {
+  run_golden("resnet32");
+}
+
+TEST_CASE("zoo golden: ResNet-18 with either stem on RGB images matches PyTorch") {
+  run_golden("resnet18_cifar", nn::make_model("resnet18_cifar", 0, {3, 32, 32}), "zoo_input_rgb32");
+  run_golden("resnet18", nn::make_model("resnet18", 0, {3, 64, 64}), "zoo_input_rgb64");
+}
+
+TEST_CASE("zoo golden: MobileNetV2, and its CIFAR variant at width 0.5, match PyTorch") {
+  run_golden("mobilenet_v2", nn::make_model("mobilenet_v2", 0, {3, 16, 16}), "zoo_input_rgb16",
+             kFloat64);
+  Generator gen(0);
+  nn::MobileNetV2Options o;
+  o.cifar = true;
+  o.width_mult = 0.5;
+  run_golden("mobilenet_v2_cifar_w050", nn::mobilenet_v2(gen, {3, 16, 16}, 10, o),
+             "zoo_input_rgb16", kFloat64);
 }
