@@ -93,23 +93,7 @@ Tensor fake_quantize_device_qparams(const Tensor& x, const Tensor& scale, const 
       kernel_table(kFakeQuantizeQParamsKernels);
   static const KernelTable<CheckQParamsKernel>& checks = kernel_table(kCheckQParamsKernels);
   FakeQuantizeQParamsKernel& kernel = table(op, x);
-  constexpr std::int64_t kLimit = std::int64_t{1} << 23;
-  QGRAD_CHECK(quant_min >= -kLimit && quant_max <= kLimit, ValueError, op, ": on ", x.device(),
-              " quant_min (", quant_min, ") and quant_max (", quant_max,
-              ") must lie in [-2^23, 2^23] (wider ranges, such as qint32's, run on the CPU only)");
-  for (const auto& [arg, t] : {std::pair<const char*, const Tensor&>{"scale", scale},
-                               std::pair<const char*, const Tensor&>{"zero_point", zero_point}}) {
-    require_defined(op, arg, t);
-    QGRAD_CHECK(t.device() == x.device(), DeviceError, op, ": ", arg,
-                " must be on the input's device (", x.device(), "), got ", t.device());
-    QGRAD_CHECK(axis < 0 ? t.numel() == 1 && t.dim() <= 1 : t.dim() == 1 && t.numel() == n,
-                ShapeError, op, ": ", arg, " must hold ",
-                axis < 0
-                    ? std::string("one element")
-                    : std::to_string(n) + " elements in 1 dim (one per channel of axis " +
-                          std::to_string(axis) + " of input shape " + shape_str(x.shape()) + ")",
-                ", got shape ", t.shape());
-  }
+  check_device_qparams(op, x, scale, zero_point, axis, quant_min, quant_max);
   QGRAD_CHECK(is_floating(scale.dtype()), DTypeError, op, ": scale must be floating, got ",
               dtype_name(scale.dtype()));
   const DType zt = zero_point.dtype();

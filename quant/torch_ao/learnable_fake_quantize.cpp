@@ -83,24 +83,11 @@ Tensor fake_quantize_learnable_device(const Tensor& x, const Tensor& scale,
   QGRAD_CHECK(x.dtype() == kFloat32, DTypeError, op, ": on ", x.device(),
               " the input must be float32 (float64 runs on the CPU), got ", dtype_name(x.dtype()));
   check_quant_range(op, quant_min, quant_max);
-  constexpr std::int64_t kLimit = std::int64_t{1} << 23;
-  QGRAD_CHECK(quant_min >= -kLimit && quant_max <= kLimit, ValueError, op, ": on ", x.device(),
-              " quant_min (", quant_min, ") and quant_max (", quant_max,
-              ") must lie in [-2^23, 2^23] (wider ranges run on the CPU only)");
   if (axis >= 0) axis = normalize_channel_axis(op, x, axis);
   const std::int64_t n = axis < 0 ? 1 : x.size(axis);
-  for (const auto& [arg, t] : {std::pair<const char*, const Tensor&>{"scale", scale},
-                               std::pair<const char*, const Tensor&>{"zero_point", zero_point}}) {
-    require_defined(op, arg, t);
-    check_param_dtype(op, arg, t, x);
-    QGRAD_CHECK(axis < 0 ? t.numel() == 1 && t.dim() <= 1 : t.dim() == 1 && t.numel() == n,
-                ShapeError, op, ": ", arg, " must hold ",
-                axis < 0
-                    ? std::string("one element")
-                    : std::to_string(n) + " elements in 1 dim (one per channel of axis " +
-                          std::to_string(axis) + " of input shape " + shape_str(x.shape()) + ")",
-                ", got shape ", t.shape());
-  }
+  check_device_qparams(op, x, scale, zero_point, axis, quant_min, quant_max);
+  check_param_dtype(op, "scale", scale, x);
+  check_param_dtype(op, "zero_point", zero_point, x);
   QGRAD_CHECK(std::isfinite(grad_factor), ValueError, op, ": grad_factor must be finite, got ",
               grad_factor);
   // The backward uses s and zb, computed here from the forward's values (the optimiser may

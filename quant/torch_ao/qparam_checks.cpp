@@ -2,6 +2,8 @@
 #include "quant/torch_ao/qparam_checks.h"
 
 #include <cmath>
+#include <string>
+#include <utility>
 
 #include "ops/device_check.h"
 
@@ -62,6 +64,29 @@ double single_float(const char* op, const char* arg, const Tensor& t) {
   QGRAD_CHECK(t.numel() == 1 && t.dim() <= 1, ShapeError, op, ": ", arg,
               " must hold one element (shape [] or [1]), got shape ", t.shape());
   return t.item<double>();
+}
+
+void check_device_qparams(const char* op, const Tensor& x, const Tensor& scale,
+                          const Tensor& zero_point, std::int64_t axis, std::int64_t quant_min,
+                          std::int64_t quant_max) {
+  constexpr std::int64_t kLimit = std::int64_t{1} << 23;
+  QGRAD_CHECK(quant_min >= -kLimit && quant_max <= kLimit, ValueError, op, ": on ", x.device(),
+              " quant_min (", quant_min, ") and quant_max (", quant_max,
+              ") must lie in [-2^23, 2^23] (wider ranges, such as qint32's, run on the CPU only)");
+  const std::int64_t n = axis < 0 ? 1 : x.size(axis);
+  for (const auto& [arg, t] : {std::pair<const char*, const Tensor&>{"scale", scale},
+                               std::pair<const char*, const Tensor&>{"zero_point", zero_point}}) {
+    require_defined(op, arg, t);
+    QGRAD_CHECK(t.device() == x.device(), DeviceError, op, ": ", arg,
+                " must be on the input's device (", x.device(), "), got ", t.device());
+    QGRAD_CHECK(axis < 0 ? t.numel() == 1 && t.dim() <= 1 : t.dim() == 1 && t.numel() == n,
+                ShapeError, op, ": ", arg, " must hold ",
+                axis < 0
+                    ? std::string("one element")
+                    : std::to_string(n) + " elements in 1 dim (one per channel of axis " +
+                          std::to_string(axis) + " of input shape " + shape_str(x.shape()) + ")",
+                ", got shape ", t.shape());
+  }
 }
 
 }  // namespace qgrad::ao

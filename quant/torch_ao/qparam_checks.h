@@ -27,6 +27,13 @@ std::vector<double> per_channel_floats(const char* op, const char* arg, const Te
 // trailing dims (AIMET / LSQ encoding shapes: [], [1], [C,1,1,1], ...). DTypeError / DeviceError /
 // ShapeError.
 void check_broadcast_param(const char* op, const char* arg, const Tensor& p, const Tensor& x);
+// The checks of a device path whose qparams are tensors on x's device: a narrow range
+// (|quant_min|, |quant_max| <= 2^23; ValueError: wider ones run on the CPU only), then scale and
+// zero_point defined, on x's device (DeviceError) and of one element (axis < 0) or x.size(axis)
+// elements in 1 dim (ShapeError).
+void check_device_qparams(const char* op, const Tensor& x, const Tensor& scale,
+                          const Tensor& zero_point, std::int64_t axis, std::int64_t quant_min,
+                          std::int64_t quant_max);
 // A one-element floating tensor (shape [] or [1]); returns its value.
 double single_float(const char* op, const char* arg, const Tensor& t);
 
