@@ -32,6 +32,43 @@ namespace {
 
 constexpr const char* kCellFile = "cell.json";
 
+bool is_cifar(const ReproduceOptions& o) {
+  return o.dataset == "cifar10" || o.dataset == "cifar100";
+}
+
+// The training config's "data": Fashion-MNIST as train reads it by default; CIFAR in its binary
+// format with the usual augmentation (random crop with padding 4, horizontal flips).
+json data_json(const ReproduceOptions& o) {
+  json d = json::object();
+  if (is_cifar(o))
+    d = {{"format", o.dataset}, {"augment", {{"random_crop_padding", 4}, {"hflip", true}}}};
+  if (!o.data_dir.empty()) d["dir"] = o.data_dir;
+  return d;
+}
+
+// The published CIFAR-10 ResNet-20 anchors (APoT, Li et al. 2020: FP 92.96, 4-bit 92.45, 3-bit
+// 92.49, 2-bit 90.96) for the FP32 row and the QAT rows of equal weight and activation bits.
+std::string cifar10_anchor(const ReproduceCell& cell) {
+  if (cell.method == "float") return "92.96 (APoT FP)";
+  if (cell.method != "qat" || !cell.weight_bits || cell.weight_bits != cell.act_bits) return "";
+  switch (*cell.weight_bits) {
+    case 4:
+      return "92.45 (APoT 4-bit)";
+    case 3:
+      return "92.49 (APoT 3-bit)";
+    case 2:
+      return "90.96 (APoT 2-bit)";
+    default:
+      return "";
+  }
+}
+
+std::string dataset_title(const std::string& dataset) {
+  if (dataset == "cifar10") return "CIFAR-10";
+  if (dataset == "cifar100") return "CIFAR-100";
+  return "Fashion-MNIST";
+}
+
 // The settings a finished cell was run with; a later run with other settings must not reuse it.
 json cell_settings(const ReproduceOptions& o, const ReproduceCell& cell) {
   // The data too, as an absolute path: a cell trained on other images is not this table's.
@@ -39,6 +76,7 @@ json cell_settings(const ReproduceOptions& o, const ReproduceCell& cell) {
   std::error_code ec;
   const fs::path canonical = fs::weakly_canonical(fs::absolute(data), ec);
   json s = {{"batch_size", o.batch_size}, {"data_dir", ec ? data : canonical.string()}};
+  if (o.dataset != "fashion-mnist") s["dataset"] = o.dataset;  // older records stay valid
   if (cell.method == "float") s["epochs"] = o.epochs;
   if (cell.method == "qat") s["epochs"] = o.qat_epochs;
   if (cell.method == "ptq") s["calibration_batches"] = o.calibration_batches;
@@ -85,7 +123,7 @@ json train_config_json(const ReproduceOptions& o, const std::string& model, std:
             {"schedule", {{"name", "cosine"}}},
             {"output", {{"dir", dir.string()}, {"progress", "off"}}}};
   if (o.threads > 0) c["threads"] = o.threads;
-  if (!o.data_dir.empty()) c["data"] = {{"dir", o.data_dir}};
+  if (const json d = data_json(o); !d.empty()) c["data"] = d;
   // An unfinished run goes on from where it stopped.
   if (fs::exists(dir / "last.safetensors")) c["resume"] = (dir / "last.safetensors").string();
   return c;
@@ -143,7 +181,7 @@ std::string results_markdown(const ReproduceOptions& o, const std::vector<Reprod
   char date[32];
   const std::time_t now = std::time(nullptr);
   std::strftime(date, sizeof date, "%Y-%m-%d", std::gmtime(&now));
-  md << "# qgrad reproduce: Fashion-MNIST\n\n";
+  md << "# qgrad reproduce: " << dataset_title(o.dataset) << "\n\n";
   md << "`" << command << "`, " << date << ". FP32: " << o.epochs
      << " epochs (SGD, lr 0.05, cosine); QAT: " << o.qat_epochs
      << " epochs fine-tuning the FP32 weights (lr 0.005, cosine); PTQ: " << o.calibration_batches
@@ -155,9 +193,11 @@ std::string results_markdown(const ReproduceOptions& o, const std::vector<Reprod
      << static_cast<long long>(std::lround(total_s)) << " s.\n\n";
   md << "| Setting |";
   for (const std::string& m : o.models) md << " " << m << " |";
-  md << " Paper (ImageNet ResNet-18) |\n|---|";
+  md << " Paper (ImageNet ResNet-18) |";
+  if (o.dataset == "cifar10") md << " Published (CIFAR-10 ResNet-20) |";
+  md << "\n|---|";
   for (std::size_t i = 0; i < o.models.size(); ++i) md << "---|";
-  md << "---|\n";
+  md << (o.dataset == "cifar10" ? "---|---|\n" : "---|\n");
   for (const ReproduceCell& cell : cells) {
     md << "| " << cell.label << " |";
     for (const std::string& m : o.models) {
@@ -182,11 +222,17 @@ std::string results_markdown(const ReproduceOptions& o, const std::vector<Reprod
         md << " |";
       }
     }
-    md << " " << (cell.paper.empty() ? "" : cell.paper) << " |\n";
+    md << " " << (cell.paper.empty() ? "" : cell.paper) << " |";
+    if (o.dataset == "cifar10") md << " " << cifar10_anchor(cell) << " |";
+    md << "\n";
   }
   md << "\nThe paper column is ImageNet ResNet-18 top-1 as the LSQ paper (Esser et al. 2020) and "
         "the PACT paper (Choi et al. 2018; W2A2: 64.4) report it: a different dataset and "
         "model, for the trend only.\n";
+  if (o.dataset == "cifar10")
+    md << "\nThe published CIFAR-10 column is ResNet-20 as APoT (Li et al. 2020) reports it (its "
+          "own quantizer, 200 epochs from scratch): an anchor to compare with, not a value this "
+          "recipe is expected to match.\n";
   for (const ReproduceCell& cell : cells)
     if (cell.method.empty()) md << "\n" << cell.label << ": " << cell.not_run_why << ".\n";
   return md.str();
@@ -211,6 +257,12 @@ std::vector<std::string> split_list(const std::string& option, const std::string
 }  // namespace
 
 ResultsFile run_reproduce(const ReproduceOptions& o, std::ostream& out) {
+  if (o.dataset != "fashion-mnist" && !is_cifar(o))
+    throw UsageError("reproduce: --dataset must be fashion-mnist, cifar10 or cifar100, got '" +
+                     o.dataset + "'");
+  if (is_cifar(o) && o.data_dir.empty())
+    throw UsageError("reproduce: --dataset " + o.dataset +
+                     " needs --data-dir (the folder of the binary version's .bin files)");
   const std::vector<std::string> known = model_names();
   for (auto m = o.models.begin(); m != o.models.end(); ++m) {
     if (std::find(known.begin(), known.end(), *m) == known.end())
@@ -227,7 +279,7 @@ ResultsFile run_reproduce(const ReproduceOptions& o, std::ostream& out) {
   fs::create_directories(root);
 
   ResultsFile results;
-  results.dataset = "fashion-mnist";
+  results.dataset = o.dataset;
   double total_s = 0;
   for (const std::string& model : o.models) {
     for (const ReproduceCell& cell : cells) {
@@ -270,7 +322,9 @@ ResultsFile run_reproduce(const ReproduceOptions& o, std::ostream& out) {
       results.cells.push_back(std::move(rc));
     }
   }
-  std::string command = "qgrad reproduce --models ";
+  std::string command = "qgrad reproduce ";
+  if (o.dataset != "fashion-mnist") command += "--dataset " + o.dataset + " ";
+  command += "--models ";
   for (std::size_t i = 0; i < o.models.size(); ++i) command += (i ? "," : "") + o.models[i];
   command += " --seeds ";
   for (std::size_t i = 0; i < o.seeds.size(); ++i)
@@ -307,7 +361,8 @@ std::string reproduce_usage() {
   std::string ids;
   for (const ReproduceCell& c : reproduce_cells()) ids += (ids.empty() ? "" : ", ") + c.id;
   return "usage: qgrad reproduce [--models M,...] [--seeds S,...] [--epochs E] [--qat-epochs E]\n"
-         "                       [--cells ID,...] [--quick] [--out DIR] [--data-dir DIR]\n"
+         "                       [--cells ID,...] [--quick] [--out DIR] [--dataset D]\n"
+         "                       [--data-dir DIR]\n"
          "                       [--threads N] [--batch-size N] [--calibration-batches N]\n"
          "                       [--no-plots]\n"
          "\n"
@@ -325,7 +380,9 @@ std::string reproduce_usage() {
          "\n"
          "  --quick            lenet5bn, seed 0, 2 FP32 epochs, 1 QAT epoch (unless given)\n"
          "  --out DIR          output folder (default reproduce)\n"
-         "  --data-dir DIR     Fashion-MNIST folder (default: train's)\n"
+         "  --dataset D        fashion-mnist (default), cifar10 or cifar100 (the binary\n"
+         "                     versions, random crops and flips; needs --data-dir)\n"
+         "  --data-dir DIR     the dataset's folder (default: train's Fashion-MNIST folder)\n"
          "  --threads N        CPU threads (default: all cores)\n"
          "  --batch-size N     training and calibration batch size (default 128)\n"
          "  --calibration-batches N  PTQ calibration batches (default 8)\n"
@@ -335,11 +392,11 @@ std::string reproduce_usage() {
 }
 
 int reproduce_command(const std::vector<std::string>& args, std::ostream& out) {
-  const auto options =
-      parse_command_options("reproduce", args,
-                            {"--models", "--seeds", "--epochs", "--qat-epochs", "--cells", "--out",
-                             "--data-dir", "--threads", "--batch-size", "--calibration-batches"},
-                            nullptr, {"--quick", "--no-plots"});
+  const auto options = parse_command_options(
+      "reproduce", args,
+      {"--models", "--seeds", "--epochs", "--qat-epochs", "--cells", "--out", "--dataset",
+       "--data-dir", "--threads", "--batch-size", "--calibration-batches"},
+      nullptr, {"--quick", "--no-plots"});
   if (!options) {
     out << reproduce_usage();
     return 0;
@@ -374,6 +431,7 @@ int reproduce_command(const std::vector<std::string>& args, std::ostream& out) {
     if (name == "--cells") o.cells = value;
     if (name == "--out") o.out = value;
     if (name == "--data-dir") o.data_dir = value;
+    if (name == "--dataset") o.dataset = value;
     if (name == "--threads") o.threads = parse_int_option("reproduce", name, value, 1, 4096);
     if (name == "--batch-size")
       o.batch_size = parse_int_option("reproduce", name, value, 1, 1 << 20);

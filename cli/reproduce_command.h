@@ -28,7 +28,8 @@ struct ReproduceOptions {
   std::int64_t qat_epochs = 5;  // QAT fine-tuning from the FP32 weights
   std::string cells = "all";    // comma-separated ids of reproduce_cells.h, or "all"
   std::string out = "reproduce";
-  std::string data_dir;      // empty: the train default
+  std::string dataset = "fashion-mnist";  // or "cifar10" / "cifar100" (binary versions)
+  std::string data_dir;      // empty: the train default (Fashion-MNIST only; CIFAR needs one)
   std::int64_t threads = 0;  // 0: every core
   std::int64_t batch_size = 128;
   std::int64_t calibration_batches = 8;  // PTQ

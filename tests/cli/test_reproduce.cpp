@@ -18,6 +18,7 @@
 #include "cli_test_helpers.h"
 #include "core/file_io.h"
 #include "core/json_parse.h"
+#include "support/cifar_files.h"
 
 using namespace qgrad;
 using namespace qgrad::cli;
@@ -119,6 +120,45 @@ TEST_CASE("reproduce: every cell runs, the result files check, a second start re
   std::ostringstream out5;
   REQUIRE_THROWS_WITH(run_reproduce(moved, out5),
                       Catch::Contains("was run with other settings") && Catch::Contains("data2"));
+}
+
+// --dataset cifar10 on small files in the real binary format: FP32 and one QAT cell of a model
+// built for 3x32x32 images, results.json says the dataset, results.md has APoT's anchors.
+TEST_CASE("reproduce: --dataset cifar10 runs the table on CIFAR-10's binary files",
+          "[cli][reproduce]") {
+  TempDir tmp;
+  qgrad_test::write_synthetic_cifar10(tmp.file("data"), 32, 64);
+  ReproduceOptions o = tiny(tmp, {0});
+  o.dataset = "cifar10";
+  o.cells = "fp32,lsq_w4a4";
+  std::ostringstream out;
+  const ResultsFile r = run_reproduce(o, out);
+  INFO(out.str());
+  REQUIRE(r.cells.size() == 2);
+  for (const ResultCell& c : r.cells) {
+    CHECK(c.accuracy[0] >= 0);
+    CHECK(c.accuracy[0] <= 1);
+  }
+  const json written = parse_json(read_file(tmp.file("r/results.json"), "test"), "results.json");
+  CHECK(written.at("dataset") == "cifar10");
+  const std::string md = read_file(tmp.file("r/results.md"), "test");
+  CHECK(md.find("# qgrad reproduce: CIFAR-10") != std::string::npos);
+  CHECK(md.find("Published (CIFAR-10 ResNet-20)") != std::string::npos);
+  CHECK(md.find("92.96 (APoT FP) |") != std::string::npos);
+  CHECK(md.find("92.45 (APoT 4-bit) |") != std::string::npos);
+  CHECK(md.find("qgrad reproduce --dataset cifar10 --models lenet5bn") != std::string::npos);
+  // The stored training config reads CIFAR with its augmentation.
+  const json cfg =
+      parse_json(read_file(tmp.file("r/lenet5bn/seed0/fp32/config.json"), "test"), "config");
+  CHECK(cfg.at("data").at("format") == "cifar10");
+  // Without --data-dir, or with an unknown dataset: usage errors before anything runs.
+  ReproduceOptions no_dir = o;
+  no_dir.data_dir.clear();
+  std::ostringstream e1, e2;
+  CHECK_THROWS_WITH(run_reproduce(no_dir, e1), Catch::Contains("needs --data-dir"));
+  ReproduceOptions bad = o;
+  bad.dataset = "imagenet";
+  CHECK_THROWS_WITH(run_reproduce(bad, e2), Catch::Contains("--dataset must be"));
 }
 
 TEST_CASE("reproduce: Ctrl-C in a training cell is Interrupted (exit 130), then it resumes",
