@@ -32,7 +32,7 @@ void require_runs_on(const std::string& what, Device device, nn::Module& quantiz
         "; on the GPU, quantization-aware training runs with the torch_ao family's " +
         "min/max observers (fused or not; not \"histogram\", not an int32 bias), the " +
         "nvidia family (no block_sizes, histogram calibration or learn_amax), and the lsq, " +
-        "pact and horizon families so far; run this recipe with --device cpu");
+        "pact, horizon and aimet families so far; run this recipe with --device cpu");
   }
   require_visible(what, device);
 }

@@ -37,7 +37,9 @@ enum class CheckedParameter : std::int32_t {
   TanhMax = 3,
   FoldedBnFactor = 4,
   Amax = 5,
-  UnsignedInput = 6
+  UnsignedInput = 6,
+  Scale = 7,
+  Offset = 8
 };
 enum class ParameterRule : std::int32_t {
   FiniteAndPositive = 0,
@@ -81,6 +83,10 @@ inline const char* checked_parameter_name(CheckedParameter p) {
       return "amax";
     case CheckedParameter::UnsignedInput:
       return "the input of an unsigned quantizer";
+    case CheckedParameter::Scale:
+      return "scale";
+    case CheckedParameter::Offset:
+      return "offset";
   }
   return "a parameter";
 }

@@ -29,7 +29,7 @@ Tensor encoding_scale(const Tensor& min, const Tensor& max, int bitwidth) {
 
 Tensor encoding_offset(const Tensor& min, const Tensor& scale, int bitwidth, bool symmetric) {
   const AffineGrid g = affine_grid(bitwidth, symmetric);
-  if (symmetric) return zeros(min.shape(), TensorOptions().dtype(min.dtype()));
+  if (symmetric) return zeros(min.shape(), TensorOptions().dtype(min.dtype()).device(min.device()));
   Tensor r = ste_round(div(min, scale));
   return g.qmin == 0 ? r : sub(r, static_cast<double>(g.qmin));
 }

@@ -17,6 +17,7 @@
 #include "ops/reduce/reduce.h"
 #include "quant/aimet/affine_quantize_kernels.h"
 #include "quant/aimet/encoding_layout.h"
+#include "quant/parameter_check_kernels.h"
 #include "quant/torch_ao/qparam_checks.h"
 
 namespace qgrad::aimet {
@@ -121,11 +122,28 @@ Tensor apply_strided(AffineKind kind, const Tensor& x, const Tensor& scale, cons
   return y;
 }
 
+// Off the CPU: scale and offset checked by a kernel (a GPU reports at the host's next wait, so a
+// training step does not wait for them), then the strided kernels, the only ones there.
+Tensor apply_on_device(AffineKind kind, const char* op, const Tensor& x, const Tensor& scale,
+                       const Tensor& offset, std::int64_t qmin, std::int64_t qmax) {
+  static const KernelTable<quant::CheckParameterKernel>& checks =
+      kernel_table(quant::kCheckParameterKernels);
+  check_broadcast_param(op, "scale", scale, x);
+  check_broadcast_param(op, "offset", offset, x);
+  if (kind != AffineKind::Dequantize) check_quant_range(op, qmin, qmax);
+  if (kind == AffineKind::Quantize) check_grid_float32(op, x.dtype(), qmin, qmax);
+  checks(op, offset)(op, CheckedParameter::Offset, ParameterRule::Finite, offset.detach());
+  checks(op, scale)(op, CheckedParameter::Scale, ParameterRule::FiniteAndPositive, scale.detach());
+  const bool wide = kind == AffineKind::QuantizeDequantize && needs_wide(x.dtype(), qmin, qmax);
+  return apply_strided(kind, x, scale, offset, qmin, qmax, wide);
+}
+
 Tensor apply(AffineKind kind, const Tensor& x, const Tensor& scale, const Tensor& offset,
              std::int64_t qmin, std::int64_t qmax) {
   static const KernelTable<AffineForwardKernel>& table = kernel_table(kAffineForwardKernels);
   const char* op = kind_name(kind);
   require_floating(op, "input", x);
+  if (!x.device().is_cpu()) return apply_on_device(kind, op, x, scale, offset, qmin, qmax);
   // The device check comes before scale and offset are read on the host.
   AffineForwardKernel& forward = table(op, x);
   check_broadcast_param(op, "scale", scale, x);

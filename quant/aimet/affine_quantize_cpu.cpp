@@ -12,7 +12,8 @@
 // kLanes double lanes folded pairwise; a box's partial sums go to its own slots, and the slots
 // are added box by box in order at the end.
 //
-// Strided kernels: each element reads its scale and offset through a (possibly zero) stride.
+// Strided kernels: affine_quantize_strided_kernel.h's, written once for every device, through
+// cpu::map (each element reads its scale and offset through a possibly zero stride).
 //
 // All are registered in the "aimet.*" tables at the end.
 #include "quant/aimet/affine_quantize_kernels.h"
@@ -21,9 +22,10 @@
 #include <type_traits>
 #include <vector>
 
+#include "core/cpu_map.h"
 #include "core/dtype.h"
-#include "core/strided_loop.h"
 #include "quant/aimet/affine_quantize_elem.h"
+#include "quant/aimet/affine_quantize_strided_kernel.h"
 
 namespace qgrad::aimet {
 
@@ -295,86 +297,6 @@ void backward_typed(const EncodingLayout& l, const Tensor& g, const Tensor& x, c
   }
 }
 
-// ---------------------------------------------------------------------------------------------
-// Strided kernels (any encoding shape).
-
-template <typename T, typename C>
-void forward_strided(AffineKind kind, const Tensor& x, const Tensor& s, const Tensor& o, C qmin,
-                     C qmax, const Tensor& y) {
-  const T* px = static_cast<const T*>(x.raw_data());
-  const T* ps = static_cast<const T*>(s.raw_data());
-  const T* po = static_cast<const T*>(o.raw_data());
-  T* py = static_cast<T*>(y.raw_data());
-  StridedLoop<4> loop(y.shape(), {y.strides(), x.strides(), s.strides(), o.strides()},
-                      {0, 0, 0, 0});
-  loop.run([&](const std::array<std::int64_t, 4>& off, std::int64_t n,
-               const std::array<std::int64_t, 4>& st) {
-    T* yy = py + off[0];
-    const T* xx = px + off[1];
-    const T* ss = ps + off[2];
-    const T* oo = po + off[3];
-    for (std::int64_t i = 0; i < n; ++i) {
-      const C xv = static_cast<C>(xx[i * st[1]]);
-      const C sv = static_cast<C>(ss[i * st[2]]);
-      const C ov = static_cast<C>(oo[i * st[3]]);
-      C r;
-      std::uint8_t unused_mask;
-      switch (kind) {
-        case AffineKind::Quantize:
-          r = AffineForwardElem<C, AffineKind::Quantize>{qmin, qmax}(xv, sv, ov, unused_mask);
-          break;
-        case AffineKind::Dequantize:
-          r = AffineForwardElem<C, AffineKind::Dequantize>{qmin, qmax}(xv, sv, ov, unused_mask);
-          break;
-        default:
-          r = AffineForwardElem<C, AffineKind::QuantizeDequantize>{qmin, qmax}(xv, sv, ov,
-                                                                               unused_mask);
-      }
-      yy[i * st[0]] = static_cast<T>(r);
-    }
-  });
-}
-
-template <typename T, typename C>
-void backward_strided(AffineKind kind, const Tensor& g, const Tensor& x, const Tensor& s,
-                      const Tensor& o, C qmin, C qmax, const Tensor& dx, const Tensor& ds,
-                      const Tensor& dof) {
-  const T* pg = static_cast<const T*>(g.raw_data());
-  const T* px = static_cast<const T*>(x.raw_data());
-  const T* ps = static_cast<const T*>(s.raw_data());
-  const T* po = static_cast<const T*>(o.raw_data());
-  T* pdx = static_cast<T*>(dx.raw_data());
-  T* pds = static_cast<T*>(ds.raw_data());
-  T* pdo = static_cast<T*>(dof.raw_data());
-  StridedLoop<7> loop(dx.shape(),
-                      {dx.strides(), ds.strides(), dof.strides(), g.strides(), x.strides(),
-                       s.strides(), o.strides()},
-                      {0, 0, 0, 0, 0, 0, 0});
-  loop.run([&](const std::array<std::int64_t, 7>& off, std::int64_t n,
-               const std::array<std::int64_t, 7>& st) {
-    for (std::int64_t i = 0; i < n; ++i) {
-      const C gv = static_cast<C>(pg[off[3] + i * st[3]]);
-      const C xv = static_cast<C>(px[off[4] + i * st[4]]);
-      const C sv = static_cast<C>(ps[off[5] + i * st[5]]);
-      const C ov = static_cast<C>(po[off[6] + i * st[6]]);
-      C a, b, c;
-      switch (kind) {
-        case AffineKind::Quantize:
-          AffineGradElem<C, AffineKind::Quantize>{qmin, qmax}(gv, xv, sv, ov, a, b, c);
-          break;
-        case AffineKind::Dequantize:
-          AffineGradElem<C, AffineKind::Dequantize>{qmin, qmax}(gv, xv, sv, ov, a, b, c);
-          break;
-        default:
-          AffineGradElem<C, AffineKind::QuantizeDequantize>{qmin, qmax}(gv, xv, sv, ov, a, b, c);
-      }
-      pdx[off[0] + i * st[0]] = static_cast<T>(a);
-      pds[off[1] + i * st[1]] = static_cast<T>(b);
-      pdo[off[2] + i * st[2]] = static_cast<T>(c);
-    }
-  });
-}
-
 // Calls f(T, C) tag values for x's dtype: float32 in float unless `wide`, float64 in double.
 template <typename F>
 void dispatch_types(DType dt, bool wide, const char* op, F&& f) {
@@ -456,39 +378,19 @@ void affine_backward_cpu(AffineKind kind, const EncodingLayout& l, const Tensor&
 void affine_forward_strided_cpu(AffineKind kind, const Tensor& x, const Tensor& scale,
                                 const Tensor& offset, std::int64_t qmin, std::int64_t qmax,
                                 bool wide, const Tensor& y) {
-  if (y.numel() == 0) return;
-  dispatch_types(x.dtype(), wide, "aimet affine quantization", [&](auto t, auto c) {
-    using C = decltype(c);
-    forward_strided<decltype(t), C>(kind, x, scale, offset, static_cast<C>(qmin),
-                                    static_cast<C>(qmax), y);
-  });
+  affine_forward_strided<cpu::Map>(kind, x, scale, offset, qmin, qmax, wide, y);
 }
 
 void affine_backward_strided_cpu(AffineKind kind, const Tensor& g, const Tensor& x,
                                  const Tensor& scale, const Tensor& offset, std::int64_t qmin,
                                  std::int64_t qmax, bool wide, const Tensor& dx,
                                  const Tensor& dscale, const Tensor& doffset) {
-  if (dx.numel() == 0) return;
-  dispatch_types(x.dtype(), wide, "aimet affine quantization backward", [&](auto t, auto c) {
-    using C = decltype(c);
-    backward_strided<decltype(t), C>(kind, g, x, scale, offset, static_cast<C>(qmin),
-                                     static_cast<C>(qmax), dx, dscale, doffset);
-  });
+  affine_backward_strided<cpu::Map>(kind, g, x, scale, offset, qmin, qmax, wide, dx, dscale,
+                                    doffset);
 }
 
 void round_half_even_cpu(const Tensor& x, const Tensor& y) {
-  if (y.numel() == 0) return;
-  QGRAD_DISPATCH_FLOAT(x.dtype(), "aimet ste_round", [&] {
-    using T = scalar_t;
-    const T* px = static_cast<const T*>(x.raw_data());
-    T* py = static_cast<T*>(y.raw_data());
-    StridedLoop<2> loop(y.shape(), {y.strides(), x.strides()}, {0, 0});
-    loop.run([&](const std::array<std::int64_t, 2>& off, std::int64_t n,
-                 const std::array<std::int64_t, 2>& st) {
-      for (std::int64_t i = 0; i < n; ++i)
-        py[off[0] + i * st[0]] = hd::rint(px[off[1] + i * st[1]]);
-    });
-  });
+  round_half_even<cpu::Map>(x, y);
 }
 
 }  // namespace

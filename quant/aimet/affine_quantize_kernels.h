@@ -12,7 +12,9 @@
 // depend on the thread count.
 //
 // The strided kernels handle any encoding shape (scale and offset arrive as views expanded to x's
-// shape) and return unreduced, x-shaped gradients; they serve encodings with no EncodingLayout.
+// shape) and return unreduced, x-shaped gradients; they serve encodings with no EncodingLayout,
+// and every encoding off the CPU (the fast kernels are CPU-only, so the ops' catalogue entries
+// are the strided tables', which have every device's kernels).
 #pragma once
 
 #include <cstdint>
@@ -33,8 +35,8 @@ enum class AffineKind { Quantize, Dequantize, QuantizeDequantize };
 using AffineForwardKernel = void(AffineKind kind, const EncodingLayout& l, const Tensor& x,
                                  const Tensor& scale, const Tensor& offset, std::int64_t qmin,
                                  std::int64_t qmax, bool wide, const Tensor& y, const Tensor& mask);
-inline constexpr KernelTableKey<AffineForwardKernel> kAffineForwardKernels{
-    "aimet.affine_forward", "aimet.quantize aimet.dequantize aimet.quantize_dequantize"};
+inline constexpr KernelTableKey<AffineForwardKernel> kAffineForwardKernels{"aimet.affine_forward",
+                                                                           ""};
 
 // dx alone from the forward's mask (ignored for Dequantize): Quantize dx = (g*m)/s,
 // Dequantize dx = g*s, QuantizeDequantize dx = g*m. g, mask, dx contiguous.
@@ -42,7 +44,7 @@ using AffineBackwardDxKernel = void(AffineKind kind, const EncodingLayout& l, co
                                     const Tensor& mask, const Tensor& scale, bool wide,
                                     const Tensor& dx);
 inline constexpr KernelTableKey<AffineBackwardDxKernel> kAffineBackwardDxKernels{
-    "aimet.affine_backward_dx", "aimet.quantize aimet.dequantize aimet.quantize_dequantize"};
+    "aimet.affine_backward_dx", ""};
 
 // The gradients recomputed from x (AIMET's formulas, m = qmin <= rne(x / s) - o <= qmax):
 // Quantize:           dx = (g*m)/s, ds = -((g*m)/s)*(x/s), do = -(g*m)
@@ -57,7 +59,7 @@ using AffineBackwardKernel = void(AffineKind kind, const EncodingLayout& l, cons
                                   std::int64_t qmin, std::int64_t qmax, bool wide, const Tensor& dx,
                                   const Tensor& dscale, const Tensor& doffset);
 inline constexpr KernelTableKey<AffineBackwardKernel> kAffineBackwardKernels{
-    "aimet.affine_backward", "aimet.quantize aimet.dequantize aimet.quantize_dequantize"};
+    "aimet.affine_backward", ""};
 
 // Any strides: scale and offset expanded to x's shape (zero strides on broadcast dims).
 using AffineForwardStridedKernel = void(AffineKind kind, const Tensor& x, const Tensor& scale,

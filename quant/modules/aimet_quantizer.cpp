@@ -59,6 +59,7 @@ AimetQuantizerModule<Base>::AimetQuantizerModule(const char* name, Shape shape, 
   max_ = this->register_parameter("max", quantizer_->max());
   initialized_ =
       this->register_buffer("initialized", scalar_tensor(0, TensorOptions().dtype(kUInt8)));
+  initialized_on_ = HostFlag(initialized_);
 }
 
 template <typename Base>
@@ -77,19 +78,19 @@ aimet::AffineQuantizer& AimetQuantizerModule<Base>::ready(const char* op) {
 
 template <typename Base>
 bool AimetQuantizerModule<Base>::is_initialized() const {
-  return initialized_.item<int>() != 0;
+  return initialized_on_.get();
 }
 
 template <typename Base>
 void AimetQuantizerModule<Base>::set_range(const Tensor& min, const Tensor& max) {
   quantizer_->set_range(min, max);
-  initialized_.fill_(1);
+  initialized_on_.set(true);
 }
 
 template <typename Base>
 void AimetQuantizerModule<Base>::set_range(double min, double max) {
   quantizer_->set_range(min, max);
-  initialized_.fill_(1);
+  initialized_on_.set(true);
 }
 
 template <typename Base>
@@ -151,7 +152,7 @@ AimetQuantize::AimetQuantize(Shape shape, int bitwidth, bool symmetric)
     : AimetQuantizerModule<nn::Module>("Quantize", std::move(shape), bitwidth, symmetric) {}
 
 aimet::QuantizedTensor AimetQuantize::forward(const Tensor& x) {
-  require_cpu_quantizer_input(name(), x);
+  if (!runs_on(x.device())) require_cpu_quantizer_input(name(), x);
   return ready("Quantize").quantize(x);
 }
 
@@ -164,7 +165,7 @@ aimet::DequantizedTensor AimetQuantizeDequantize::quantize_dequantize(const Tens
 }
 
 Tensor AimetQuantizeDequantize::forward(const Tensor& x) {
-  require_cpu_quantizer_input(name(), x);
+  if (!runs_on(x.device())) require_cpu_quantizer_input(name(), x);
   return quantize_dequantize(x).data();
 }
 

@@ -22,6 +22,7 @@
 #include "nn/unary_module.h"
 #include "quant/aimet/affine_quantizer.h"
 #include "quant/modules/calibratable.h"
+#include "quant/modules/host_flag.h"
 #include "quant/synced_statistics.h"
 
 namespace qgrad::quant {
@@ -93,6 +94,8 @@ class AimetQuantizerModule : public Base, public Calibratable, public SyncedStat
   /// Closes the scope: the range from the statistics; with options.strict, ValueError when
   /// none were gathered.
   void finish_calibration(const CalibrationOptions& options) override;
+  /// The CPU and a GPU (the affine kernels and the min/max statistics run on both).
+  bool runs_on(Device device) const override { return device.is_cpu() || device.is_cuda(); }
   /// The encoding analyzer reduces its statistics over `group` (synchronize_statistics.h).
   void set_process_group(std::shared_ptr<distributed::ProcessGroup> group) override;
 
@@ -104,6 +107,7 @@ class AimetQuantizerModule : public Base, public Calibratable, public SyncedStat
  private:
   std::unique_ptr<aimet::AffineQuantizer> quantizer_;
   Tensor min_, max_, initialized_;
+  HostFlag initialized_on_{Tensor()};  // the buffer as forward() reads it: no host wait on a GPU
   std::optional<AimetComputeEncodings> calibration_;
 };
 

@@ -14,7 +14,7 @@ void require_cpu_quantizer_input(const std::string& module, const Tensor& x) {
               x.shape(), " on ", x.device(),
               "; keep the quantized model on the CPU (model->to(kCPU)), or quantize it with "
               "torch_ao's min/max observers (fused or not), the nvidia family without blocks, "
-              "histograms or learn_amax, the lsq, pact or horizon families, "
+              "histograms or learn_amax, the lsq, pact, horizon or aimet families, "
               "which run on "
               "the GPU");
 }

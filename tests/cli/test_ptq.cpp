@@ -396,11 +396,12 @@ TEST_CASE("ptq: bad arguments exit with a clear message and write nothing", "[cl
        "ptq: --out '" + tmp.file("fifo.safetensors") + "' is a device, FIFO or socket"},
       {{"--checkpoint", float_ckpt, "--wat"}, 2, "ptq: unknown argument '--wat'"},
       {{"--checkpoint", float_ckpt, "--device", "gpu0"}, 2, "ptq: --device: "},
-      // AIMET's quantizers have no CUDA kernels: refused by name, GPU or not.
-      {{"--checkpoint", float_ckpt, "--recipe", R"({"family": "aimet"})", "--device", "cuda"},
+      // NVIDIA's histogram calibrator has no CUDA kernels: refused by name, GPU or not.
+      {{"--checkpoint", float_ckpt, "--recipe",
+        R"({"family": "nvidia", "input": {"calib_method": "histogram"}})", "--device", "cuda"},
        2,
        "ptq: --device cuda: the \"quant\" recipe gives quantizers that run on the CPU only in "
-       "this version: 0._input_quantizer (QuantizeDequantize)"},
+       "this version: 0._input_quantizer (TensorQuantizer)"},
   };
   for (const auto& [args, status, message] : cases) {
     std::vector<std::string> argv{"ptq", "--threads", "2", "--calibration-batches", "1"};

@@ -9,6 +9,8 @@
 // learnable clip): outputs and input gradients bit for bit, parameters given on the device. The
 // NVIDIA quantizers (integer per tensor / per channel / per element, scaled minifloats, the
 // gemmlowp affine form, block amax and the max calibrator): the same, blocks found per element.
+// AIMET (quantize, dequantize, quantize-dequantize per tensor and per channel, ste_round, the
+// min/max encoding analyzer): outputs and dx bit for bit (the GPU takes the strided path).
 #include <catch2/catch.hpp>
 
 #include <functional>
@@ -17,6 +19,8 @@
 #include <vector>
 
 #include "ops/backend_op_case.h"
+#include "quant/aimet/affine_quantize.h"
+#include "quant/aimet/minmax_encoding_analyzer.h"
 #include "quant/horizon/horizon_fake_quantize.h"
 #include "quant/learnable/dorefa.h"
 #include "quant/learnable/learnable_clip.h"
@@ -288,5 +292,47 @@ void add_nvidia_cases(qgrad_test::OpCases& c) {
 }
 
 QGRAD_OP_CASES(add_nvidia_cases);
+
+void add_aimet_cases(qgrad_test::OpCases& c) {
+  auto add = [&](const char* name, std::function<Tensor(const Tensor&)> fn, bool grad = true) {
+    OpCase k;
+    k.fn = [fn](const std::vector<Tensor>& in) { return fn(in[0]); };
+    k.shapes = {{3, 5, 7, 2}};
+    k.differentiable = grad;
+    c[name] = k;
+  };
+  // Per tensor, and per channel of axis 1 ([5, 1, 1] encodings).
+  auto enc = [](Device d, bool channel, float base) {
+    const Shape shape = channel ? Shape{5, 1, 1} : Shape{};
+    std::vector<float> v;
+    for (std::int64_t i = 0; i < numel_of(shape); ++i)
+      v.push_back(base * (1.0f + 0.25f * static_cast<float>(i)));
+    return from_vector(v, shape).to(d);
+  };
+  add("aimet.quantize_dequantize", [=](const Tensor& x) {
+    const Device d = x.device();
+    return aimet::quantize_dequantize(x, enc(d, false, 0.02f), enc(d, false, -128.0f), 0, 255) +
+           aimet::quantize_dequantize(x, enc(d, true, 0.05f), enc(d, true, -3.0f), -8, 7);
+  });
+  add("aimet.quantize", [=](const Tensor& x) {
+    return aimet::quantize(x, enc(x.device(), true, 0.03f), enc(x.device(), true, -2.0f), 0, 15);
+  });
+  add("aimet.dequantize", [=](const Tensor& x) {
+    return aimet::dequantize(x, enc(x.device(), true, 0.03f), enc(x.device(), true, -2.0f));
+  });
+  add("aimet.ste_round", [](const Tensor& x) { return aimet::ste_round(x * 7.5); });
+  add(
+      "aimet.MinMaxEncodingAnalyzer",
+      [](const Tensor& x) {
+        aimet::MinMaxEncodingAnalyzer a(Shape{5, 1, 1});
+        a.update_stats(x);
+        a.update_stats(x * 1.5 - 0.25);
+        const auto r = a.compute_encodings(255, false);
+        return concat({r->first.reshape({-1}), r->second.reshape({-1})}, 0);
+      },
+      false);
+}
+
+QGRAD_OP_CASES(add_aimet_cases);
 
 }  // namespace

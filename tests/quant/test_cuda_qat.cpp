@@ -1,12 +1,12 @@
 // Quantization-aware training on the GPU (part of test_gpu, Skipped without a GPU), with the
 // recipes whose quantizers run there (so far torch.ao's, with min/max observers: the fused
 // observer + fake quant of torch_ao_default, FakeQuantize with moving-average observers, the
-// main job's recipe, and LearnableFakeQuantize, the LSQ recipes; Horizon's; PACT's; torch_ao with
-// fuse_bn): the fused op's flags switched on and off give the CPU's bits, NaN statistics are a
-// ValueError at the next wait, the zoo's small models (lenet5bn, vggfm, resnet20) take the CPU's
-// QAT steps (the quantizers' state from the same data bit for bit; after training steps, as the
-// float test, within 1% in norm, since cuDNN rounds otherwise than oneDNN), and a QAT step makes
-// the host wait nowhere.
+// main job's recipe, and LearnableFakeQuantize, the LSQ recipes; Horizon's; PACT's; NVIDIA's;
+// torch_ao with fuse_bn): the fused op's flags switched on and off give the CPU's bits, NaN
+// statistics are a ValueError at the next wait, the zoo's small models (lenet5bn, vggfm, resnet20)
+// take the CPU's QAT steps (the quantizers' state from the same data bit for bit; after training
+// steps, as the float test, within 1% in norm, since cuDNN rounds otherwise than oneDNN), and a QAT
+// step makes the host wait nowhere.
 #include <catch2/catch.hpp>
 
 #include <cmath>
@@ -25,6 +25,7 @@
 #include "nn/optim/sgd.h"
 #include "ops/binary/binary.h"
 #include "ops/loss/loss.h"
+#include "quant/modules/aimet_quantizer.h"
 #include "quant/modules/fake_quantize.h"
 #include "quant/modules/fused_fake_quantize.h"
 #include "quant/modules/named_recipes.h"
@@ -49,7 +50,8 @@ nlohmann::json main_job_recipe() {
 // (torch_ao_default), FakeQuantize with moving-average min/max observers (the recipe of
 // configs/lenet5bn_qat.json, qgrad's main job), Horizon's, LearnableFakeQuantize (LSQ with its
 // initialisation from the first batch, and LSQ+ with a learned zero point), PACT with DoReFa
-// weights, and torch_ao's conv + batch norm folded for QAT (QuantConvBn2d).
+// weights, NVIDIA's TensorQuantizer (int8 and FP8), and torch_ao's conv + batch norm folded for
+// QAT (QuantConvBn2d).
 const std::vector<std::pair<std::string, nlohmann::json>>& gpu_recipes() {
   static const std::vector<std::pair<std::string, nlohmann::json>> r = {
       {"torch_ao_default", quant::named_recipe("torch_ao_default").recipe},
@@ -57,6 +59,8 @@ const std::vector<std::pair<std::string, nlohmann::json>>& gpu_recipes() {
       {"horizon", nlohmann::json{{"family", "horizon"}}},
       {"lsq_w4a4", quant::named_recipe("lsq_w4a4").recipe},
       {"pact_w4a4", quant::named_recipe("pact_w4a4").recipe},
+      {"nvidia_int8", quant::named_recipe("nvidia_int8").recipe},
+      {"fp8_e4m3", quant::named_recipe("fp8_e4m3").recipe},
       {"torch_ao with fuse_bn (QuantConvBn2d)",
        nlohmann::json{{"family", "torch_ao"}, {"fuse_bn", true}}},
       {"lsq+ (learned zero point, per-channel weights)",
@@ -273,4 +277,41 @@ TEST_CASE(
   CHECK(!fq.forward(x).is_same(x));
   CHECK(host_waits(kCUDA) == before + 1);
   (void)y;
+}
+
+TEST_CASE("cuda AIMET QuantizeDequantize: calibrated and trained on the GPU as on the CPU") {
+  // Per-channel encodings (shape [4, 1, 1]) calibrated on the same batches: the range, the output
+  // and dx bit for bit; the min / max gradients (sums in another order) to rounding; a step
+  // after calibration makes the host wait nowhere.
+  Generator gen(5);
+  const Tensor x = randn({6, 4, 5, 3}, gen), dy = randn({6, 4, 5, 3}, gen);
+  quant::AimetQuantizeDequantize cpu(Shape{4, 1, 1}, 8, false), gpu(Shape{4, 1, 1}, 8, false);
+  gpu.to(kCUDA);
+  {
+    auto a = cpu.compute_encodings();
+    auto b = gpu.compute_encodings();
+    for (double k : {1.0, 1.5}) {
+      cpu.forward(x * k);
+      gpu.forward((x * k).to(kCUDA));
+    }
+  }
+  const TensorDict sc = cpu.state_dict(), sg = gpu.state_dict();
+  require_bitwise(sc["min"], sg["min"]);
+  require_bitwise(sc["max"], sg["max"]);
+  const Tensor xc = x.detach().set_requires_grad(true);
+  const Tensor xg = x.to(kCUDA).set_requires_grad(true);
+  const Tensor yc = cpu.forward(xc);
+  gpu.forward(xg);  // the flags' first read after calibration
+  const std::int64_t before = host_waits(kCUDA);
+  const Tensor yg = gpu.forward(xg);
+  yg.backward(dy.to(kCUDA));
+  CHECK(host_waits(kCUDA) == before);
+  yc.backward(dy);
+  require_bitwise(yc.detach(), yg.detach());
+  require_bitwise(xc.grad(), xg.grad());
+  const std::vector<double> gmin = cpu.min().grad().to_vector<double>();
+  const std::vector<double> gmin_gpu = gpu.min().grad().to(kCPU).to_vector<double>();
+  REQUIRE(gmin.size() == gmin_gpu.size());
+  for (std::size_t i = 0; i < gmin.size(); ++i)
+    CHECK(gmin_gpu[i] == Approx(gmin[i]).epsilon(1e-5).margin(1e-6));
 }

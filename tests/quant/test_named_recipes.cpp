@@ -135,8 +135,8 @@ TEST_CASE("quant.named_recipes: unknown names and other errors", "[quant][named_
 // separate one) run there on every zoo model, as do Horizon's, the LSQ recipes'
 // LearnableFakeQuantize, PACT's quantizers (with DoReFa weights), NVIDIA's TensorQuantizer
 // (without blocks, histogram calibration or learn_amax) and QuantConvBn2d (fuse_bn), so every
-// named recipe does; a histogram observer, AIMET's quantizers, NVIDIA's block and histogram
-// quantizers and an int32 bias are named, in module-tree order, not the observer inside a named
+// named recipe does, and AIMET's; a histogram observer, NVIDIA's block and histogram quantizers
+// and an int32 bias are named, in module-tree order, not the observer inside a named
 // FakeQuantize; on the CPU nothing is refused.
 TEST_CASE("quant.named_recipes: quantizers_not_on names what cannot run on a GPU",
           "[quant][recipes]") {
@@ -160,8 +160,7 @@ TEST_CASE("quant.named_recipes: quantizers_not_on names what cannot run on a GPU
                                        {"input", {{"observer", "moving_average_minmax"}}}});
   CHECK(quant::quantizers_not_on(*minmax, kCUDA).empty());
   for (const nlohmann::json& cpu_only :
-       {nlohmann::json{{"family", "aimet"}},
-        nlohmann::json{{"family", "nvidia"}, {"input", {{"calib_method", "histogram"}}}},
+       {nlohmann::json{{"family", "nvidia"}, {"input", {{"calib_method", "histogram"}}}},
         nlohmann::json{{"family", "nvidia"},
                        {"weight", {{"block_sizes", {{"-1", 4}}}}},
                        {"input", {{"learn_amax", true}}}}}) {
@@ -171,6 +170,9 @@ TEST_CASE("quant.named_recipes: quantizers_not_on names what cannot run on a GPU
     CHECK(!quant::quantizers_not_on(*m, kCUDA).empty());
     CHECK(quant::quantizers_not_on(*m, kCPU).empty());
   }
+  auto aimet = nn::make_model("lenet5bn", 0);
+  quant::quantize_model(*aimet, nlohmann::json{{"family", "aimet"}});
+  CHECK(quant::quantizers_not_on(*aimet, kCUDA).empty());
   auto horizon = nn::make_model("lenet5bn", 0);
   quant::quantize_model(*horizon, nlohmann::json{{"family", "horizon"}});
   CHECK(quant::quantizers_not_on(*horizon, kCUDA).empty());
