@@ -178,6 +178,17 @@ void add_quant_cases(qgrad_test::OpCases& c) {
 
 QGRAD_OP_CASES(add_quant_cases);
 
+using UnaryCase = std::function<Tensor(const Tensor&)>;
+
+// A case of one input of shape [3, 5, 7, 2] (odd sizes), compared with its gradient or not.
+void add_unary_case(qgrad_test::OpCases& c, const char* name, UnaryCase fn, bool grad = true) {
+  OpCase k;
+  k.fn = [fn = std::move(fn)](const std::vector<Tensor>& in) { return fn(in[0]); };
+  k.shapes = {{3, 5, 7, 2}};
+  k.differentiable = grad;
+  c[name] = k;
+}
+
 // A parameter tensor of `values` on `device` (float32).
 Tensor on(Device device, std::vector<float> values) {
   const auto n = static_cast<std::int64_t>(values.size());
@@ -185,12 +196,7 @@ Tensor on(Device device, std::vector<float> values) {
 }
 
 void add_learnable_cases(qgrad_test::OpCases& c) {
-  auto add = [&](const char* name, std::function<Tensor(const Tensor&)> fn) {
-    OpCase k;
-    k.fn = [fn](const std::vector<Tensor>& in) { return fn(in[0]); };
-    k.shapes = {{3, 5, 7, 2}};
-    c[name] = k;
-  };
+  auto add = [&](const char* name, UnaryCase fn) { add_unary_case(c, name, std::move(fn)); };
   // Per tensor with a zero point off the grid; per channel along axis 1.
   add("fake_quantize_learnable_per_tensor_affine", [](const Tensor& x) {
     return ao::fake_quantize_learnable_per_tensor_affine(x, on(x.device(), {0.02f}),
@@ -233,12 +239,8 @@ void add_learnable_cases(qgrad_test::OpCases& c) {
 QGRAD_OP_CASES(add_learnable_cases);
 
 void add_nvidia_cases(qgrad_test::OpCases& c) {
-  auto add = [&](const char* name, std::function<Tensor(const Tensor&)> fn, bool grad = true) {
-    OpCase k;
-    k.fn = [fn](const std::vector<Tensor>& in) { return fn(in[0]); };
-    k.shapes = {{3, 5, 7, 2}};
-    k.differentiable = grad;
-    c[name] = k;
+  auto add = [&](const char* name, UnaryCase fn, bool grad = true) {
+    add_unary_case(c, name, std::move(fn), grad);
   };
   // amax per tensor, per channel of axis 1 (keepdim), and one per element of the last two axes.
   auto amax_of = [](Device d, const Shape& shape, float base) {
@@ -294,12 +296,8 @@ void add_nvidia_cases(qgrad_test::OpCases& c) {
 QGRAD_OP_CASES(add_nvidia_cases);
 
 void add_aimet_cases(qgrad_test::OpCases& c) {
-  auto add = [&](const char* name, std::function<Tensor(const Tensor&)> fn, bool grad = true) {
-    OpCase k;
-    k.fn = [fn](const std::vector<Tensor>& in) { return fn(in[0]); };
-    k.shapes = {{3, 5, 7, 2}};
-    k.differentiable = grad;
-    c[name] = k;
+  auto add = [&](const char* name, UnaryCase fn, bool grad = true) {
+    add_unary_case(c, name, std::move(fn), grad);
   };
   // Per tensor, and per channel of axis 1 ([5, 1, 1] encodings).
   auto enc = [](Device d, bool channel, float base) {
