@@ -12,6 +12,7 @@
 #include <set>
 
 #include "cli/command_options.h"
+#include "cli/device_option.h"
 #include "cli/float_checkpoint.h"
 #include "cli/layer_sensitivity.h"
 #include "cli/training_factory.h"
@@ -72,9 +73,11 @@ AutoquantResult run_autoquant(const AutoquantOptions& o, std::ostream& out) {
   const std::string key = bits_key(base.at("family").get<std::string>());
   const FloatModelSource::Loaded loaded = o.source.load("autoquant");
   const TrainConfig& config = loaded.config;
+  const Device device = parse_device("autoquant: --device", o.device);
+  require_recipe_runs_on("autoquant: --device " + o.device, device, config, recipe);
   check_output_folder("autoquant", "--out", o.out);
 
-  const SensitivityBench bench(config, loaded.file, o.images);
+  const SensitivityBench bench(config, loaded.file, o.images, device);
   AutoquantResult r;
   r.float_accuracy = bench.evaluate_float().accuracy;
 
@@ -191,7 +194,7 @@ std::string autoquant_usage() {
   return "usage: qgrad autoquant --checkpoint FLOAT.safetensors --budget B [--bits 8,4,2]\n"
          "                       [--recipe R] [--method M] [--calibration-batches N]\n"
          "                       [--images N] [--out DIR] [--model NAME] [--data-dir DIR]\n"
-         "                       [--batch-size N] [--threads N]\n"
+         "                       [--batch-size N] [--threads N] [--device D]\n"
          "\n"
          "Chooses per-layer weight bit widths within a budget from each layer's measured\n"
          "accuracy loss at each width (only that layer's weights quantized, post-training\n"
@@ -214,6 +217,8 @@ std::string autoquant_usage() {
          "  --out DIR                output folder (default: the current folder)\n"
          "  --model NAME             the model of a plain state dict\n"
          "  --data-dir DIR, --batch-size N, --threads N  as qgrad ptq\n"
+         "  --device D               cpu, cuda or cuda:N: where the models are calibrated and\n"
+         "                           measured (default cpu)\n"
          "\n"
          "exit status: 0 done, 1 error (also a budget no width reaches), 2 bad usage\n";
 }
@@ -223,7 +228,7 @@ int autoquant_command(const std::vector<std::string>& args, std::ostream& out) {
   const auto options = parse_command_options(
       "autoquant", args,
       {"--checkpoint", "--budget", "--bits", "--recipe", "--method", "--calibration-batches",
-       "--images", "--out", "--model", "--data-dir", "--batch-size", "--threads"});
+       "--images", "--out", "--model", "--data-dir", "--batch-size", "--threads", "--device"});
   if (!options) {
     out << autoquant_usage();
     return 0;
@@ -236,6 +241,10 @@ int autoquant_command(const std::vector<std::string>& args, std::ostream& out) {
     if (name == "--bits") o.bits = parse_bits(value);
     if (name == "--images") o.images = parse_int_option(cmd, name, value, 1, 1 << 30);
     if (name == "--out") o.out = value;
+    if (name == "--device") {
+      parse_device("autoquant: --device", value);  // a bad name is a usage error before any work
+      o.device = value;
+    }
   }
   if (o.source.checkpoint.empty()) throw UsageError("autoquant: --checkpoint FILE is required");
   if (o.budget.empty())

@@ -30,6 +30,7 @@ struct AutoquantOptions {
   PtqRecipeOptions recipe;
   std::int64_t images = 2000;
   std::string out = ".";
+  std::string device = "cpu";  // where the models are calibrated and measured
 };
 
 struct AutoquantResult {

@@ -28,8 +28,8 @@ const std::vector<std::pair<std::string, std::string>> kQuantizerChildren{
 }  // namespace
 
 SensitivityBench::SensitivityBench(TrainConfig config, PretrainedFile file,
-                                   std::int64_t test_images)
-    : config_(std::move(config)), file_(std::move(file)) {
+                                   std::int64_t test_images, Device device)
+    : config_(std::move(config)), file_(std::move(file)), device_(device) {
   train_ = make_dataset(config_.data, data::Split::Train);
   test_ = data::Subset::first(make_dataset(config_.data, data::Split::Test),
                               static_cast<std::size_t>(test_images));
@@ -38,6 +38,7 @@ SensitivityBench::SensitivityBench(TrainConfig config, PretrainedFile file,
 std::shared_ptr<nn::UnaryModule> SensitivityBench::float_model() const {
   std::shared_ptr<nn::UnaryModule> model = build_model(config_);
   load_pretrained(*model, config_.model, file_, std::nullopt);
+  if (!device_.is_cpu()) model->to(device_);
   return model;
 }
 
@@ -48,7 +49,7 @@ EvalResult SensitivityBench::evaluate_float() const {
                               .batch_size(config_.eval_batch_size)
                               .workers(static_cast<int>(config_.data.workers)),
                           build_eval_transforms(config_));
-  return evaluate(*model, loader, kCPU);
+  return evaluate(*model, loader, device_);
 }
 
 LayerMeasurement SensitivityBench::measure(const json& recipe_json,
@@ -65,7 +66,8 @@ LayerMeasurement SensitivityBench::measure(const json& recipe_json,
   const quant::QuantRecipe recipe = quant::QuantRecipe::from_json(r);
   LayerMeasurement m;
   m.layers = quantize_for_training(*model, recipe);
-  calibrate_on_training_set(*model, recipe, train_, config_);
+  if (!device_.is_cpu()) model->to(device_);  // the new quantizers
+  calibrate_on_training_set(*model, recipe, train_, config_, device_);
 
   std::vector<std::pair<std::string, std::shared_ptr<quant::SqnrProbe>>> probes;
   if (!only_layer.empty()) {
@@ -88,7 +90,7 @@ LayerMeasurement SensitivityBench::measure(const json& recipe_json,
                               .batch_size(config_.eval_batch_size)
                               .workers(static_cast<int>(config_.data.workers)),
                           build_eval_transforms(config_));
-  m.result = evaluate(*model, loader, kCPU);
+  m.result = evaluate(*model, loader, device_);
   for (const auto& [role, probe] : probes) m.sqnr_db.emplace_back(role, probe->sqnr_db());
   return m;
 }

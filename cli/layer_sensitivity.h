@@ -20,6 +20,7 @@
 #include "cli/pretrained.h"
 #include "cli/qat_setup.h"
 #include "cli/train_config.h"
+#include "core/device.h"
 #include "nn/data/dataset.h"
 
 namespace qgrad::cli {
@@ -34,8 +35,10 @@ struct LayerMeasurement {
 class SensitivityBench {
  public:
   // `config` is the float model's (float_checkpoint_config with the command's overrides);
-  // `test_images` the size of the test subset (its first images).
-  SensitivityBench(TrainConfig config, PretrainedFile file, std::int64_t test_images);
+  // `test_images` the size of the test subset (its first images); `device` where the models are
+  // calibrated and evaluated (the caller has checked that the recipe's quantizers run there).
+  SensitivityBench(TrainConfig config, PretrainedFile file, std::int64_t test_images,
+                   Device device = kCPU);
 
   const TrainConfig& config() const { return config_; }
   std::size_t test_images() const { return test_->size(); }
@@ -53,6 +56,7 @@ class SensitivityBench {
 
   TrainConfig config_;
   PretrainedFile file_;
+  Device device_;
   std::shared_ptr<const data::Dataset> train_, test_;
 };
 

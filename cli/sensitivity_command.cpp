@@ -11,6 +11,7 @@
 #include <sstream>
 
 #include "cli/command_options.h"
+#include "cli/device_option.h"
 #include "cli/float_checkpoint.h"
 #include "cli/layer_sensitivity.h"
 #include "cli/plot_command.h"
@@ -47,9 +48,11 @@ SensitivityFile run_sensitivity(const SensitivityOptions& o, std::ostream& out) 
   const quant::QuantRecipe recipe = ptq_recipe(ro);  // calibrates, as PTQ does
   const FloatModelSource::Loaded loaded = o.source.load("sensitivity");
   const TrainConfig& config = loaded.config;
+  const Device device = parse_device("sensitivity: --device", o.device);
+  require_recipe_runs_on("sensitivity: --device " + o.device, device, config, recipe);
   check_output_folder("sensitivity", "--out", o.out);
 
-  const SensitivityBench bench(config, loaded.file, o.images);
+  const SensitivityBench bench(config, loaded.file, o.images, device);
   SensitivityFile s;
   s.model = config.model;
   s.recipe = recipe_label(o);
@@ -57,7 +60,7 @@ SensitivityFile run_sensitivity(const SensitivityOptions& o, std::ostream& out) 
   out << "qgrad sensitivity: " << config.model << " from " << o.source.checkpoint << ", recipe "
       << s.recipe << ", " << bench.test_images() << " test images, " << recipe.calibration_batches()
       << " calibration batches of " << config.batch_size << ", " << omp_get_max_threads()
-      << " threads\n"
+      << " threads, on " << device << "\n"
       << std::flush;
   s.float_accuracy = bench.evaluate_float().accuracy;
   const nlohmann::json recipe_json = recipe.to_json();
@@ -117,7 +120,7 @@ std::string sensitivity_usage() {
   return "usage: qgrad sensitivity --checkpoint FLOAT.safetensors [--recipe R] [--method M]\n"
          "                         [--calibration-batches N] [--images N] [--out DIR]\n"
          "                         [--model NAME] [--data-dir DIR] [--batch-size N]\n"
-         "                         [--threads N] [--no-plot]\n"
+         "                         [--threads N] [--device D] [--no-plot]\n"
          "\n"
          "Per-layer sensitivity of a float model to a recipe: for each layer the recipe\n"
          "quantizes, the test accuracy with only that layer quantized (calibrated post-training\n"
@@ -136,6 +139,8 @@ std::string sensitivity_usage() {
          "  --data-dir DIR           dataset folder (default: data.dir of the training config)\n"
          "  --batch-size N           calibration batch size (default: the training config's)\n"
          "  --threads N              CPU threads (default: all cores)\n"
+         "  --device D               cpu, cuda or cuda:N: where the models are calibrated and\n"
+         "                           measured (default cpu)\n"
          "  --no-plot                no picture\n"
          "\n"
          "exit status: 0 done, 1 error, 2 bad usage\n";
@@ -146,7 +151,7 @@ int sensitivity_command(const std::vector<std::string>& args, std::ostream& out)
   const auto options = parse_command_options(
       "sensitivity", args,
       {"--checkpoint", "--recipe", "--method", "--calibration-batches", "--images", "--out",
-       "--model", "--data-dir", "--batch-size", "--threads"},
+       "--model", "--data-dir", "--batch-size", "--threads", "--device"},
       nullptr, {"--no-plot"});
   if (!options) {
     out << sensitivity_usage();
@@ -159,6 +164,10 @@ int sensitivity_command(const std::vector<std::string>& args, std::ostream& out)
     if (name == "--images") o.images = parse_int_option(cmd, name, value, 1, 1 << 30);
     if (name == "--out") o.out = value;
     if (name == "--no-plot") o.plot = false;
+    if (name == "--device") {
+      parse_device("sensitivity: --device", value);  // a bad name is a usage error before any work
+      o.device = value;
+    }
   }
   if (o.source.checkpoint.empty()) throw UsageError("sensitivity: --checkpoint FILE is required");
   run_sensitivity(o, out);

@@ -25,6 +25,7 @@ struct SensitivityOptions {
   std::int64_t images = 2000;  // the test subset: its first images
   std::string out = ".";
   bool plot = true;
+  std::string device = "cpu";  // where the models are calibrated and measured
 };
 
 SensitivityFile run_sensitivity(const SensitivityOptions& options, std::ostream& out);

@@ -17,8 +17,14 @@ SqnrProbe::SqnrProbe(std::shared_ptr<nn::UnaryModule> quantizer) : nn::UnaryModu
   quantizer_ = register_module("quantizer", std::move(quantizer));
 }
 
+bool SqnrProbe::runs_on(Device device) const {
+  if (device.is_cpu()) return true;
+  const auto* q = dynamic_cast<const RunsOn*>(quantizer_.get());
+  return q != nullptr && q->runs_on(device);
+}
+
 Tensor SqnrProbe::forward(const Tensor& input) {
-  require_cpu_quantizer_input(name(), input);
+  if (!runs_on(input.device())) require_cpu_quantizer_input(name(), input);
   Tensor out = quantizer_->forward(input);
   NoGradGuard no_grad;
   const Tensor x = input.to(DType::Float64);

@@ -22,6 +22,8 @@ class SqnrProbe : public nn::UnaryModule, public RunsOn {
 
   Tensor forward(const Tensor& input) override;
   std::string extra_repr() const override;
+  /// Where its quantizer runs (the sums are ops, read on the host after each batch).
+  bool runs_on(Device device) const override;
 
   // +inf when no noise was seen (every value on the grid), NaN before any forward pass or when
   // the signal is zero.

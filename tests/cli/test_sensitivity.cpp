@@ -14,6 +14,7 @@
 #include "cli/sensitivity_file.h"
 #include "cli/train_command.h"
 #include "cli_test_helpers.h"
+#include "core/device.h"
 #include "core/factory.h"
 #include "core/file_io.h"
 #include "core/generator.h"
@@ -141,6 +142,7 @@ TEST_CASE("sensitivity: bad arguments exit 2 and write nothing", "[cli][sensitiv
        "sensitivity: --method must be one of max, entropy, mse, percentile, got 'kl'"},
       {{"--checkpoint", "x.safetensors", "--recipe", "lsq_w5a5"},
        "sensitivity: --recipe: quant recipe: unknown recipe \"lsq_w5a5\""},
+      {{"--checkpoint", "x.safetensors", "--device", "gpu0"}, "sensitivity: --device: "},
   };
   for (const auto& [args, message] : cases) {
     std::vector<std::string> full{"sensitivity", "--out", tmp.file("out")};
@@ -163,4 +165,22 @@ TEST_CASE("sensitivity: bad arguments exit 2 and write nothing", "[cli][sensitiv
              Catch::Contains("--out '" + tmp.file("a_file/sub") + "' cannot be written: '" +
                              tmp.file("a_file") + "' is not a folder"));
   CHECK(out2.str().find("layer") == std::string::npos);
+  // --device: a recipe with CPU-only quantizers is refused by name, GPU or not; the default
+  // recipe's run there, so without a GPU the device itself is refused. Nothing is measured.
+  std::ostringstream out3, err3;
+  CHECK(run_command_line(
+            {"sensitivity", "--checkpoint", ckpt, "--out", tmp.file("o3"), "--recipe",
+             R"({"family": "nvidia", "input": {"calib_method": "histogram"}})", "--device", "cuda"},
+            out3, err3) == 2);
+  CHECK_THAT(err3.str(), Catch::Contains("sensitivity: --device cuda: the \"quant\" recipe gives "
+                                         "quantizers that run on the CPU only"));
+  if (!cuda_is_available()) {
+    std::ostringstream out4, err4;
+    CHECK(run_command_line(
+              {"sensitivity", "--checkpoint", ckpt, "--out", tmp.file("o4"), "--device", "cuda"},
+              out4, err4) == 2);
+    CHECK_THAT(err4.str(), Catch::Contains("sensitivity: --device cuda is not available"));
+  }
+  CHECK_FALSE(std::filesystem::exists(tmp.file("o3")));
+  CHECK_FALSE(std::filesystem::exists(tmp.file("o4")));
 }
