@@ -120,8 +120,10 @@ TEST_CASE("ao learnable device path gives the CPU functions' bits on views and o
       const Tensor dy = broadcast_dy ? full({1}, 0.75).expand(x.shape()) : randn(x.shape(), gen);
       // Per tensor: zero points on and off the grid, inside and outside the range, negative.
       for (float zp : {0.0f, 2.5f, -0.5f, 300.0f, -7.25f})
-        for (auto [qmin, qmax] :
+        for (const auto& range :
              {std::pair<std::int64_t, std::int64_t>{0, 255}, {-128, 127}, {-8, 7}}) {
+          // Plain copies: a lambda may not capture a structured binding in C++17.
+          const std::int64_t qmin = range.first, qmax = range.second;
           INFO("per tensor zp " << zp << " [" << qmin << ", " << qmax << "] transposed "
                                 << !x.is_contiguous() << " broadcast dy " << broadcast_dy);
           const double g = 0.37;
