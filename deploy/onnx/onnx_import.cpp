@@ -197,6 +197,8 @@ class Importer {
     int index = 0;
     for (const auto& node : g_.node()) import_node(node, index++);
     flush_matmuls();
+    QGRAD_CHECK(pads_.empty(), ValueError, "import_onnx: ", node_label(pads_.begin()->second.node),
+                ": Pad is supported only as the zero padding of an AveragePool");
     QGRAD_CHECK(constants_.count(g_.output(0).name()) == 0, ValueError, "import_onnx: ", what_,
                 ": the output '", g_.output(0).name(), "' is a constant");
     return graph_;
@@ -230,6 +232,10 @@ class Importer {
     QGRAD_CHECK(constant(name) == nullptr, ValueError, "import_onnx: ", node_label(node),
                 ": input ", i, " ('", name, "') is a constant; only a computed value is supported");
     flush_matmul(name);
+    QGRAD_CHECK(pads_.count(name) == 0, ValueError,
+                "import_onnx: ", node_label(pads_.at(name).node),
+                ": Pad is supported only as the zero padding of an AveragePool, not before ",
+                node_label(node));
     return name;
   }
   std::string output(const onnx::NodeProto& node) const {
@@ -308,13 +314,16 @@ class Importer {
           {value_input(node, 0)});
     } else if (op == "AveragePool") {
       if (attrs.get_int("ceil_mode", 0) != 0) attrs.reject("ceil_mode", "= 1 is not supported");
-      const bool include_pad = attrs.get_int("count_include_pad", 0) != 0;
-      const Window w = read_window(attrs, {}, false);
+      bool include_pad = attrs.get_int("count_include_pad", 0) != 0;
+      Window w = read_window(attrs, {}, false);
+      const std::string x = pooled_input(node, w, include_pad);
       add(node, index,
           std::make_shared<nn::AvgPool2d>(
               nn::AvgPool2dOptions(w.kernel).stride(w.stride).padding(w.padding).count_include_pad(
                   include_pad)),
-          {value_input(node, 0)});
+          {x});
+    } else if (op == "Pad") {
+      import_pad(node, attrs);
     } else if (op == "GlobalAveragePool") {
       add(node, index, std::make_shared<nn::AdaptiveAvgPool2d>(1), {value_input(node, 0)});
     } else if (op == "Flatten") {
@@ -343,9 +352,53 @@ class Importer {
       QGRAD_CHECK(false, ValueError, "import_onnx: ", node_label(node),
                   ": operator '" + op + "' is not supported (supported: Conv, BatchNormalization, ",
                   "Relu, Clip, Add, MaxPool, AveragePool, GlobalAveragePool, Flatten, Reshape, ",
-                  "Gemm, MatMul, Identity, Dropout, Constant)");
+                  "Gemm, MatMul, Identity, Dropout, Constant, Pad before AveragePool)");
     }
     attrs.check_all_claimed();
+  }
+
+  // PyTorch exports AvgPool2d(padding=p, count_include_pad=True) as Pad (zeros) + AveragePool;
+  // the Pad waits for its AveragePool, which takes its padding.
+  void import_pad(const onnx::NodeProto& node, Attributes& attrs) {
+    QGRAD_CHECK(node.input_size() >= 1 && !node.input(0).empty(), ValueError,
+                "import_onnx: ", node_label(node), " lacks input 0");
+    const std::string x = value_input(node, 0);
+    const auto mode = attrs.get_string("mode", "constant");
+    if (mode != "constant") attrs.reject("mode", "= " + mode + " is not supported");
+    std::vector<std::int64_t> pads = attrs.get_ints("pads", {});
+    float value = attrs.get_float("value", 0.0f);
+    if (node.input_size() >= 2 && !node.input(1).empty()) {
+      const Constant* c = constant(node.input(1));
+      QGRAD_CHECK(c != nullptr && !c->is_float, ValueError, "import_onnx: ", node_label(node),
+                  ": the pads must be an int64 constant");
+      pads = c->ints;
+    }
+    if (node.input_size() >= 3 && !node.input(2).empty()) {
+      const Constant& v = const_input(node, 2);
+      QGRAD_CHECK(v.floats.size() == 1, ValueError, "import_onnx: ", node_label(node),
+                  ": the constant value must be a scalar");
+      value = v.floats[0];
+    }
+    QGRAD_CHECK(value == 0.0f && pads.size() == 8 && pads[0] == 0 && pads[1] == 0 && pads[4] == 0 &&
+                    pads[5] == 0 && pads[2] == pads[6] && pads[3] == pads[7],
+                ValueError, "import_onnx: ", node_label(node),
+                ": only symmetric zero padding of H and W (4-d) is supported");
+    pads_.insert_or_assign(output(node), PendingPad{node, x, {pads[2], pads[3]}});
+  }
+
+  // The input of an AveragePool, taking over a Pad before it (then the pool pads nothing itself
+  // and counts the padded zeros).
+  std::string pooled_input(const onnx::NodeProto& node, Window& w, bool& include_pad) {
+    const auto it = node.input_size() >= 1 ? pads_.find(node.input(0)) : pads_.end();
+    if (it == pads_.end()) return value_input(node, 0);
+    QGRAD_CHECK(uses_[node.input(0)] == 1 && w.padding == Shape({0, 0}), ValueError,
+                "import_onnx: ", node_label(it->second.node),
+                ": Pad is supported only as the zero padding of an AveragePool without pads");
+    w.padding = it->second.padding;
+    include_pad = true;
+    const std::string x = it->second.input;
+    pads_.erase(it);
+    return x;
   }
 
   void import_conv(const onnx::NodeProto& node, int index, Attributes& attrs) {
@@ -496,12 +549,19 @@ class Importer {
     Constant weight;
   };
 
+  struct PendingPad {
+    onnx::NodeProto node;
+    std::string input;
+    Shape padding;
+  };
+
   const onnx::GraphProto& g_;
   std::string what_;
   std::shared_ptr<nn::Graph> graph_;
   std::map<std::string, Constant> constants_;
   std::map<std::string, int> uses_;
   std::map<std::string, PendingMatMul> pending_;
+  std::map<std::string, PendingPad> pads_;
   std::set<std::string> names_;
 };
 

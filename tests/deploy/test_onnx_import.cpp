@@ -1,7 +1,8 @@
 // ONNX import (deploy/onnx/onnx_import.h) on the files tests/fixtures/gen_onnx_import.py exports
 // with PyTorch 1.13 (opset 13): lenet5bn with its BatchNormalization nodes, resnet20 with BN
 // folded into conv biases and residual Adds, torchvision's MobileNetV2 at width 0.25 (grouped
-// convs, Clip as ReLU6). Logits match PyTorch's within rtol 1e-4 and atol 1e-4 x max|logit|
+// convs, Clip as ReLU6) and a mix of the other operators (AveragePool, Clip as Hardtanh, MatMul +
+// Add, Dropout, Reshape, Gemm). Logits match PyTorch's within rtol 1e-4 and atol 1e-4 x max|logit|
 // (float32 sums in another order). Unsupported operators and attributes, hand-edited graphs and
 // files that are not ONNX are errors naming the node, the operator or attribute, or the file. An
 // imported model goes through quantize_model and one training step.
@@ -80,7 +81,7 @@ TEST_CASE("onnx import: PyTorch's exports compute PyTorch's logits", "[deploy][o
     int convs, bns, adds, linears;
   };
   for (const Case& c : {Case{"lenet5bn", 2, 2, 0, 3}, Case{"resnet20", 21, 0, 9, 1},
-                        Case{"mobilenet_v2_w025", 52, 52, 11, 1}}) {
+                        Case{"mobilenet_v2_w025", 52, 52, 11, 1}, Case{"ops_mix", 1, 0, 0, 2}}) {
     INFO(c.name);
     auto model = deploy::import_onnx(fixture(c.name + ".onnx"));
     model->eval();
