@@ -39,7 +39,7 @@ struct Constant {
   bool is_float = true;
   std::int64_t numel() const {
     std::int64_t n = 1;
-    for (auto d : dims) n *= d;
+    for (auto d : dims) n *= d;  // read_tensor bounded the product
     return n;
   }
 };
@@ -51,9 +51,15 @@ std::string node_label(const onnx::NodeProto& node) {
 Constant read_tensor(const onnx::TensorProto& t, const std::string& where) {
   Constant c;
   c.dims.assign(t.dims().begin(), t.dims().end());
-  for (auto d : c.dims)
-    QGRAD_CHECK(d >= 0, ValueError, "import_onnx: ", where, ": tensor '", t.name(),
-                "' has a negative dimension");
+  // Bounded before anything multiplies them: a corrupt file must not overflow the count.
+  constexpr std::int64_t kMaxElements = std::int64_t{1} << 40;
+  std::int64_t count = 1;
+  for (auto d : c.dims) {
+    QGRAD_CHECK(d >= 0 && d <= kMaxElements && (d == 0 || count <= kMaxElements / d), ValueError,
+                "import_onnx: ", where, ": tensor '", t.name(),
+                "' has a negative or too large dimension");
+    count *= d;
+  }
   QGRAD_CHECK(t.data_location() != onnx::TensorProto::EXTERNAL, ValueError, "import_onnx: ", where,
               ": tensor '", t.name(), "' keeps its data in an external file (not supported)");
   const auto n = static_cast<std::size_t>(c.numel());
@@ -408,6 +414,8 @@ class Importer {
     QGRAD_CHECK(w.dims.size() == 4, ValueError, "import_onnx: ", node_label(node),
                 ": only 2-d convolutions (a 4-d weight) are supported");
     const std::int64_t groups = attrs.get_int("group", 1);
+    if (groups < 1 || groups > w.dims[0] || w.dims[0] % groups != 0)
+      attrs.reject("group", "must divide the output channels");
     const Window win = read_window(attrs, {w.dims[2], w.dims[3]}, true);
     Generator gen(0);  // the weights are overwritten below
     auto conv =
