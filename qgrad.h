@@ -39,6 +39,7 @@
 #include "nn/modules/conv.h"
 #include "nn/modules/dropout.h"
 #include "nn/modules/flatten.h"
+#include "nn/modules/graph.h"
 #include "nn/modules/identity.h"
 #include "nn/modules/linear.h"
 #include "nn/modules/loss.h"

@@ -8,6 +8,7 @@
 #include "cli/autoquant_command.h"
 #include "cli/eval_command.h"
 #include "cli/export_command.h"
+#include "cli/import_command.h"
 #include "cli/interrupted.h"
 #include "cli/plot_command.h"
 #include "cli/ptq_command.h"
@@ -32,6 +33,8 @@ std::string main_usage() {
          "  eval --checkpoint FILE       test loss and accuracy of a checkpoint\n"
          "  export --checkpoint FILE [--onnx OUT] [--encodings OUT] [--quantizers OUT]\n"
          "                               ONNX (float or QDQ), AIMET encodings, quantizer state\n"
+         "  import --onnx FILE --out FILE.safetensors\n"
+         "                               a float CNN from ONNX as a qgrad model: its weights\n"
          "  verify-deploy --checkpoint FILE\n"
          "                               fake-quant, int8 and ONNX Runtime on the test set:\n"
          "                               accuracy and top-1 agreement of every pair\n"
@@ -117,6 +120,8 @@ int run_command_line(const std::vector<std::string>& args, std::ostream& out, st
         out << eval_usage();
       } else if (rest[0] == "export") {
         out << export_usage();
+      } else if (rest[0] == "import") {
+        out << import_usage();
       } else if (rest[0] == "verify-deploy") {
         out << verify_deploy_usage();
       } else if (rest[0] == "ptq") {
@@ -145,6 +150,7 @@ int run_command_line(const std::vector<std::string>& args, std::ostream& out, st
     if (command == "train") return train_command(rest, out);
     if (command == "eval") return eval_command(rest, out);
     if (command == "export") return export_command(rest, out);
+    if (command == "import") return import_command(rest, out);
     if (command == "verify-deploy") return verify_deploy_command(rest, out);
     if (command == "ptq") return ptq_command(rest, out);
     if (command == "recipes") return recipes_command(rest, out);
@@ -157,10 +163,10 @@ int run_command_line(const std::vector<std::string>& args, std::ostream& out, st
       err << main_usage();
       return 2;
     }
-    throw UsageError(
-        "unknown command '" + command +
-        "' (commands: train, eval, export, verify-deploy, ptq, sensitivity, autoquant, recipes, "
-        "show, plot, reproduce, help, version)");
+    throw UsageError("unknown command '" + command +
+                     "' (commands: train, eval, export, import, verify-deploy, ptq, sensitivity, "
+                     "autoquant, recipes, "
+                     "show, plot, reproduce, help, version)");
   } catch (const UsageError& e) {
     err << program(command) << ": error: " << e.what() << "\n";
     return failed(err, 2);
