@@ -140,7 +140,10 @@ void run_golden(const std::string& name, const std::shared_ptr<nn::UnaryModule>&
     for (std::size_t j = 0; j < got.size(); ++j) {
       const double want = ref_grads[pos + j];
       INFO("sampled element " << j << ": " << got[j] << " vs " << want);
-      REQUIRE(std::fabs(got[j] - want) <= 1e-5 + 1e-4 * (std::fabs(want) + rms));
+      // 3e-4: float32 gradients through 30+ train-mode batch norms move by about 1e-4 of their
+      // size between compilers (the Clang sanitizer build's resnet32 conv1 gradient differs
+      // from GCC's by 1.2e-4); the norms above stay within 1e-4.
+      REQUIRE(std::fabs(got[j] - want) <= 1e-5 + 3e-4 * (std::fabs(want) + rms));
     }
     pos += got.size();
   }
