@@ -140,10 +140,7 @@ void run_golden(const std::string& name, const std::shared_ptr<nn::UnaryModule>&
     for (std::size_t j = 0; j < got.size(); ++j) {
       const double want = ref_grads[pos + j];
       INFO("sampled element " << j << ": " << got[j] << " vs " << want);
-      // 3e-4: float32 gradients through 30+ train-mode batch norms move by about 1e-4 of their
-      // size between compilers (the Clang sanitizer build's resnet32 conv1 gradient differs
-      // from GCC's by 1.2e-4); the norms above stay within 1e-4.
-      REQUIRE(std::fabs(got[j] - want) <= 1e-5 + 3e-4 * (std::fabs(want) + rms));
+      REQUIRE(std::fabs(got[j] - want) <= 1e-5 + 1e-4 * (std::fabs(want) + rms));
     }
     pos += got.size();
   }
@@ -190,8 +187,10 @@ TEST_CASE("zoo golden: resnet20 forward, loss and gradients match PyTorch") {
   run_golden("resnet20");
 }
 
+// In float64, as the fixtures: ResNet-32's float32 gradients through 31 train-mode batch norms
+// are ill-conditioned (conv1's moved by 0.5% between a GCC and a Clang build).
 TEST_CASE("zoo golden: resnet32 forward, loss and gradients match PyTorch") {
-  run_golden("resnet32");
+  run_golden("resnet32", nn::make_model("resnet32", 0), "zoo_input", kFloat64);
 }
 
 TEST_CASE("zoo golden: ResNet-18 with either stem on RGB images matches PyTorch") {
