@@ -19,7 +19,6 @@
 #include "quant/aimet/affine_quantize_kernels.h"
 
 #include <algorithm>
-#include <type_traits>
 #include <vector>
 
 #include "core/cpu_map.h"
@@ -297,82 +296,53 @@ void backward_typed(const EncodingLayout& l, const Tensor& g, const Tensor& x, c
   }
 }
 
-// Calls f(T, C) tag values for x's dtype: float32 in float unless `wide`, float64 in double.
-template <typename F>
-void dispatch_types(DType dt, bool wide, const char* op, F&& f) {
-  QGRAD_DISPATCH_FLOAT(dt, op, [&] {
-    using T = scalar_t;
-    if (wide || std::is_same<T, double>::value)
-      f(T{}, double{});
-    else
-      f(T{}, float{});
-  });
-}
-
-template <typename F>
-void dispatch_kind(AffineKind kind, F&& f) {
-  switch (kind) {
-    case AffineKind::Quantize:
-      return f(std::integral_constant<AffineKind, AffineKind::Quantize>{});
-    case AffineKind::Dequantize:
-      return f(std::integral_constant<AffineKind, AffineKind::Dequantize>{});
-    default:
-      return f(std::integral_constant<AffineKind, AffineKind::QuantizeDequantize>{});
-  }
-}
-
 void affine_forward_cpu(AffineKind kind, const EncodingLayout& l, const Tensor& x,
                         const Tensor& scale, const Tensor& offset, std::int64_t qmin,
                         std::int64_t qmax, bool wide, const Tensor& y, const Tensor& mask) {
   if (l.numel() == 0) return;
-  dispatch_types(x.dtype(), wide, "aimet affine quantization", [&](auto t, auto c) {
-    using T = decltype(t);
+  dispatch_affine(x.dtype(), wide, kind, "aimet affine quantization", [&](auto t, auto c, auto k) {
     using C = decltype(c);
-    dispatch_kind(kind, [&](auto k) {
-      forward_typed<T, C, decltype(k)::value>(l, x, scale, offset, static_cast<C>(qmin),
-                                              static_cast<C>(qmax), y, mask);
-    });
+    forward_typed<decltype(t), C, decltype(k)::value>(l, x, scale, offset, static_cast<C>(qmin),
+                                                      static_cast<C>(qmax), y, mask);
   });
 }
 
 void affine_backward_dx_cpu(AffineKind kind, const EncodingLayout& l, const Tensor& g,
                             const Tensor& mask, const Tensor& scale, bool wide, const Tensor& dx) {
   if (l.numel() == 0) return;
-  dispatch_types(g.dtype(), wide, "aimet affine quantization backward", [&](auto t, auto c) {
-    using T = decltype(t);
-    using C = decltype(c);
-    const T* pg = static_cast<const T*>(g.raw_data());
-    const T* ps = static_cast<const T*>(scale.raw_data());
-    const std::uint8_t* pm =
-        mask.defined() ? static_cast<const std::uint8_t*>(mask.raw_data()) : nullptr;
-    T* pdx = static_cast<T*>(dx.raw_data());
-    dispatch_kind(kind, [&](auto k) {
-      constexpr AffineKind K = decltype(k)::value;
-      if (l.inner == 1)
-        dx_layout<T, C, K, ArrayEnc<T, C>>(l, pg, pm, ps, pdx);
-      else
-        dx_layout<T, C, K, ConstEnc<T, C>>(l, pg, pm, ps, pdx);
-    });
-  });
+  dispatch_affine(
+      g.dtype(), wide, kind, "aimet affine quantization backward", [&](auto t, auto c, auto k) {
+        using T = decltype(t);
+        using C = decltype(c);
+        constexpr AffineKind K = decltype(k)::value;
+        const T* pg = static_cast<const T*>(g.raw_data());
+        const T* ps = static_cast<const T*>(scale.raw_data());
+        const std::uint8_t* pm =
+            mask.defined() ? static_cast<const std::uint8_t*>(mask.raw_data()) : nullptr;
+        T* pdx = static_cast<T*>(dx.raw_data());
+        if (l.inner == 1)
+          dx_layout<T, C, K, ArrayEnc<T, C>>(l, pg, pm, ps, pdx);
+        else
+          dx_layout<T, C, K, ConstEnc<T, C>>(l, pg, pm, ps, pdx);
+      });
 }
 
 void affine_backward_cpu(AffineKind kind, const EncodingLayout& l, const Tensor& g, const Tensor& x,
                          const Tensor& scale, const Tensor& offset, std::int64_t qmin,
                          std::int64_t qmax, bool wide, const Tensor& dx, const Tensor& dscale,
                          const Tensor& doffset) {
-  dispatch_types(x.dtype(), wide, "aimet affine quantization backward", [&](auto t, auto c) {
-    using T = decltype(t);
-    using C = decltype(c);
-    dispatch_kind(kind, [&](auto k) {
-      constexpr AffineKind K = decltype(k)::value;
-      if (dx.defined())
-        backward_typed<T, C, K, true>(l, g, x, scale, offset, static_cast<C>(qmin),
-                                      static_cast<C>(qmax), dx, dscale, doffset);
-      else
-        backward_typed<T, C, K, false>(l, g, x, scale, offset, static_cast<C>(qmin),
-                                       static_cast<C>(qmax), dx, dscale, doffset);
-    });
-  });
+  dispatch_affine(x.dtype(), wide, kind, "aimet affine quantization backward",
+                  [&](auto t, auto c, auto k) {
+                    using T = decltype(t);
+                    using C = decltype(c);
+                    constexpr AffineKind K = decltype(k)::value;
+                    if (dx.defined())
+                      backward_typed<T, C, K, true>(l, g, x, scale, offset, static_cast<C>(qmin),
+                                                    static_cast<C>(qmax), dx, dscale, doffset);
+                    else
+                      backward_typed<T, C, K, false>(l, g, x, scale, offset, static_cast<C>(qmin),
+                                                     static_cast<C>(qmax), dx, dscale, doffset);
+                  });
 }
 
 void affine_forward_strided_cpu(AffineKind kind, const Tensor& x, const Tensor& scale,

@@ -47,7 +47,8 @@ struct RoundHalfEvenElem {
   QGRAD_HD_INLINE T operator()(T x) const { return hd::rint(x); }
 };
 
-// f(T{}, C{}, integral_constant<AffineKind, K>{}) for x's dtype, `wide` and kind.
+// f(T{}, C{}, integral_constant<AffineKind, K>{}) for x's dtype, `wide` and kind: C is float for
+// float32 unless `wide`, double otherwise. The CPU's fast kernels dispatch through it too.
 template <typename F>
 void dispatch_affine(DType dt, bool wide, AffineKind kind, const char* op, F&& f) {
   QGRAD_DISPATCH_FLOAT(dt, op, [&] {
