@@ -35,24 +35,18 @@ std::vector<Slot>& slots() {
   return s;
 }
 
-const char* op_name(DeferredErrorOp op) {
-  switch (op) {
+const char* op_name(const CudaDeferredError& e) {
+  if (e.op == DeferredErrorOp::Named)
+    return reinterpret_cast<const char*>(static_cast<std::uintptr_t>(e.name));
+  switch (e.op) {
     case DeferredErrorOp::NllLoss:
       return "nll_loss";
     case DeferredErrorOp::FusedMovingAvgObsFakeQuant:
       return "fused_moving_avg_obs_fake_quant";
-    case DeferredErrorOp::FakeQuantizePerTensorAffine:
-      return "fake_quantize_per_tensor_affine";
-    case DeferredErrorOp::FakeQuantizePerChannelAffine:
-      return "fake_quantize_per_channel_affine";
     case DeferredErrorOp::ObserverCalculateQParams:
       return "calculate_qparams";
     case DeferredErrorOp::HorizonFakeQuantize:
       return "HorizonFakeQuantize";
-    case DeferredErrorOp::FakeQuantizeLearnablePerTensorAffine:
-      return "_fake_quantize_learnable_per_tensor_affine";
-    case DeferredErrorOp::FakeQuantizeLearnablePerChannelAffine:
-      return "_fake_quantize_learnable_per_channel_affine";
     default:
       return "cross_entropy";
   }
@@ -111,18 +105,18 @@ void cuda_synchronize_reporting_deferred_errors(int device_index, const char* op
     cuda_stream_synchronize_unchecked(device_index, op);
     e = *slot.host;
   }
-  QGRAD_CHECK(e.kind != DeferredErrorKind::ClassTargetOutOfRange, IndexError, op_name(e.op),
+  QGRAD_CHECK(e.kind != DeferredErrorKind::ClassTargetOutOfRange, IndexError, op_name(e),
               " on cuda:", device_index, ": target value ", e.value, " (at flat position ",
               e.position, ") is out of range for ", e.classes, " classes: expected 0 <= target < ",
               e.classes, " or ignore_index (", e.ignore_index,
               "); found by the GPU kernel and reported at this wait for the GPU");
-  QGRAD_CHECK(e.kind != DeferredErrorKind::RangeNotOrdered, ValueError, op_name(e.op),
+  QGRAD_CHECK(e.kind != DeferredErrorKind::RangeNotOrdered, ValueError, op_name(e),
               " on cuda:", device_index, ": the running min (", e.low,
               ") should be <= the running max (", e.high, "), both finite",
               e.position >= 0 ? " in channel " + std::to_string(e.position) : std::string(),
               "; NaN in the input makes the running statistics NaN (found by the GPU kernel and "
               "reported at this wait for the GPU)");
-  QGRAD_CHECK(e.kind != DeferredErrorKind::QParamsUnusable, ValueError, op_name(e.op),
+  QGRAD_CHECK(e.kind != DeferredErrorKind::QParamsUnusable, ValueError, op_name(e),
               " on cuda:", device_index, ": scale ", e.low, " and zero_point ", e.high,
               e.position >= 0 ? " of channel " + std::to_string(e.position) : std::string(),
               " cannot be used: the scale must be finite and > 0, and an integer zero point must "
@@ -130,8 +124,7 @@ void cuda_synchronize_reporting_deferred_errors(int device_index, const char* op
               e.value, ", ", e.classes,
               "] (a float one finite); found by the GPU kernel and reported at this wait for "
               "the GPU");
-  QGRAD_CHECK(e.kind != DeferredErrorKind::ParameterUnusable, ValueError,
-              reinterpret_cast<const char*>(static_cast<std::uintptr_t>(e.ignore_index)),
+  QGRAD_CHECK(e.kind != DeferredErrorKind::ParameterUnusable, ValueError, op_name(e),
               " on cuda:", device_index, ": ",
               checked_parameter_name(static_cast<CheckedParameter>(e.classes)),
               e.position > 0 ? "[" + std::to_string(e.position) + "]" : std::string(), " ",

@@ -35,15 +35,21 @@ __device__ inline void report_range_not_ordered(CudaDeferredError* slot, Deferre
   slot->high = high;
 }
 
+// The op's name for the host's message: a string literal, whose address stays valid.
+__device__ inline void record_op_name(CudaDeferredError* slot, const char* op) {
+  slot->op = DeferredErrorOp::Named;
+  slot->name = static_cast<std::int64_t>(reinterpret_cast<std::uintptr_t>(op));
+}
+
 // Records qparams that a fake quantizer cannot use (qparams_usable fails) in `channel` (-1 per
-// tensor), unless an earlier error holds the slot.
-__device__ inline void report_qparams_unusable(CudaDeferredError* slot, DeferredErrorOp op,
+// tensor), unless an earlier error holds the slot. `op` is a string literal.
+__device__ inline void report_qparams_unusable(CudaDeferredError* slot, const char* op,
                                                std::int64_t channel, double scale,
                                                double zero_point, std::int64_t quant_min,
                                                std::int64_t quant_max) {
   if (atomicCAS(&slot->claimed, 0, 1) != 0) return;
   slot->kind = DeferredErrorKind::QParamsUnusable;
-  slot->op = op;
+  record_op_name(slot, op);
   slot->position = channel;
   slot->low = scale;
   slot->high = zero_point;
@@ -58,12 +64,11 @@ __device__ inline void report_parameter_unusable(CudaDeferredError* slot, const 
                                                  std::int64_t index, double value) {
   if (atomicCAS(&slot->claimed, 0, 1) != 0) return;
   slot->kind = DeferredErrorKind::ParameterUnusable;
-  slot->op = DeferredErrorOp::Named;
+  record_op_name(slot, op);
   slot->position = index;
   slot->low = value;
   slot->value = static_cast<std::int64_t>(rule);
   slot->classes = static_cast<std::int64_t>(which);
-  slot->ignore_index = static_cast<std::int64_t>(reinterpret_cast<std::uintptr_t>(op));
 }
 
 }  // namespace qgrad::cuda

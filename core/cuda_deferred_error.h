@@ -26,8 +26,7 @@ enum class DeferredErrorKind : std::int32_t {
   QParamsUnusable = 3,        // a fake quantizer's scale (low) or zero point (high) cannot be
                               // used for [value, classes]; position: the channel, -1 per tensor
   ParameterUnusable = 4,      // a quantizer's parameter (classes: a CheckedParameter) of value
-                              // low breaks rule `value` (a ParameterRule); position: its index;
-                              // ignore_index: the op's name, a string literal's address
+                              // low breaks rule `value` (a ParameterRule); position: its index
 };
 // The parameters a ParameterUnusable error names, and the rules they must keep.
 enum class CheckedParameter : std::int32_t {
@@ -94,13 +93,9 @@ enum class DeferredErrorOp : std::int32_t {
   CrossEntropy = 0,
   NllLoss = 1,
   FusedMovingAvgObsFakeQuant = 2,
-  FakeQuantizePerTensorAffine = 3,
-  FakeQuantizePerChannelAffine = 4,
   ObserverCalculateQParams = 5,
   HorizonFakeQuantize = 6,
-  FakeQuantizeLearnablePerTensorAffine = 7,
-  FakeQuantizeLearnablePerChannelAffine = 8,
-  Named = 9  // the op's name is in the record (ParameterUnusable)
+  Named = 9  // the op's name is in the record (`name`)
 };
 
 struct CudaDeferredError {
@@ -110,6 +105,7 @@ struct CudaDeferredError {
   std::int32_t unused;
   std::int64_t position, value, classes, ignore_index;
   double low, high;
+  std::int64_t name;  // op Named: the op's name, a string literal's address
 };
 
 // The device pointer of device `device_index`'s slot (created, zeroed, on first use; immortal like

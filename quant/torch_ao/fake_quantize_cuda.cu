@@ -6,8 +6,6 @@
 // the learnable fake quantizer's qparams and backward with its parameters on the device
 // (learnable_fake_quantize_kernel.h). The element functors are the CPU's, so both give the same
 // bits.
-#include <string>
-
 #include "core/cuda_deferred_error.cuh"
 #include "core/cuda_map.cuh"
 #include "core/dtype.h"
@@ -40,7 +38,7 @@ struct CheckQParams {
   const double* zero_point;
   bool float_zero_point, per_channel;
   std::int64_t quant_min, quant_max;
-  DeferredErrorOp op;
+  const char* op;  // a string literal (the fronts' op names)
   CudaDeferredError* error;
   __device__ void operator()(std::int64_t c) const {
     if (qparams_usable(scale[c], zero_point[c], float_zero_point, static_cast<double>(quant_min),
@@ -55,20 +53,10 @@ void check_qparams_cuda(const char* op, const Tensor& scale, const Tensor& zero_
                         bool float_zero_point, std::int64_t quant_min, std::int64_t quant_max) {
   const Tensor s = scale.to(kFloat32).contiguous();
   const Tensor z = zero_point.to(kFloat64).contiguous();  // exact for int32; int64 up to 2^53
-  // The op the error names (Horizon's front checks its scale here too, with a zero point of 0).
-  const std::string name = op;
-  const DeferredErrorOp id = name == "horizon.fake_quantize" ? DeferredErrorOp::HorizonFakeQuantize
-                             : name == "fake_quantize_per_channel_affine"
-                                 ? DeferredErrorOp::FakeQuantizePerChannelAffine
-                             : name == "_fake_quantize_learnable_per_tensor_affine"
-                                 ? DeferredErrorOp::FakeQuantizeLearnablePerTensorAffine
-                             : name == "_fake_quantize_learnable_per_channel_affine"
-                                 ? DeferredErrorOp::FakeQuantizeLearnablePerChannelAffine
-                                 : DeferredErrorOp::FakeQuantizePerTensorAffine;
   cuda::for_each_index(
       op, scale.device(), s.numel(),
       CheckQParams{s.data_ptr<float>(), z.data_ptr<double>(), float_zero_point, s.numel() > 1,
-                   quant_min, quant_max, id, cuda_deferred_error_slot(scale.device().index)});
+                   quant_min, quant_max, op, cuda_deferred_error_slot(scale.device().index)});
 }
 
 void learnable_qparams_cuda(const Tensor& scale, const Tensor& zero_point, std::int64_t quant_min,

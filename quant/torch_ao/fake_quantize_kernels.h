@@ -56,7 +56,7 @@ inline constexpr KernelTableKey<FakeQuantizeQParamsKernel> kFakeQuantizeQParamsK
 // float zero point (per_channel_affine_float_qparams) when float_zero_point, else one that must
 // hold integers (an integer dtype, or integral floats). On the CPU a ValueError naming `op`; on a
 // GPU recorded and thrown at the host's next wait (core/cuda_deferred_error.h), so the host does
-// not wait here.
+// not wait here. `op` must be a string literal (the GPU's record keeps its address).
 using CheckQParamsKernel = void(const char* op, const Tensor& scale, const Tensor& zero_point,
                                 bool float_zero_point, std::int64_t quant_min,
                                 std::int64_t quant_max);
