@@ -26,13 +26,9 @@ void require_runs_on(const std::string& what, Device device, nn::Module& quantiz
     std::string list;
     for (std::size_t i = 0; i < refused.size() && i < 3; ++i) list += (i ? ", " : "") + refused[i];
     if (refused.size() > 3) list += ", ... (" + std::to_string(refused.size()) + " in all)";
-    throw UsageError(
-        what + ": the \"quant\" recipe gives quantizers that run on the CPU only in " +
-        "this version: " + list +
-        "; on the GPU, quantization-aware training runs with the torch_ao family's " +
-        "min/max observers (fused or not; not \"histogram\", not an int32 bias), the " +
-        "nvidia family (no block_sizes, histogram calibration or learn_amax), and the lsq, " +
-        "pact, horizon and aimet families so far; run this recipe with --device cpu");
+    throw UsageError(what + ": the \"quant\" recipe gives quantizers that run on the CPU only in " +
+                     "this version: " + list + "; on the GPU, " + quant::gpu_quantizers_summary() +
+                     " so far; run this recipe with --device cpu");
   }
   require_visible(what, device);
 }

@@ -122,8 +122,8 @@ std::string eval_usage() {
          "  --quantizers Q.json  quantizer state written by qgrad export --quantizers, applied\n"
          "                     after the checkpoint's (same recipe: same quantizers and settings)\n"
          "  --device D         cpu, cuda or cuda:N: where the model is evaluated (default cpu;\n"
-         "                     a QAT checkpoint's quantizers must run there: torch_ao's min/max\n"
-         "                     observers, horizon; not with --int8, which runs on oneDNN)\n"
+         "                     a QAT checkpoint's quantizers must run there, or it is refused\n"
+         "                     naming them; not with --int8, which runs on oneDNN)\n"
          "\n"
          "exit status: 0 done, 1 error (a missing or damaged checkpoint or dataset), 2 bad usage\n";
 }

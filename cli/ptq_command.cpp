@@ -208,7 +208,7 @@ std::string ptq_usage() {
          "  --threads N              CPU threads, 1 to 4096 (default: all cores)\n"
          "  --device D               cpu, cuda or cuda:N: where the model is calibrated and\n"
          "                           evaluated (default cpu; on a GPU the recipe's quantizers\n"
-         "                           must run there: torch_ao's min/max observers, horizon)\n"
+         "                           must run there, or it is refused naming them)\n"
          "\n"
          "The checkpoint is written to a temporary name and renamed when complete.\n"
          "exit status: 0 done, 1 error (a missing or damaged checkpoint or dataset, an\n"

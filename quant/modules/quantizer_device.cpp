@@ -7,16 +7,18 @@
 
 namespace qgrad::quant {
 
+const char* gpu_quantizers_summary() {
+  return "every family's quantizers run there except histogram observers and calibrators, "
+         "NVIDIA's block formats (block_sizes) and learn_amax, and layers with an int32 bias";
+}
+
 void require_cpu_quantizer_input(const std::string& module, const Tensor& x) {
   QGRAD_CHECK(!x.defined() || x.device().is_cpu(), DeviceError, module,
-              ": this quantizer runs on the CPU only in this version (its family has no CUDA "
-              "kernels yet), got a tensor of shape ",
+              ": this quantizer runs on the CPU only in this version, got a tensor of shape ",
               x.shape(), " on ", x.device(),
-              "; keep the quantized model on the CPU (model->to(kCPU)), or quantize it with "
-              "torch_ao's min/max observers (fused or not), the nvidia family without blocks, "
-              "histograms or learn_amax, the lsq, pact, horizon or aimet families, "
-              "which run on "
-              "the GPU");
+              "; keep the quantized model on the CPU (model->to(kCPU)), or quantize it with a "
+              "recipe that runs on the GPU (",
+              gpu_quantizers_summary(), ")");
 }
 
 std::vector<std::string> quantizers_not_on(nn::Module& model, Device device) {

@@ -25,6 +25,11 @@ class RunsOn {
   virtual bool runs_on(Device device) const { return device.is_cpu(); }
 };
 
+/// What runs on a GPU so far, as errors and help texts say it: every family's quantizers but
+/// histogram observers and calibrators, NVIDIA's block formats (block_sizes) and learn_amax, and
+/// layers with an int32 bias.
+const char* gpu_quantizers_summary();
+
 /// Throws DeviceError naming `module` unless `x` is undefined or on the CPU.
 void require_cpu_quantizer_input(const std::string& module, const Tensor& x);
 
