@@ -13,6 +13,7 @@
 #include "core/tensor.h"
 #include "quant/horizon/horizon_fake_quantize_elem.h"
 #include "quant/horizon/horizon_qparams.h"
+#include "quant/qparams_view.h"
 
 namespace qgrad::horizon {
 
@@ -42,9 +43,7 @@ void run_scale_elem(const Tensor& x, const Tensor& s, QRange r, const Tensor& y,
 template <typename Map>
 void fake_quantize_scale_tensor(const Tensor& x, const Tensor& scale, std::int64_t axis,
                                 QRange range, RoundMode mode, const Tensor& y, const Tensor& mask) {
-  Shape along(static_cast<std::size_t>(x.dim()), 1);
-  if (axis >= 0) along[static_cast<std::size_t>(axis)] = scale.numel();
-  const Tensor s = scale.reshape(along).expand(x.shape());
+  const Tensor s = quant::qparams_along(scale, x, axis);
   QGRAD_DISPATCH_FLOAT(x.dtype(), "horizon.fake_quantize", [&] {
     if (mode == RoundMode::HalfToEven)
       run_scale_elem<Map, scalar_t, RoundMode::HalfToEven>(x, s, range, y, mask);

@@ -11,6 +11,7 @@
 #include "core/dtype.h"
 #include "core/map_outputs.h"
 #include "core/tensor.h"
+#include "quant/qparams_view.h"
 #include "quant/torch_ao/fake_quantize_elem.h"
 #include "quant/torch_ao/fused_obs_fake_quant_math.h"
 
@@ -42,10 +43,8 @@ void fake_quantize_qparams(const Tensor& x, const Tensor& scale, const Tensor& z
                            const Tensor& y, const Tensor& mask) {
   const char* op =
       axis < 0 ? "fake_quantize_per_tensor_affine" : "fake_quantize_per_channel_affine";
-  Shape along(static_cast<std::size_t>(x.dim()), 1);
-  if (axis >= 0) along[static_cast<std::size_t>(axis)] = scale.numel();
-  const Tensor s = scale.reshape(along).expand(x.shape());
-  const Tensor z = zero_point.reshape(along).expand(x.shape());
+  const Tensor s = quant::qparams_along(scale, x, axis);
+  const Tensor z = quant::qparams_along(zero_point, x, axis);
   QGRAD_DISPATCH_FLOAT(x.dtype(), op, [&] {
     using T = scalar_t;
     const T qmin = static_cast<T>(quant_min), qmax = static_cast<T>(quant_max);

@@ -11,6 +11,7 @@
 #include "core/dtype.h"
 #include "core/map_outputs.h"
 #include "core/tensor.h"
+#include "quant/qparams_view.h"
 #include "quant/torch_ao/fake_quantize_elem.h"
 
 namespace qgrad::ao {
@@ -36,10 +37,8 @@ void learnable_backward_operands(const Tensor& x, const Tensor& dy, const Tensor
                                  const Tensor& dzero_point) {
   const char* op = axis < 0 ? "_fake_quantize_learnable_per_tensor_affine backward"
                             : "_fake_quantize_learnable_per_channel_affine backward";
-  Shape along(static_cast<std::size_t>(x.dim()), 1);
-  if (axis >= 0) along[static_cast<std::size_t>(axis)] = scale.numel();
-  const Tensor s = scale.reshape(along).expand(x.shape());
-  const Tensor z = zero_point.reshape(along).expand(x.shape());
+  const Tensor s = quant::qparams_along(scale, x, axis);
+  const Tensor z = quant::qparams_along(zero_point, x, axis);
   QGRAD_DISPATCH_FLOAT(x.dtype(), op, [&] {
     using T = scalar_t;
     const LearnableGradOperandsElem<T> e{quant_min, quant_max, grad_factor, axis < 0};
