@@ -12,6 +12,7 @@
 #include "core/error.h"
 #include "core/shape.h"
 #include "deploy/common/bn_affine.h"
+#include "deploy/int8/convert_graph.h"
 #include "deploy/int8/int8_basic_block.h"
 #include "deploy/int8/int8_conv2d.h"
 #include "deploy/int8/int8_direct_conv2d.h"
@@ -20,6 +21,7 @@
 #include "deploy/int8/int8_linear.h"
 #include "deploy/int8/int8_max_pool2d.h"
 #include "deploy/int8/int8_quantize.h"
+#include "deploy/int8/layer_specs.h"
 #include "nn/models/basic_block.h"
 #include "nn/models/inverted_residual.h"
 #include "nn/modules/activation.h"
@@ -45,14 +47,7 @@ namespace qgrad::quant {
 
 namespace {
 
-constexpr const char kOp[] = "int8 convert";
-
-using Item = std::pair<std::string, std::shared_ptr<nn::Module>>;
-
-std::string describe(const Item& item) {
-  return item.first.empty() ? "the model (" + item.second->name() + ")"
-                            : "layer '" + item.first + "' (" + item.second->name() + ")";
-}
+using namespace convert_detail;
 
 // The children of nested Sequentials in forward order, with qualified names. An
 // InvertedResidual without a shortcut is a Sequential here (its "conv" in forward order).
@@ -65,173 +60,6 @@ void flatten_into(const nn::Module& module, const std::string& path, std::vector
     else
       out.emplace_back(name, c.value);
   }
-}
-
-template <typename T>
-bool is(const Item& item) {
-  return dynamic_cast<const T*>(item.second.get()) != nullptr;
-}
-
-bool skipped(const Item& item) {
-  return is<nn::Identity>(item) || is<nn::Dropout>(item);
-}
-
-bool is_quantized_layer(const Item& item) {
-  return is<QuantConv2d>(item) || is<QuantConvBn2d>(item) || is<QuantLinear>(item);
-}
-
-std::array<std::int64_t, 2> pair_of(const Shape& s, const std::string& where, const char* what) {
-  QGRAD_CHECK(s.size() == 1 || s.size() == 2, ValueError, kOp, ": ", where, ": ", what,
-              " must have 1 or 2 values, got ", shape_str(s));
-  return {s[0], s.size() == 1 ? s[0] : s[1]};
-}
-
-// The 8-bit parameters of a quantizer: deploy/common's, LSQ's learned affine grid included.
-quant::QdqParams params_of(const nn::UnaryModule& quantizer, const std::string& where) {
-  return quant::any_qdq_params(quantizer, kOp, where);
-}
-
-// The grid of a quantized layer's input quantizer.
-Int8Grid input_grid(const std::shared_ptr<nn::UnaryModule>& quantizer, const std::string& where) {
-  QGRAD_CHECK(quantizer != nullptr, ValueError, kOp, ": ", where,
-              " has no input quantizer: its float input cannot feed an int8 layer");
-  const std::string q = where + " input quantizer";
-  return Int8Grid::from_params(params_of(*quantizer, q), q);
-}
-
-// `q`, or a ValueError naming `where` when it is missing.
-const std::shared_ptr<nn::UnaryModule>& require_quantizer(const std::shared_ptr<nn::UnaryModule>& q,
-                                                          const std::string& where) {
-  QGRAD_CHECK(q != nullptr, ValueError, kOp, ": ", where,
-              " has no quantizer: a float input cannot feed an int8 layer");
-  return q;
-}
-
-// The input quantizer of a QuantConv2d / QuantConvBn2d / QuantLinear (null for anything else).
-std::shared_ptr<nn::UnaryModule> input_quantizer_of(const nn::Module& m) {
-  if (const auto* c = dynamic_cast<const QuantConv2d*>(&m)) return c->input_quantizer();
-  if (const auto* c = dynamic_cast<const QuantConvBn2d*>(&m)) return c->input_quantizer();
-  if (const auto* l = dynamic_cast<const QuantLinear*>(&m)) return l->input_quantizer();
-  return nullptr;
-}
-
-// A layer's weight on its int8 grid with one real scale per output channel (axis 0).
-struct IntWeight {
-  std::vector<std::int8_t> values;
-  std::vector<double> scale;
-};
-
-IntWeight int_weight(const std::shared_ptr<nn::UnaryModule>& quantizer, const Tensor& w,
-                     const std::string& where) {
-  const std::string q = where + " weight quantizer";
-  QGRAD_CHECK(quantizer != nullptr, ValueError, kOp, ": ", q,
-              " is missing: float weights cannot run in an int8 layer");
-  const quant::QdqParams p = params_of(*quantizer, q);
-  QGRAD_CHECK(!p.identity, ValueError, kOp, ": ", q,
-              " is disabled: float weights cannot run in an int8 layer");
-  QGRAD_CHECK(!p.is_uint8(), ValueError, kOp, ": ", q, ": the weight grid [", p.quant_min, ", ",
-              p.quant_max, "] is unsigned; oneDNN's int8 layers take int8 weights");
-  for (std::int32_t z : p.zero_point)
-    QGRAD_CHECK(z == 0, ValueError, kOp, ": ", q, ": weight zero point ", z,
-                " is not 0 (oneDNN's int8 layers take symmetric weights)");
-  const std::int64_t out = w.size(0);
-  QGRAD_CHECK(!p.axis || (*p.axis == 0 && static_cast<std::int64_t>(p.scale.size()) == out),
-              ValueError, kOp, ": ", q, ": per-channel weight scales must be along axis 0 (", out,
-              " output channels), got ", p.scale.size(), " along axis ", p.axis ? *p.axis : -1);
-  const std::vector<std::int32_t> ints = quant::quantize_weight(*quantizer, p, w, kOp, q);
-  IntWeight r;
-  r.values.assign(ints.begin(), ints.end());  // on [-128, 127]: qdq_params checked the grid
-  for (std::int64_t c = 0; c < out; ++c) r.scale.push_back(p.scale[p.axis ? c : 0]);
-  return r;
-}
-
-std::vector<double> bias_of(const Tensor& b, std::int64_t n, const std::string& where) {
-  if (!b.defined()) return std::vector<double>(static_cast<std::size_t>(n), 0.0);
-  QGRAD_CHECK(b.dim() == 1 && b.numel() == n, ShapeError, kOp, ": ", where, ": expected a bias of ",
-              n, " elements (one per output channel), got shape ", shape_str(b.shape()));
-  return b.detach().contiguous().to_vector<double>();
-}
-
-// The bias of a QuantConv2d / QuantLinear in real units. With its int32 bias on
-// (int32_bias.h): the integers q training added, as q * s_in * s_w[c] in double, the
-// accumulator unit the int8 layers divide by again (giving q to within double rounding).
-template <typename Layer>
-std::vector<double> real_bias(const Layer& l, std::int64_t n, float input_scale,
-                              const std::vector<double>& weight_scale, const std::string& where) {
-  std::vector<double> b = bias_of(l.bias(), n, where);
-  const std::optional<std::vector<float>> scale = layer_bias_grid(l, kOp, where);
-  if (!scale) return b;
-  const std::vector<std::int32_t> q = int32_bias_values(l.bias(), *scale);
-  for (std::int64_t c = 0; c < n; ++c)
-    b[c] = static_cast<double>(q[c]) * (static_cast<double>(input_scale) * weight_scale[c]);
-  return b;
-}
-
-// The int8 convolution of `conv` (QuantConv2d or QuantConvBn2d, folded) with `bn` (a float
-// BatchNorm2d after a QuantConv2d; null: none) folded into its output scales and bias.
-Int8Conv2dSpec conv_spec(const Item& conv_item, const Item* bn_item, bool relu,
-                         std::optional<Int8Grid> output) {
-  const std::string where = describe(conv_item);
-  std::shared_ptr<QuantConv2d> conv;
-  if (const auto* f = dynamic_cast<const QuantConvBn2d*>(conv_item.second.get()))
-    conv = fold_quant_conv_bn(*f);  // the folded weight, sharing the quantizers
-  else
-    conv = std::dynamic_pointer_cast<QuantConv2d>(conv_item.second);
-  QGRAD_CHECK(conv != nullptr, ValueError, kOp, ": ", where,
-              " is not a quantized convolution (QuantConv2d or QuantConvBn2d)");
-  const nn::Conv2dOptions& o = conv->options();
-  Int8Conv2dSpec s;
-  s.name = where;
-  s.in_channels = o.in_channels_;
-  s.out_channels = o.out_channels_;
-  s.groups = o.groups_;
-  s.kernel = pair_of(o.kernel_size_, where, "kernel_size");
-  s.stride = pair_of(o.stride_, where, "stride");
-  s.padding = pair_of(o.padding_, where, "padding");
-  s.dilation = pair_of(o.dilation_, where, "dilation");
-  s.input = input_grid(conv->input_quantizer(), where);
-  IntWeight w = int_weight(conv->weight_quantizer(), conv->weight(), where);
-  s.weight = std::move(w.values);
-  s.weight_scale = std::move(w.scale);
-  s.bias = real_bias(*conv, s.out_channels, s.input.scale, s.weight_scale, where);
-  if (bn_item != nullptr) {
-    // Float BN after the quantized conv: y = k * (conv + b) + c, so the per-channel scale of
-    // the integer accumulator gains k and the bias becomes k * b + c.
-    const auto& bn = dynamic_cast<const nn::BatchNorm2d&>(*bn_item->second);
-    const deploy::BnAffine a = deploy::bn_affine(bn, kOp, describe(*bn_item));
-    QGRAD_CHECK(static_cast<std::int64_t>(a.k.size()) == s.out_channels, ValueError, kOp, ": ",
-                describe(*bn_item), " has ", a.k.size(), " features but ", where, " has ",
-                s.out_channels, " output channels");
-    for (std::int64_t c = 0; c < s.out_channels; ++c) {
-      QGRAD_CHECK(a.k[c] != 0, ValueError, kOp, ": ", describe(*bn_item), ": channel ", c,
-                  " has gamma 0 (a constant channel has no int8 scale)");
-      s.weight_scale[c] *= a.k[c];
-      s.bias[c] = s.bias[c] * a.k[c] + a.c[c];
-    }
-  }
-  s.relu = relu;
-  s.output = output;
-  return s;
-}
-
-// A residual block's add (child "add" of the block at `path`) and its two input grids; ValueError
-// unless it is a QuantAdd with both input quantizers.
-struct ResidualAdd {
-  Item item;
-  Int8Grid input0, input1;
-};
-ResidualAdd residual_add(const std::string& path, const std::shared_ptr<nn::Add>& add) {
-  ResidualAdd r{{path + ".add", add}, {}, {}};
-  const auto* qa = dynamic_cast<const QuantAdd*>(add.get());
-  QGRAD_CHECK(qa != nullptr, ValueError, kOp, ": ", describe(r.item),
-              " is not quantized (a QuantAdd): the residual add cannot run in int8");
-  const std::string in0 = describe(r.item) + " input 0 quantizer";
-  const std::string in1 = describe(r.item) + " input 1 quantizer";
-  r.input0 =
-      Int8Grid::from_params(params_of(*require_quantizer(qa->input0_quantizer(), in0), in0), in0);
-  r.input1 =
-      Int8Grid::from_params(params_of(*require_quantizer(qa->input1_quantizer(), in1), in1), in1);
-  return r;
 }
 
 // The grid a residual block's input must be on: its conv1's input grid, which must equal the
@@ -272,7 +100,7 @@ class Converter {
       flatten_into(model, "", items_);
     else
       throw ValueError(std::string(kOp) + ": the model (" + model.name() +
-                       ") must be a Sequential of quantized layers");
+                       ") must be a Sequential or a Graph of quantized layers");
   }
 
   Int8Model run() {
@@ -365,19 +193,11 @@ class Converter {
     const Item& item = items_[i_];
     const std::string where = describe(item);
     std::size_t j = next(i_ + 1);
-    if (const auto* l = dynamic_cast<const QuantLinear*>(item.second.get())) {
-      Int8LinearSpec s;
-      s.name = where;
-      s.input = input_grid(l->input_quantizer(), where);
+    if (is<QuantLinear>(item)) {
+      const bool relu = j < items_.size() && is<nn::ReLU>(items_[j]);
+      if (relu) j = next(j + 1);
+      Int8LinearSpec s = linear_spec(item, relu, std::nullopt);
       enter(s.input, where);
-      s.in_features = l->options().in_features_;
-      s.out_features = l->options().out_features_;
-      IntWeight w = int_weight(l->weight_quantizer(), l->weight(), where);
-      s.weight = std::move(w.values);
-      s.weight_scale = std::move(w.scale);
-      s.bias = real_bias(*l, s.out_features, s.input.scale, s.weight_scale, where);
-      s.relu = j < items_.size() && is<nn::ReLU>(items_[j]);
-      if (s.relu) j = next(j + 1);
       s.output = consumer_grid(j);
       current_ = s.output;
       model_.append(std::make_unique<Int8Linear>(std::move(s)));
@@ -425,7 +245,7 @@ class Converter {
   // shortcut on its input 1 grid, the add (+ relu2) on the next consumer's grid.
   void basic_block(const Item& item, const nn::BasicBlock& b) {
     const std::string& path = item.first;
-    const ResidualAdd residual = residual_add(path, b.add());
+    const ResidualAdd residual = residual_add({path + ".add", b.add()});
     const Item& add_item = residual.item;
     const Int8Grid &g0 = residual.input0, &g1 = residual.input1;
     const Int8Grid in = block_input_grid(b, path);
@@ -501,7 +321,7 @@ class Converter {
   // input grid, must be on the add's input 1 grid; the add writes the next consumer's grid.
   void inverted_residual(const Item& item, const nn::InvertedResidual& b) {
     const std::string& path = item.first;
-    const ResidualAdd residual = residual_add(path, b.add());
+    const ResidualAdd residual = residual_add({path + ".add", b.add()});
     const Int8Grid &g0 = residual.input0, &g1 = residual.input1;
     const std::vector<Item> d = block_layers(b, path);
     const Int8Grid in = input_grid(input_quantizer_of(*d[0].second), describe(d[0]));
@@ -539,19 +359,6 @@ class Converter {
                                                          std::make_unique<Int8Add>(std::move(a))));
   }
 
-  static Int8MaxPool2dSpec pool_spec(const Item& item, const nn::MaxPool2d& p) {
-    const std::string where = describe(item);
-    const nn::MaxPool2dOptions& o = p.options();
-    Int8MaxPool2dSpec s;
-    s.name = where;
-    s.kernel = pair_of(o.kernel_size_, where, "kernel_size");
-    s.stride = pair_of(o.stride_.empty() ? o.kernel_size_ : o.stride_, where, "stride");
-    s.padding = pair_of(o.padding_, where, "padding");
-    s.dilation = pair_of(o.dilation_, where, "dilation");
-    s.ceil_mode = o.ceil_mode_;
-    return s;
-  }
-
   void max_pool(const Item& item, const nn::MaxPool2d& p) {
     model_.append(std::make_unique<Int8MaxPool2d>(pool_spec(item, p)));
   }
@@ -586,6 +393,8 @@ class Converter {
 }  // namespace
 
 Int8Model convert(const nn::Module& model, const ConvertOptions& options) {
+  if (const auto* g = dynamic_cast<const nn::Graph*>(&model))
+    return convert_detail::convert_graph(*g, options);
   return Converter(model, options).run();
 }
 

@@ -17,6 +17,12 @@
 // input is quantized by conv1's and the shortcut's quantizers, which must agree (they observe
 // the same tensor).
 //
+// An nn::Graph (an imported ONNX model) converts to an Int8Graph with the same layers over the
+// graph's values (convert_graph.cpp): each value is written on the grid of the quantizers that
+// read it, which must agree; a float BatchNorm2d, ReLU / ReLU6 or (after a direct convolution)
+// MaxPool2d is fused into the layer before it when it is that output's only reader; a QuantAdd
+// is an Int8Add (fuse_residual_sum does not apply).
+//
 // Maps to int8: torch.ao FakeQuantize / FusedMovingAvgObsFakeQuantize (quint8 or qint8 affine
 // per-tensor inputs, reduce_range included; qint8 symmetric weights, per channel or per tensor),
 // pytorch_quantization TensorQuantizer with static amax (int8 symmetric, amax / 127), LSQ /

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 #include <typeinfo>
+#include <unordered_map>
 
 #include "core/error.h"
 #include "core/shape.h"
@@ -17,6 +18,7 @@
 #include "nn/modules/conv.h"
 #include "nn/modules/dropout.h"
 #include "nn/modules/flatten.h"
+#include "nn/modules/graph.h"
 #include "nn/modules/identity.h"
 #include "nn/modules/linear.h"
 #include "nn/modules/pooling.h"
@@ -268,6 +270,40 @@ std::string ModuleLowering::lower_inverted_residual(const nn::Module& module,
   return b.add() ? lower_add(*b.add(), join(path, "add"), y, x) : y;
 }
 
+std::string ModuleLowering::lower_graph(const nn::Module& module, const std::string& path,
+                                        const std::string& x) {
+  const auto& g = dynamic_cast<const nn::Graph&>(module);
+  std::unordered_map<std::string, std::string> onnx_name{{g.input_name(), x}};
+  const auto& nodes = g.nodes();
+  std::vector<bool> folded(nodes.size(), false);
+  for (std::size_t i = 0; i < nodes.size(); ++i) {
+    if (folded[i]) continue;
+    const nn::Graph::Node& n = nodes[i];
+    const std::string node_path = join(path, n.name);
+    if (n.add != nullptr) {
+      onnx_name[n.output] =
+          lower_add(*n.add, node_path, onnx_name.at(n.inputs[0]), onnx_name.at(n.inputs[1]));
+      continue;
+    }
+    // A float Conv2d whose output only a BatchNorm2d reads: one Conv with the BN folded.
+    const std::vector<std::size_t> r = g.readers(n.output);
+    if (r.size() == 1 && n.output != g.output_name() &&
+        dynamic_cast<const nn::Conv2d*>(n.unary.get()) != nullptr &&
+        dynamic_cast<const nn::BatchNorm2d*>(nodes[r[0]].unary.get()) != nullptr) {
+      const nn::Graph::Node& bn = nodes[r[0]];
+      onnx_name[bn.output] =
+          lower_pair(n.unary, node_path, bn.unary, join(path, bn.name), onnx_name.at(n.inputs[0]));
+      folded[r[0]] = true;
+      continue;
+    }
+    onnx_name[n.output] = lower(*n.unary, node_path, onnx_name.at(n.inputs[0]));
+  }
+  const auto out = onnx_name.find(g.output_name());
+  QGRAD_CHECK(out != onnx_name.end(), ValueError, "ONNX export: ", describe_layer(module, path),
+              ": no node writes the output '", g.output_name(), "'");
+  return out->second;
+}
+
 std::string ModuleLowering::lower(const nn::Module& m, const std::string& path,
                                   const std::string& x) {
   const std::string where = describe_layer(m, path);
@@ -275,6 +311,7 @@ std::string ModuleLowering::lower(const nn::Module& m, const std::string& path,
   if (dynamic_cast<const nn::Sequential*>(&m)) return lower_sequential(m, path, x);
   if (dynamic_cast<const nn::BasicBlock*>(&m)) return lower_basic_block(m, path, x);
   if (dynamic_cast<const nn::InvertedResidual*>(&m)) return lower_inverted_residual(m, path, x);
+  if (dynamic_cast<const nn::Graph*>(&m)) return lower_graph(m, path, x);
   if (dynamic_cast<const nn::Identity*>(&m) || dynamic_cast<const nn::Dropout*>(&m)) return x;
   if (const auto* c = dynamic_cast<const nn::Conv2d*>(&m)) {
     const std::string w = g_.add_float(base + "_weight", floats(c->weight()), dims_of(c->weight()));
@@ -402,7 +439,7 @@ std::string ModuleLowering::lower(const nn::Module& m, const std::string& path,
   }
   throw ValueError(
       "ONNX export: " + where +
-      " has no ONNX mapping (the exporter knows Sequential, BasicBlock, InvertedResidual, "
+      " has no ONNX mapping (the exporter knows Sequential, BasicBlock, InvertedResidual, Graph, "
       "Conv2d, "
       "BatchNorm2d, Linear, ReLU, ReLU6, LeakyReLU, Sigmoid, Tanh, MaxPool2d, "
       "AvgPool2d, AdaptiveAvgPool2d(1), Flatten, Identity, Dropout, QuantConv2d, "

@@ -3,8 +3,10 @@
 // BasicBlock, is folded into its weight and bias), BatchNorm2d on its own (BatchNormalization),
 // Linear (Gemm), ReLU, ReLU6, LeakyReLU, Sigmoid, Tanh, MaxPool2d, AvgPool2d,
 // AdaptiveAvgPool2d(1) (GlobalAveragePool), Flatten(1, -1), Add, Identity and Dropout (dropped:
-// inference), Sequential, BasicBlock and InvertedResidual (MobileNetV2's; its grouped depthwise
-// convolution is a Conv with group, ReLU6 a Clip to [0, 6]). QAT layers (QuantConv2d,
+// inference), Sequential, BasicBlock, InvertedResidual (MobileNetV2's; its grouped depthwise
+// convolution is a Conv with group, ReLU6 a Clip to [0, 6]) and Graph (an imported model: its
+// nodes in run order over their named values, a Conv2d whose output only a BatchNorm2d reads
+// folded as in a Sequential). QAT layers (QuantConv2d,
 // QuantConvBn2d, QuantLinear, QuantAdd): QuantizeLinear / DequantizeLinear on each quantized
 // activation (a Clip first when the grid is narrower than int8 / uint8) and DequantizeLinear of
 // int8 / uint8 weight initializers; QuantConvBn2d exports its folded weight quantized as in
@@ -59,6 +61,7 @@ class ModuleLowering {
                                 const std::string& x);
   std::string lower_inverted_residual(const nn::Module& block, const std::string& path,
                                       const std::string& x);
+  std::string lower_graph(const nn::Module& graph, const std::string& path, const std::string& x);
   // The residual sum a + b of `add` (an Add, or a QuantAdd: Q/DQ on each input first).
   std::string lower_add(const nn::Add& add, const std::string& path, const std::string& a,
                         const std::string& b);

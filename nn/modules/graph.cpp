@@ -9,6 +9,19 @@
 
 namespace qgrad::nn {
 
+std::shared_ptr<Module> Graph::Node::module() const {
+  if (unary != nullptr) return unary;
+  return add;
+}
+
+std::vector<std::size_t> Graph::readers(const std::string& value) const {
+  std::vector<std::size_t> r;
+  for (std::size_t i = 0; i < nodes_.size(); ++i)
+    for (const std::string& in : nodes_[i].inputs)
+      if (in == value) r.push_back(i);
+  return r;
+}
+
 Graph::Graph(std::string input, std::string output)
     : UnaryModule("Graph"), input_(std::move(input)), output_(std::move(output)) {
   defined_.push_back(input_);

@@ -10,6 +10,7 @@
 /// inputs.
 #pragma once
 
+#include <cstddef>
 #include <memory>
 #include <string>
 #include <vector>
@@ -38,17 +39,26 @@ class Graph : public UnaryModule {
   /// The value forward returns.
   const std::string& output_name() const { return output_; }
 
- protected:
-  void on_replace_child(const std::string& name, const std::shared_ptr<Module>& module) override;
-
- private:
+  /// One node: the child it runs, the values it reads and the one it writes.
   struct Node {
     std::string name;
     std::vector<std::string> inputs;
     std::string output;
     std::shared_ptr<UnaryModule> unary;  // one of these two is set
     std::shared_ptr<Add> add;
+    /// The child module (unary or add).
+    std::shared_ptr<Module> module() const;
   };
+  /// The nodes in run order (for passes that follow the data flow: BN fusion, export, int8).
+  const std::vector<Node>& nodes() const { return nodes_; }
+  /// The indices of the nodes reading `value`, in run order (a node reading it twice is listed
+  /// twice).
+  std::vector<std::size_t> readers(const std::string& value) const;
+
+ protected:
+  void on_replace_child(const std::string& name, const std::shared_ptr<Module>& module) override;
+
+ private:
   // Sets node's module handle, checking that it takes node.inputs.size() inputs.
   static void bind(Node& node, const std::shared_ptr<Module>& module);
 

@@ -9,6 +9,7 @@
 #include "nn/modules/add.h"
 #include "nn/modules/batchnorm.h"
 #include "nn/modules/conv.h"
+#include "nn/modules/graph.h"
 #include "nn/modules/identity.h"
 #include "nn/modules/linear.h"
 #include "nn/modules/sequential.h"
@@ -32,7 +33,9 @@ std::string qualified(const std::string& prefix, const std::string& key) {
 
 // The children of `module` that are a Conv2d feeding a BatchNorm2d, as {conv key -> bn key}, where
 // the data flow is known: consecutive children of a Sequential, conv1/bn1 and conv2/bn2 of a
-// BasicBlock (its downsample is a Sequential). Other modules' forward is opaque: none.
+// BasicBlock (its downsample is a Sequential), a Graph's Conv2d node whose output only a
+// BatchNorm2d node reads (and the graph does not return). Other modules' forward is opaque:
+// none.
 std::map<std::string, std::string> conv_bn_pairs(const nn::Module& module) {
   std::map<std::string, std::string> pairs;
   const auto children = module.named_children();
@@ -49,6 +52,13 @@ std::map<std::string, std::string> conv_bn_pairs(const nn::Module& module) {
     for (const auto& [conv, bn] : {std::pair<std::string, std::string>{"conv1", "bn1"},
                                    std::pair<std::string, std::string>{"conv2", "bn2"}})
       if (is_pair(conv, bn)) pairs[conv] = bn;
+  } else if (const auto* g = dynamic_cast<const nn::Graph*>(&module)) {
+    const auto& nodes = g->nodes();
+    for (const nn::Graph::Node& n : nodes) {
+      const std::vector<std::size_t> r = g->readers(n.output);
+      if (r.size() == 1 && n.output != g->output_name() && is_pair(n.name, nodes[r[0]].name))
+        pairs[n.name] = nodes[r[0]].name;
+    }
   }
   return pairs;
 }
