@@ -2,10 +2,12 @@
 // with PyTorch 1.13 (opset 13): lenet5bn with its BatchNormalization nodes, resnet20 with BN
 // folded into conv biases and residual Adds, torchvision's MobileNetV2 at width 0.25 (grouped
 // convs, Clip as ReLU6) and a mix of the other operators (AveragePool, Clip as Hardtanh, MatMul +
-// Add, Dropout, Reshape, Gemm). Logits match PyTorch's within rtol 1e-4 and atol 1e-4 x max|logit|
-// (float32 sums in another order). Unsupported operators and attributes, hand-edited graphs and
-// files that are not ONNX are errors naming the node, the operator or attribute, or the file. An
-// imported model goes through quantize_model and one training step.
+// Add, Dropout, Reshape, Gemm), and full-size torchvision ResNet-18 and MobileNetV2 on a
+// 1x3x224x224 image, from structure-only files whose weights both sides compute
+// (support/synthetic_onnx_weights.h). Logits match PyTorch's within rtol 1e-4 and atol 1e-4 x
+// max|logit| (float32 sums in another order). Unsupported operators and attributes, hand-edited
+// graphs and files that are not ONNX are errors naming the node, the operator or attribute, or the
+// file. An imported model goes through quantize_model and one training step.
 #include <onnx/onnx_pb.h>
 
 #include <catch2/catch.hpp>
@@ -28,6 +30,7 @@
 #include "quant/modules/quant_linear.h"
 #include "quant/modules/quantize_model.h"
 #include "support/fixtures.h"
+#include "support/synthetic_onnx_weights.h"
 
 using namespace qgrad;
 using Catch::Matchers::Contains;
@@ -91,6 +94,35 @@ TEST_CASE("onnx import: PyTorch's exports compute PyTorch's logits", "[deploy][o
     CHECK(count<nn::Linear>(*model) == c.linears);
     NoGradGuard no_grad;
     const Tensor y = model->forward(load_npy(fixture(c.name + "_input.npy")));
+    qgrad_test::require_close(y, load_npy(fixture(c.name + "_logits.npy")), 1e-4, 1e-4, c.name,
+                              qgrad_test::kScaledAtol);
+  }
+}
+
+TEST_CASE("onnx import: full-size torchvision ResNet-18 and MobileNetV2 compute PyTorch's logits",
+          "[deploy][onnx_import]") {
+  struct Case {
+    std::string name;
+    int filled;  // float initializers of more than 64 elements (stored without data)
+    int convs, bns, adds, linears;
+  };
+  const Tensor x = load_npy(fixture("tv224_input.npy"));
+  for (const Case& c :
+       {Case{"resnet18", 82, 20, 20, 8, 1}, Case{"mobilenet_v2", 214, 52, 52, 10, 1}}) {
+    INFO(c.name);
+    const std::string path = fixture(c.name + "_structure.onnx");
+    // The committed file holds no weights: as it is, it is not a model.
+    CHECK_THROWS_WITH(deploy::import_onnx(path), Contains("holds 0 values"));
+    int filled = 0;
+    auto model = deploy::import_onnx_bytes(qgrad_test::filled_onnx_file(path, &filled), c.name);
+    CHECK(filled == c.filled);
+    model->eval();
+    CHECK(count<nn::Conv2d>(*model) == c.convs);
+    CHECK(count<nn::BatchNorm2d>(*model) == c.bns);
+    CHECK(count<nn::Add>(*model) == c.adds);
+    CHECK(count<nn::Linear>(*model) == c.linears);
+    NoGradGuard no_grad;
+    const Tensor y = model->forward(x);
     qgrad_test::require_close(y, load_npy(fixture(c.name + "_logits.npy")), 1e-4, 1e-4, c.name,
                               qgrad_test::kScaledAtol);
   }
