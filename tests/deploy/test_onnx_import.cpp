@@ -11,6 +11,7 @@
 #include <onnx/onnx_pb.h>
 
 #include <catch2/catch.hpp>
+#include <limits>
 #include <string>
 #include <vector>
 
@@ -160,6 +161,65 @@ TEST_CASE("onnx import: unsupported operators and attributes name the node",
   auto ok = deploy::import_onnx_bytes(conv_model("Conv", {1, 1, 1, 1}), "m");
   REQUIRE(ok->named_children().size() == 1);
   CHECK(ok->named_children().begin()->key == "layer_0_conv");
+}
+
+namespace {
+
+// conv_model's Conv followed by Clip (no min, max `hi`), the bound given by a Constant node.
+std::string clip_model(float hi) {
+  onnx::ModelProto model;
+  REQUIRE(model.ParseFromString(conv_model("Conv", {})));
+  auto* g = model.mutable_graph();
+  g->mutable_node(0)->set_output(0, "c");
+  auto* bound = g->add_node();
+  bound->set_name("bound");
+  bound->set_op_type("Constant");
+  bound->add_output("hi");
+  auto* value = bound->add_attribute();
+  value->set_name("value");
+  value->set_type(onnx::AttributeProto::TENSOR);
+  value->mutable_t()->set_data_type(onnx::TensorProto::FLOAT);
+  value->mutable_t()->add_float_data(hi);
+  auto* clip = g->add_node();
+  clip->set_name("clip");
+  clip->set_op_type("Clip");
+  for (const char* in : {"c", "", "hi"}) clip->add_input(in);
+  clip->add_output("y");
+  return model.SerializeAsString();
+}
+
+}  // namespace
+
+TEST_CASE("onnx import: a NaN or infinity in a weight or constant is an error naming it",
+          "[deploy][onnx_import]") {
+  onnx::ModelProto model;
+  REQUIRE(model.ParseFromString(conv_model("Conv", {})));
+  auto* w = model.mutable_graph()->mutable_initializer(0);
+  w->set_float_data(4, std::numeric_limits<float>::quiet_NaN());
+  CHECK_THROWS_WITH(deploy::import_onnx_bytes(model.SerializeAsString(), "'nan.onnx'"),
+                    Contains("import_onnx: 'nan.onnx': initializer 'w', read by ONNX node "
+                             "'layer.0/conv' (Conv), has a non-finite value (nan) at element 4"));
+  // The same in raw_data, as PyTorch writes weights.
+  std::vector<float> raw(w->float_data().begin(), w->float_data().end());
+  raw[4] = 0.5f;
+  raw[7] = -std::numeric_limits<float>::infinity();
+  w->clear_float_data();
+  w->set_raw_data(std::string(reinterpret_cast<const char*>(raw.data()), raw.size() * 4));
+  CHECK_THROWS_WITH(
+      deploy::import_onnx_bytes(model.SerializeAsString(), "'inf.onnx'"),
+      Contains("'inf.onnx': initializer 'w'") && Contains("non-finite value (-inf) at element 7"));
+  raw[7] = 0.5f;
+  w->set_raw_data(std::string(reinterpret_cast<const char*>(raw.data()), raw.size() * 4));
+  CHECK(
+      deploy::import_onnx_bytes(model.SerializeAsString(), "'ok.onnx'")->named_children().size() ==
+      1);
+  // A Constant node's value, named with its reader.
+  CHECK_THROWS_WITH(
+      deploy::import_onnx_bytes(clip_model(std::numeric_limits<float>::infinity()), "'c.onnx'"),
+      Contains("import_onnx: 'c.onnx': the value of ONNX node 'bound' (Constant), read by ONNX "
+               "node 'clip' (Clip), has a non-finite value (inf) at element 0"));
+  auto clipped = deploy::import_onnx_bytes(clip_model(6.0f), "'c.onnx'");
+  CHECK(count<nn::Hardtanh>(*clipped) == 1);  // no min: Hardtanh(-inf, 6)
 }
 
 TEST_CASE("onnx import: files that are not ONNX models are errors naming the file",
