@@ -7,6 +7,7 @@
 
 #include <onnx/onnx_pb.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <limits>
@@ -187,7 +188,12 @@ class Importer {
   Importer(const onnx::GraphProto& graph, std::string what) : g_(graph), what_(std::move(what)) {}
 
   std::shared_ptr<nn::Graph> run() {
-    for (const auto& t : g_.initializer()) constants_[t.name()] = read_tensor(t, what_);
+    for (const auto& node : g_.node())
+      for (const auto& in : node.input()) readers_.emplace(in, node_label(node));
+    for (const auto& t : g_.initializer()) {
+      constants_[t.name()] = read_tensor(t, what_);
+      check_finite(constants_[t.name()], "initializer '" + t.name() + "'", t.name());
+    }
     std::vector<std::string> inputs;
     for (const auto& in : g_.input())
       if (constants_.count(in.name()) == 0) inputs.push_back(in.name());
@@ -212,6 +218,17 @@ class Importer {
 
  private:
   using ModulePtr = std::shared_ptr<nn::Module>;
+
+  // A NaN or infinity in a weight would surface only as NaN outputs far from its cause (and a
+  // quantizer cannot represent it), so the import stops at the first one, naming where it is.
+  void check_finite(const Constant& c, const std::string& source, const std::string& value) const {
+    const auto bad =
+        std::find_if(c.floats.begin(), c.floats.end(), [](float v) { return !std::isfinite(v); });
+    const auto reader = readers_.find(value);
+    QGRAD_CHECK(bad == c.floats.end(), ValueError, "import_onnx: ", what_, ": ", source,
+                ", read by ", reader == readers_.end() ? std::string("no node") : reader->second,
+                ", has a non-finite value (", *bad, ") at element ", bad - c.floats.begin());
+  }
 
   const Constant* constant(const std::string& name) const {
     const auto it = constants_.find(name);
@@ -284,6 +301,7 @@ class Importer {
       QGRAD_CHECK(value != nullptr && value->has_t(), ValueError, "import_onnx: ", node_label(node),
                   ": only a 'value' tensor attribute is supported");
       constants_[output(node)] = read_tensor(value->t(), node_label(node));
+      check_finite(constants_[output(node)], "the value of " + node_label(node), output(node));
     } else if ((op == "Identity" || op == "Dropout") && node.input_size() >= 1 &&
                constant(node.input(0)) != nullptr) {
       attrs.get_float("ratio", 0.5f);  // Dropout before opset 12; no effect in inference
@@ -568,6 +586,7 @@ class Importer {
   std::shared_ptr<nn::Graph> graph_;
   std::map<std::string, Constant> constants_;
   std::map<std::string, int> uses_;
+  std::map<std::string, std::string> readers_;  // value -> label of the first node reading it
   std::map<std::string, PendingMatMul> pending_;
   std::map<std::string, PendingPad> pads_;
   std::set<std::string> names_;

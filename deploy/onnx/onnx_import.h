@@ -14,7 +14,8 @@
 // the node and its operator, and an attribute the mapping cannot honour (asymmetric pads,
 // ceil_mode, auto_pad, a transposed A, ...) one naming the node and the attribute: the result
 // is the file's model or an error, never a different model. A file that is not an ONNX model
-// (unparsable, truncated, no graph) is a ValueError naming the file.
+// (unparsable, truncated, no graph) is a ValueError naming the file, and so is a NaN or infinity
+// in an initializer or Constant (naming also the tensor, the node reading it and the element).
 #pragma once
 
 #include <memory>

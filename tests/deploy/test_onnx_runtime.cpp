@@ -2,7 +2,9 @@
 // own forward on the same inputs: the float zoo models (batch norm folded) and QDQ exports of QAT
 // models (lenet5bn, MobileNetV2-CIFAR). Hidden cases ([.ort]): ctest runs them through
 // tests/deploy/ort/install_ort.sh, which installs the runtime and reports Skipped when node, npm or
-// the registry is missing.
+// the registry is missing. Also ONNX import's side: full-size torchvision ResNet-18 and
+// MobileNetV2 files (gen_onnx_import.py's, weights filled in) in ONNX Runtime against the
+// imported qgrad model and PyTorch.
 #include <catch2/catch.hpp>
 
 #include <onnx/onnx_pb.h>
@@ -13,11 +15,15 @@
 #include <fstream>
 #include <iterator>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "deploy/onnx/onnx_export.h"
+#include "deploy/onnx/onnx_import.h"
 #include "deploy/test_models.h"
+#include "support/fixtures.h"
 #include "support/scratch_files.h"
+#include "support/synthetic_onnx_weights.h"
 #include "support/test_paths.h"
 
 using namespace qgrad;
@@ -44,13 +50,8 @@ std::vector<float> read_f32(const std::string& path) {
   return v;
 }
 
-// The model's logits for x from qgrad and from ONNX Runtime on its export.
-std::pair<std::vector<float>, std::vector<float>> both(nn::UnaryModule& model, const Tensor& x) {
-  qgrad_test::TempDir dir;
-  model.eval();
-  deploy::OnnxExportOptions options;
-  options.input_shape = {x.shape()[1], x.shape()[2], x.shape()[3]};
-  deploy::export_onnx(model, dir.file("m.onnx"), options);
+// ONNX Runtime's output for x from the model in dir's m.onnx (x.f32 and y.f32 are written there).
+std::vector<float> run_ort(const qgrad_test::TempDir& dir, const Tensor& x) {
   write_f32(dir.file("x.f32"), x.to_vector<float>());
   std::string dims;
   for (const std::int64_t d : x.shape()) dims += (dims.empty() ? "" : ",") + std::to_string(d);
@@ -59,8 +60,19 @@ std::pair<std::vector<float>, std::vector<float>> both(nn::UnaryModule& model, c
                           "' " + dims + " '" + dir.file("y.f32") + "'";
   INFO(cmd);
   REQUIRE(std::system(cmd.c_str()) == 0);
+  return read_f32(dir.file("y.f32"));
+}
+
+// The model's logits for x from qgrad and from ONNX Runtime on its export.
+std::pair<std::vector<float>, std::vector<float>> both(nn::UnaryModule& model, const Tensor& x) {
+  qgrad_test::TempDir dir;
+  model.eval();
+  deploy::OnnxExportOptions options;
+  options.input_shape = {x.shape()[1], x.shape()[2], x.shape()[3]};
+  deploy::export_onnx(model, dir.file("m.onnx"), options);
+  std::vector<float> ort = run_ort(dir, x);
   NoGradGuard no_grad;
-  return {model.forward(x).to_vector<float>(), read_f32(dir.file("y.f32"))};
+  return {model.forward(x).to_vector<float>(), std::move(ort)};
 }
 
 // The largest |ours - ort| / (1e-3 + |ours|).
@@ -187,5 +199,33 @@ TEST_CASE("ONNX Runtime: with the recipe's int32 bias, the optimized runtime add
     WARN("recipe " << recipe << ": largest logit difference " << c.worst << " (largest |logit| "
                    << c.range << ")");
     CHECK(c.worst <= 1e-5 * c.range);
+  }
+}
+
+// The other direction: PyTorch's exports of full-size torchvision resnet18() and mobilenet_v2()
+// (tests/fixtures/gen_onnx_import.py's structure-only files with their synthetic weights filled
+// in) in ONNX Runtime, against the model import_onnx makes of the same file and against PyTorch's
+// logits on the same 1x3x224x224 image.
+TEST_CASE(
+    "ONNX Runtime: imported full-size ResNet-18 and MobileNetV2 compute ONNX Runtime's logits",
+    "[.ort]") {
+  const Tensor x = qgrad_test::load_fixture("onnx_import", "tv224_input");
+  for (const char* name : {"resnet18", "mobilenet_v2"}) {
+    INFO("model " << name);
+    qgrad_test::TempDir dir;
+    const std::string path =
+        qgrad_test::fixture_path("onnx_import", std::string(name) + "_structure.onnx");
+    qgrad_test::write_bytes(dir.file("m.onnx"), qgrad_test::filled_onnx_file(path));
+    auto model = deploy::import_onnx(dir.file("m.onnx"));
+    model->eval();
+    const Tensor ort = from_vector(run_ort(dir, x), {x.shape()[0], 1000});
+    NoGradGuard no_grad;
+    const Tensor ours = model->forward(x);
+    const Tensor torch = qgrad_test::load_fixture("onnx_import", std::string(name) + "_logits");
+    const LogitAgreement c = compare_logits(ours.to_vector<float>(), ort.to_vector<float>(), 1000);
+    WARN(name << ": largest |qgrad - ORT| " << c.worst << " (largest |logit| " << c.range << ")");
+    // Float32 in other summation orders, as in the PyTorch comparison (test_onnx_import.cpp).
+    qgrad_test::require_close(ours, ort, 1e-4, 1e-4, "qgrad vs ORT", qgrad_test::kScaledAtol);
+    qgrad_test::require_close(ort, torch, 1e-4, 1e-4, "ORT vs PyTorch", qgrad_test::kScaledAtol);
   }
 }

@@ -24,6 +24,7 @@
 #include "ops/loss/loss.h"
 #include "ops/reduce/reduce.h"
 #include "ops/unary/unary.h"
+#include "support/hash_unit.h"
 
 using namespace qgrad;
 using qgrad_test::require_close;
@@ -36,25 +37,11 @@ Tensor load_zoo(const std::string& name) {
 
 constexpr std::int64_t kSampleLimit = 2048;  // gen_zoo.py's SAMPLE_LIMIT
 
-// gen_zoo.py's hash_unit: top 24 bits of splitmix64(i + (k + 1) * golden) / 2^24 (exact).
-std::vector<float> hash_unit(std::uint64_t k, std::int64_t n) {
-  std::vector<float> out(static_cast<std::size_t>(n));
-  const std::uint64_t base = (k + 1) * 0x9E3779B97F4A7C15ULL;
-  for (std::int64_t i = 0; i < n; ++i) {
-    std::uint64_t x = static_cast<std::uint64_t>(i) + base;
-    x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ULL;
-    x = (x ^ (x >> 27)) * 0x94D049BB133111EBULL;
-    x = x ^ (x >> 31);
-    out[static_cast<std::size_t>(i)] = static_cast<float>(x >> 40) * 0x1p-24f;
-  }
-  return out;
-}
-
 // gen_zoo.py's param_values (same float32 operations, each exact or correctly rounded).
 Tensor param_values(std::uint64_t k, const std::string& name, const Shape& shape) {
   std::int64_t n = 1;
   for (auto d : shape) n *= d;
-  std::vector<float> v = hash_unit(k, n);
+  std::vector<float> v = qgrad_test::hash_unit(k, n);
   for (float& e : v) e = e * 2.0f - 1.0f;
   if (shape.size() >= 2) {
     const float amp = static_cast<float>(std::sqrt(6.0 / static_cast<double>(n / shape[0])));
