@@ -21,16 +21,21 @@ TrainConfig float_checkpoint_config(const PretrainedFile& file, const std::strin
       throw IOError(op + ": the training config stored in checkpoint '" + file.path +
                     "' is invalid: " + e.what());
     }
-    if (!model.empty() && model != config.model)
+    const std::string held = config.onnx.empty() ? config.model : config.onnx;
+    if (!model.empty() && model != held)
       throw UsageError(op + ": --model " + model + " but checkpoint '" + file.path + "' holds a " +
-                       config.model + " model");
+                       held + " model");
   } else {
     if (model.empty())
       throw UsageError(op + ": '" + file.path +
                        "' has no stored training config (a plain state dict?): give --model "
-                       "NAME to say which model it holds");
+                       "NAME (a zoo model, or the FILE.onnx qgrad import read) to say which "
+                       "model it holds");
     try {
-      config = parse_train_config(nlohmann::json{{"model", model}});
+      // A path ending in .onnx names the ONNX file a state dict was imported from (qgrad import).
+      const bool onnx = model.size() > 5 && model.compare(model.size() - 5, 5, ".onnx") == 0;
+      config = parse_train_config(nlohmann::json{
+          {"model", onnx ? nlohmann::json{{"onnx", model}} : nlohmann::json(model)}});
     } catch (const UsageError& e) {
       throw UsageError(op + ": --model: " + std::string(e.what()));
     }

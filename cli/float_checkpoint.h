@@ -13,8 +13,9 @@
 
 namespace qgrad::cli {
 
-// `file` read with read_pretrained(path, op). `model` is the zoo model the user named (empty:
-// the checkpoint's own; required for a plain state dict, checked against a checkpoint's).
+// `file` read with read_pretrained(path, op). `model` is the zoo model the user named, or the
+// ONNX file (a path ending in ".onnx") a state dict was imported from (empty: the checkpoint's
+// own; required for a plain state dict, checked against a checkpoint's).
 // UsageError starting with `op` for a missing or mismatched model or a quantized checkpoint;
 // IOError for a stored config that does not parse. The result has no "quant" and no "resume".
 TrainConfig float_checkpoint_config(const PretrainedFile& file, const std::string& model,
@@ -22,9 +23,9 @@ TrainConfig float_checkpoint_config(const PretrainedFile& file, const std::strin
 
 // The float model a command reads, with the command's own overrides.
 struct FloatModelSource {
-  std::string checkpoint;       // required
-  std::string model;            // the zoo model of a plain state dict (checked otherwise)
-  std::string data_dir;         // empty: the float run's data.dir
+  std::string checkpoint;  // required
+  std::string model;       // the zoo model or FILE.onnx of a plain state dict (checked otherwise)
+  std::string data_dir;    // empty: the float run's data.dir
   std::int64_t batch_size = 0;  // calibration batch size; 0: the float run's
   std::int64_t threads = 0;     // 0: every core
 

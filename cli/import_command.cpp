@@ -33,6 +33,10 @@ std::string import_usage() {
          "                              statistic as \"<node>.<name>\", with the node names\n"
          "                              sanitized to letters, digits and '_' (required)\n"
          "\n"
+         "The weights go with the same ONNX file afterwards: qgrad ptq / sensitivity /\n"
+         "autoquant --checkpoint WEIGHTS.safetensors --model MODEL.onnx, or a train config\n"
+         "with \"model\": {\"onnx\": \"MODEL.onnx\"} (which imports the file itself).\n"
+         "\n"
          "exit status: 0 done, 1 error (a missing or malformed file, an unsupported operator\n"
          "or attribute, an unwritable path), 2 bad usage\n";
 }

@@ -66,7 +66,10 @@ std::string run_description(const std::string& folder, std::ostream& out) {
   if (!fs::exists(path)) return "";
   try {
     const nlohmann::json c = parse_json(read_file(path, "run config", kMaxResultBytes), path);
-    const std::string model = c.value("model", std::string("?"));
+    const auto m = c.find("model");
+    const std::string model = m != c.end() && m->is_object()
+                                  ? m->value("onnx", std::string("?"))  // an imported model
+                                  : c.value("model", std::string("?"));
     const auto quant = c.find("quant");
     if (quant == c.end() || quant->is_null()) return model + ", float";
     return model + ", QAT " + quant->value("family", std::string("?"));

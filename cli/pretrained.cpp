@@ -26,6 +26,7 @@ void read_stored_config(const serialize::Checkpoint& c, PretrainedFile& file) {
   file.config = saved;
   const nlohmann::json model = saved.value("model", nlohmann::json());
   if (model.is_string()) file.model = model.get<std::string>();
+  // An imported model ({"onnx": FILE}) has no zoo name: its state dict's keys decide.
   file.quant = stored_recipe(saved, file.op, file.path);
 }
 

@@ -280,7 +280,17 @@ std::vector<std::string> model_names() {
 TrainConfig parse_train_config(const nlohmann::json& json) {
   ConfigReader r(json, "");
   TrainConfig c;
-  c.model = r.choice("model", c.model, model_names());
+  if (r.has("model") && json.at("model").is_object()) {
+    ConfigReader m = r.object("model");
+    c.onnx = m.string("onnx", "");
+    if (c.onnx.empty())
+      m.fail("onnx", "is required in a model object (\"model\": {\"onnx\": \"FILE.onnx\"})");
+    m.finish();
+    c.model = std::filesystem::path(c.onnx).stem().string();
+    if (c.model.empty()) c.model = "onnx";
+  } else {
+    c.model = r.choice("model", c.model, model_names());
+  }
   c.epochs = r.integer("epochs", c.epochs, 1, kMaxEpochs);
   c.batch_size = r.integer("batch_size", c.batch_size, 1, kMaxBatchSize);
   c.eval_batch_size = r.integer("eval_batch_size", c.eval_batch_size, 1, kMaxBatchSize);
@@ -404,7 +414,7 @@ nlohmann::json to_json(const TrainConfig& c) {
     data["num_classes"] = c.data.num_classes;
   }
   return json{
-      {"model", c.model},
+      {"model", c.onnx.empty() ? json(c.model) : json{{"onnx", c.onnx}}},
       {"epochs", c.epochs},
       {"batch_size", c.batch_size},
       {"eval_batch_size", c.eval_batch_size},
@@ -438,7 +448,9 @@ const std::vector<ConfigKeyDoc>& train_config_keys() {
   static const std::vector<ConfigKeyDoc> keys{
       {"model", "\"lenet5bn\"",
        "\"lenet5bn\", \"vggfm\", \"resnet20\", \"resnet32\", \"resnet56\", \"resnet18\", "
-       "\"resnet18_cifar\", \"mobilenet_v2\" or \"mobilenet_v2_cifar\""},
+       "\"resnet18_cifar\", \"mobilenet_v2\" or \"mobilenet_v2_cifar\"; or {\"onnx\": "
+       "\"FILE.onnx\"}, a float CNN exported to ONNX (qgrad help import lists the operators), "
+       "imported with its weights as the initialisation"},
       {"epochs", "3", "training epochs (integer in [1, 100000])"},
       {"batch_size", "128",
        "training batch size (integer in [1, 1e9]; a warning when larger than the training set, "

@@ -125,7 +125,11 @@ constexpr std::int64_t kMaxImageSize = 4096;
 constexpr std::int64_t kMaxWorkers = 256;
 
 struct TrainConfig {
+  // The zoo model's name, or for an imported model the ONNX file's stem ("resnet18").
   std::string model = "lenet5bn";
+  // "model": {"onnx": FILE}: the float model imported from this ONNX file (deploy::import_onnx,
+  // its weights the initialisation, the seed unused for it); empty: the zoo's `model`.
+  std::string onnx;
   std::int64_t epochs = 3;
   std::int64_t batch_size = 128;
   std::int64_t eval_batch_size = 1000;

@@ -11,6 +11,7 @@
 #include <thread>
 
 #include "cli/dataset_factory.h"
+#include "cli/onnx_model.h"
 #include "cli/usage_error.h"
 #include "distributed/init.h"
 #include "nn/data/resize_transforms.h"
@@ -90,6 +91,7 @@ bool background_loading(const TrainConfig& config) {
 
 std::shared_ptr<nn::UnaryModule> build_model(const TrainConfig& config) {
   const DataShape shape = data_shape(config.data);
+  if (!config.onnx.empty()) return onnx_model(config, shape);
   return nn::make_model(config.model, static_cast<std::uint64_t>(config.seed), shape.image,
                         shape.num_classes);
 }

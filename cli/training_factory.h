@@ -27,7 +27,7 @@ int use_compute_threads(const TrainConfig& config);
 bool background_loading(const TrainConfig& config);
 
 // The model `config.model` for the data's input shape and class count (data_shape), initialised
-// from `config.seed`, on the CPU.
+// from `config.seed`, on the CPU; or the model imported from `config.onnx` (onnx_model.h).
 std::shared_ptr<nn::UnaryModule> build_model(const TrainConfig& config);
 
 // Training transforms: augmentation (image_folder: RandomResizedCrop to data.image_size, or its

@@ -41,11 +41,11 @@ class Graph : public UnaryModule {
 
   /// One node: the child it runs, the values it reads and the one it writes.
   struct Node {
-    std::string name;
-    std::vector<std::string> inputs;
-    std::string output;
-    std::shared_ptr<UnaryModule> unary;  // one of these two is set
-    std::shared_ptr<Add> add;
+    std::string name;                    ///< the child's name
+    std::vector<std::string> inputs;     ///< the values it reads (one, or two for an Add)
+    std::string output;                  ///< the value it writes
+    std::shared_ptr<UnaryModule> unary;  ///< the child when it reads one value, else null
+    std::shared_ptr<Add> add;            ///< the child when it reads two values, else null
     /// The child module (unary or add).
     std::shared_ptr<Module> module() const;
   };
