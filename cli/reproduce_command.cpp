@@ -13,9 +13,11 @@
 #include <sstream>
 
 #include "cli/command_options.h"
+#include "cli/device_option.h"
 #include "cli/interrupted.h"
 #include "cli/plot_command.h"
 #include "cli/ptq_command.h"
+#include "cli/ptq_recipe.h"
 #include "cli/reproduce_cells.h"
 #include "cli/train_command.h"
 #include "cli/train_config.h"
@@ -83,6 +85,8 @@ json cell_settings(const ReproduceOptions& o, const ReproduceCell& cell) {
   if (cell.method != "float") s["float_epochs"] = o.epochs;
   if (!cell.quant.is_null()) s["quant"] = cell.quant;
   if (!cell.ptq_method.empty()) s["ptq_method"] = cell.ptq_method;
+  // Another device gives other float rounding (older records, all on the CPU, stay valid).
+  if (o.device != "cpu") s["device"] = o.device;
   return s;
 }
 
@@ -123,10 +127,34 @@ json train_config_json(const ReproduceOptions& o, const std::string& model, std:
             {"schedule", {{"name", "cosine"}}},
             {"output", {{"dir", dir.string()}, {"progress", "off"}}}};
   if (o.threads > 0) c["threads"] = o.threads;
+  if (o.device != "cpu") c["device"] = o.device;
   if (const json d = data_json(o); !d.empty()) c["data"] = d;
   // An unfinished run goes on from where it stopped.
   if (fs::exists(dir / "last.safetensors")) c["resume"] = (dir / "last.safetensors").string();
   return c;
+}
+
+// --device: every selected cell's quantizers run there (as train and ptq check them) and the
+// device is visible, before any cell runs; a UsageError naming the cell otherwise.
+void require_cells_run_on(const ReproduceOptions& o, const std::vector<ReproduceCell>& cells) {
+  const std::string what = "reproduce: --device " + o.device;
+  const Device device = parse_device("reproduce: --device", o.device);
+  if (device.is_cpu()) return;
+  for (const std::string& model : o.models) {
+    const TrainConfig config = parse_train_config(train_config_json(o, model, 0, o.out));
+    for (const ReproduceCell& cell : cells) {
+      if (cell.quant.is_null()) continue;
+      PtqRecipeOptions r;
+      r.command = "reproduce";
+      r.recipe = cell.quant.dump();
+      r.method = cell.ptq_method;
+      const quant::QuantRecipe recipe =
+          cell.method == "ptq" ? ptq_recipe(r) : quant::QuantRecipe::from_json(cell.quant);
+      require_recipe_runs_on(what + " (cell " + cell.id + ", " + model + ")", device, config,
+                             recipe);
+    }
+  }
+  require_visible(what, device);
 }
 
 // Runs one cell into `dir` (its log in dir/log.txt) and returns its test accuracy.
@@ -144,6 +172,7 @@ double run_cell(const ReproduceOptions& o, const ReproduceCell& cell, const std:
     p.source.data_dir = o.data_dir;
     p.source.batch_size = o.batch_size;
     p.source.threads = o.threads;
+    p.device = o.device;
     return run_ptq(p, log).quantized.accuracy;
   }
   json c = train_config_json(o, model, seed, dir);
@@ -275,6 +304,7 @@ ResultsFile run_reproduce(const ReproduceOptions& o, std::ostream& out) {
   // Every other cell starts from the FP32 model, so FP32 is always run.
   if (std::none_of(cells.begin(), cells.end(), [](const auto& c) { return c.method == "float"; }))
     cells.insert(cells.begin(), reproduce_cells().front());
+  require_cells_run_on(o, cells);
   const fs::path root(o.out);
   fs::create_directories(root);
 
@@ -364,7 +394,7 @@ std::string reproduce_usage() {
          "                       [--cells ID,...] [--quick] [--out DIR] [--dataset D]\n"
          "                       [--data-dir DIR]\n"
          "                       [--threads N] [--batch-size N] [--calibration-batches N]\n"
-         "                       [--no-plots]\n"
+         "                       [--device D] [--no-plots]\n"
          "\n"
          "Trains FP32 models, quantizes them post-training and fine-tunes them with QAT recipes,\n"
          "and writes the paper table: DIR/results.md, DIR/results.json and pictures. Every cell\n"
@@ -386,6 +416,9 @@ std::string reproduce_usage() {
          "  --threads N        CPU threads (default: all cores)\n"
          "  --batch-size N     training and calibration batch size (default 128)\n"
          "  --calibration-batches N  PTQ calibration batches (default 8)\n"
+         "  --device D         cpu (default), cuda or cuda:N: where every cell trains and\n"
+         "                     calibrates (each cell's quantizers must run there: checked\n"
+         "                     before any cell runs)\n"
          "  --no-plots         skip the pictures\n"
          "\n"
          "exit status: 0 done, 1 error, 2 bad usage\n";
@@ -395,7 +428,7 @@ int reproduce_command(const std::vector<std::string>& args, std::ostream& out) {
   const auto options = parse_command_options(
       "reproduce", args,
       {"--models", "--seeds", "--epochs", "--qat-epochs", "--cells", "--out", "--dataset",
-       "--data-dir", "--threads", "--batch-size", "--calibration-batches"},
+       "--data-dir", "--threads", "--batch-size", "--calibration-batches", "--device"},
       nullptr, {"--quick", "--no-plots"});
   if (!options) {
     out << reproduce_usage();
@@ -437,6 +470,10 @@ int reproduce_command(const std::vector<std::string>& args, std::ostream& out) {
       o.batch_size = parse_int_option("reproduce", name, value, 1, 1 << 20);
     if (name == "--calibration-batches")
       o.calibration_batches = parse_int_option("reproduce", name, value, 1, 1000000);
+    if (name == "--device") {
+      parse_device("reproduce: --device", value);  // a bad name is a usage error before any work
+      o.device = value;
+    }
   }
   if (quick) {
     if (!models_given) o.models = {"lenet5bn"};

@@ -33,6 +33,7 @@ struct ReproduceOptions {
   std::int64_t threads = 0;  // 0: every core
   std::int64_t batch_size = 128;
   std::int64_t calibration_batches = 8;  // PTQ
+  std::string device = "cpu";            // where every cell trains or calibrates (cuda, cuda:N)
   bool plots = true;
   // Passed to each training cell's run_training: true stops it as Ctrl-C does (tests).
   StopRequest stop_training = nullptr;

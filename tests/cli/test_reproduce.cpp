@@ -16,6 +16,7 @@
 #include "cli/results_file.h"
 #include "cli/usage_error.h"
 #include "cli_test_helpers.h"
+#include "core/device.h"
 #include "core/file_io.h"
 #include "core/json_parse.h"
 #include "support/cifar_files.h"
@@ -194,6 +195,11 @@ TEST_CASE("reproduce: bad arguments exit 2 before anything runs", "[cli][reprodu
       {{"--epochs", "0"}, "--epochs must be an integer in [1, 100000], got '0'"},
       {{"--quick=yes"}, "--quick takes no value"},
       {{"--frobnicate", "1"}, "unknown argument '--frobnicate'"},
+      {{"--device", "gpu"}, "--device: Device::parse: expected 'cpu', 'cuda' or 'cuda:N'"},
+      // A cell whose quantizers are CPU-only is refused on the GPU, with or without one here.
+      {{"--device", "cuda", "--quick", "--cells", "ptq_int8_entropy"},
+       "--device cuda (cell ptq_int8_entropy, lenet5bn): the \"quant\" recipe gives quantizers "
+       "that run on the CPU only"},
   };
   for (const auto& [args, message] : cases) {
     std::vector<std::string> full{"reproduce", "--out", tmp.file("out")};
@@ -220,6 +226,14 @@ TEST_CASE("reproduce: bad arguments exit 2 before anything runs", "[cli][reprodu
     const std::string md = read_file(tmp.file("quick/results.md"), "test");
     CHECK_THAT(md, Catch::Contains("--epochs 2 --qat-epochs 1 --cells fp32,lsq_w4a4"));
     CHECK(std::filesystem::exists(tmp.file("quick/lenet5bn/seed0/fp32/metrics.jsonl")));
+  }
+  if (!cuda_is_available()) {
+    std::ostringstream o, e;
+    CHECK(run_command_line({"reproduce", "--quick", "--device", "cuda", "--data-dir",
+                            tmp.file("data"), "--out", tmp.file("gpu")},
+                           o, e) == 2);
+    CHECK_THAT(e.str(), Catch::Contains("is not available"));
+    CHECK_FALSE(std::filesystem::exists(tmp.file("gpu")));
   }
   std::ostringstream out, err;
   CHECK(run_command_line({"reproduce", "--help"}, out, err) == 0);
