@@ -38,14 +38,18 @@ enum class CheckedParameter : std::int32_t {
   Amax = 5,
   UnsignedInput = 6,
   Scale = 7,
-  Offset = 8
+  Offset = 8,
+  ClipWidth = 9,
+  ClipMin = 10,
+  ClipMax = 11
 };
 enum class ParameterRule : std::int32_t {
   FiniteAndPositive = 0,
   Finite = 1,
   NonZero = 2,
   FiniteAndNonNegative = 3,
-  NonNegative = 4
+  NonNegative = 4,
+  NotNaN = 5
 };
 
 // What a ParameterRule asks, as errors say it ("must be finite and > 0").
@@ -61,6 +65,8 @@ inline const char* parameter_rule_text(ParameterRule r) {
       return "must be finite and >= 0";
     case ParameterRule::NonNegative:
       return "must be >= 0";
+    case ParameterRule::NotNaN:
+      return "must not be NaN";
   }
   return "is unusable";
 }
@@ -86,6 +92,12 @@ inline const char* checked_parameter_name(CheckedParameter p) {
       return "scale";
     case CheckedParameter::Offset:
       return "offset";
+    case CheckedParameter::ClipWidth:
+      return "cmax - cmin";
+    case CheckedParameter::ClipMin:
+      return "cmin";
+    case CheckedParameter::ClipMax:
+      return "cmax";
   }
   return "a parameter";
 }

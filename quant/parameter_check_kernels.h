@@ -1,5 +1,6 @@
 // The check of a quantizer's parameter values (PACT's alpha, LSQ's step size and offset, DoReFa's
-// max|tanh(w)|, QuantConvBn2d's folded batch-norm factor, an NVIDIA amax) and of an unsigned
+// max|tanh(w)|, QuantConvBn2d's folded batch-norm factor, an NVIDIA amax, the learnable clip's
+// bounds) and of an unsigned
 // quantizer's input as a kernel, so that a GPU checks them where they live: on the CPU a
 // ValueError now, on a GPU recorded in the device's deferred-error slot and thrown at the host's
 // next wait (core/cuda_deferred_error.h), so a training step makes the host wait nowhere.
@@ -12,7 +13,8 @@
 
 namespace qgrad::quant {
 
-// Whether a value keeps `rule` (NaN never does; infinities only NonZero and NonNegative).
+// Whether a value keeps `rule` (NaN never does; infinities only NonZero, NonNegative and
+// NotNaN).
 QGRAD_HD_INLINE bool parameter_usable(double v, ParameterRule rule) {
   const bool finite = v - v == 0;
   switch (rule) {
@@ -26,6 +28,8 @@ QGRAD_HD_INLINE bool parameter_usable(double v, ParameterRule rule) {
       return finite && v >= 0;
     case ParameterRule::NonNegative:
       return v >= 0;
+    case ParameterRule::NotNaN:
+      return v == v;
   }
   return false;
 }
@@ -37,7 +41,8 @@ using CheckParameterKernel = void(const char* op, CheckedParameter which, Parame
                                   const Tensor& values);
 inline constexpr KernelTableKey<CheckParameterKernel> kCheckParameterKernels{
     "quant.check_parameter",
-    "pact_clip pact_quantize lsq_quantize lsq_plus_quantize dorefa_quantize_weight"};
+    "pact_clip pact_quantize lsq_quantize lsq_plus_quantize dorefa_quantize_weight "
+    "learnable_clip"};
 
 void register_parameter_check_cpu_kernels(KernelRegistry& r);
 void register_parameter_check_cuda_kernels(KernelRegistry& r);

@@ -2,8 +2,6 @@
 // backward rule.
 #include "quant/learnable/learnable_clip.h"
 
-#include <cmath>
-
 #include "core/autograd/function.h"
 #include "core/factory.h"
 #include "ops/binary/binary.h"
@@ -11,6 +9,7 @@
 #include "ops/reduce/reduce.h"
 #include "ops/unary/unary.h"
 #include "quant/learnable/learnable_clip_kernels.h"
+#include "quant/parameter_check_kernels.h"
 #include "quant/torch_ao/qparam_checks.h"
 
 namespace qgrad::learnable {
@@ -22,16 +21,22 @@ Tensor learnable_clip(const Tensor& x, const Tensor& cmin, const Tensor& cmax) {
       kernel_table(kLearnableClipForwardKernels);
   const char* op = "learnable_clip";
   require_floating(op, "input", x);
-  // The device check comes before the bounds are read on the host.
   LearnableClipForwardKernel& forward = table(op, x);
   check_broadcast_param(op, "cmin", cmin, x);
   check_broadcast_param(op, "cmax", cmax, x);
-  const std::vector<double> lo = cmin.to_vector<double>(), hi = cmax.to_vector<double>();
-  for (double v : lo) QGRAD_CHECK(!std::isnan(v), ValueError, op, ": cmin must not be NaN");
-  for (double v : hi) QGRAD_CHECK(!std::isnan(v), ValueError, op, ": cmax must not be NaN");
-  if (lo.size() == 1 && hi.size() == 1)
-    QGRAD_CHECK(lo[0] <= hi[0], ValueError, op, ": cmin (", lo[0], ") must not exceed cmax (",
-                hi[0], ")");
+  // Checked where the bounds live (a GPU reports at the host's next wait): scalar bounds by
+  // their width in double (NaN in either, or cmin > cmax, fails), tensor bounds each for NaN.
+  static const KernelTable<quant::CheckParameterKernel>& checks =
+      kernel_table(quant::kCheckParameterKernels);
+  if (cmin.numel() == 1 && cmax.numel() == 1) {
+    const Tensor width = sub(cmax.detach().to(DType::Float64), cmin.detach().to(DType::Float64));
+    checks(op, width)(op, CheckedParameter::ClipWidth, ParameterRule::NonNegative, width);
+  } else {
+    checks(op, cmin)(op, CheckedParameter::ClipMin, ParameterRule::NotNaN,
+                     cmin.detach().contiguous());
+    checks(op, cmax)(op, CheckedParameter::ClipMax, ParameterRule::NotNaN,
+                     cmax.detach().contiguous());
+  }
   Tensor y = empty(x.shape(), TensorOptions().dtype(x.dtype()).device(x.device()));
   forward(x, cmin.detach().expand(x.shape()), cmax.detach().expand(x.shape()), y);
   if (!needs_grad({x, cmin, cmax})) return y;

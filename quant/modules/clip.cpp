@@ -6,7 +6,6 @@
 #include "core/autograd/grad_mode.h"
 #include "core/factory.h"
 #include "quant/learnable/learnable_clip.h"
-#include "quant/modules/quantizer_device.h"
 
 namespace qgrad::quant {
 
@@ -25,7 +24,6 @@ Clip::Clip(double clip_value_min, double clip_value_max, bool learn) : nn::Unary
 }
 
 Tensor Clip::forward(const Tensor& x) {
-  require_cpu_quantizer_input(name(), x);
   return learnable::learnable_clip(x, min_, max_);
 }
 

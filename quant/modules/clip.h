@@ -4,7 +4,8 @@
 /// scalars; forward is learnable_clip (quant/learnable/learnable_clip.h): y = clamp(x, min, max)
 /// computed as the reference's torch.min/torch.max (a tie returns the bound), with PACT gradients
 /// for both bounds (dmin = sum of dy where x <= min, dmax = sum of dy where x >= max, dx = dy *
-/// mask as a float multiply, so a masked element keeps the sign of dy on its zero).
+/// mask as a float multiply, so a masked element keeps the sign of dy on its zero). Runs on the
+/// CPU and on CUDA (the bounds stay on the device; their checks are a kernel).
 #pragma once
 
 #include <string>
@@ -21,6 +22,8 @@ class Clip : public nn::UnaryModule, public RunsOn {
   Clip(double clip_value_min, double clip_value_max, bool learn = true);
 
   Tensor forward(const Tensor& x) override;
+  /// Every device with learnable_clip kernels: the CPU and CUDA.
+  bool runs_on(Device device) const override { return device.is_cpu() || device.is_cuda(); }
   /// max(-min, max), differentiable in both bounds.
   Tensor amax() const;
   /// Sets the bounds to (clip_value_min, clip_value_max) (no gradient recorded); a TensorQuantizer

@@ -50,7 +50,7 @@ nlohmann::json main_job_recipe() {
 // (torch_ao_default), FakeQuantize with moving-average min/max observers (the recipe of
 // configs/lenet5bn_qat.json, qgrad's main job), Horizon's, LearnableFakeQuantize (LSQ with its
 // initialisation from the first batch, and LSQ+ with a learned zero point), PACT with DoReFa
-// weights, NVIDIA's TensorQuantizer (int8 and FP8), and torch_ao's conv + batch norm folded for
+// weights, NVIDIA's TensorQuantizer (int8, FP8, learn_amax), and torch_ao's conv + batch norm folded for
 // QAT (QuantConvBn2d).
 const std::vector<std::pair<std::string, nlohmann::json>>& gpu_recipes() {
   static const std::vector<std::pair<std::string, nlohmann::json>> r = {
@@ -61,6 +61,8 @@ const std::vector<std::pair<std::string, nlohmann::json>>& gpu_recipes() {
       {"pact_w4a4", quant::named_recipe("pact_w4a4").recipe},
       {"nvidia_int8", quant::named_recipe("nvidia_int8").recipe},
       {"fp8_e4m3", quant::named_recipe("fp8_e4m3").recipe},
+      {"nvidia with learn_amax (the Clip's bounds learned)",
+       nlohmann::json{{"family", "nvidia"}, {"input", {{"learn_amax", true}}}}},
       {"torch_ao with fuse_bn (QuantConvBn2d)",
        nlohmann::json{{"family", "torch_ao"}, {"fuse_bn", true}}},
       {"lsq+ (learned zero point, per-channel weights)",

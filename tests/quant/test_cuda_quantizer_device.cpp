@@ -1,8 +1,8 @@
 // The quantizers on a GPU tensor (part of test_gpu, Skipped without a GPU): every quantized model
 // of every named recipe, moved to the GPU, either runs there, when quantizers_not_on() finds
-// nothing to refuse (torch_ao_default, the fused observer), or stops at its first quantizer with
+// nothing to refuse (every named recipe since 2026-11-28), or stops at its first quantizer with
 // a DeviceError naming it, never a host read of device memory. So the command-line check and the
-// modules' own agree.
+// modules' own agree; a CPU-only recipe (histogram calibration) is refused the same way.
 #include <catch2/catch.hpp>
 
 #include "core/factory.h"
@@ -30,5 +30,12 @@ TEST_CASE("cuda quantizers: a quantized model on the GPU runs or is a DeviceErro
     CHECK_THROWS_AS(model->forward(x), DeviceError);
     CHECK_THROWS_WITH(model->forward(x), Catch::Contains("runs on the CPU only"));
   }
-  CHECK(runs == 1);  // torch_ao_default
+  CHECK(runs == quant::named_recipes().size());  // quant.named_recipes's CPU test says so too
+  auto hist = nn::make_model("lenet5bn", 0);
+  quant::quantize_model(
+      *hist, nlohmann::json{{"family", "nvidia"}, {"input", {{"calib_method", "histogram"}}}});
+  REQUIRE(!quant::quantizers_not_on(*hist, kCUDA).empty());
+  hist->to(kCUDA);
+  Generator gen(1);
+  CHECK_THROWS_AS(hist->forward(randn({2, 1, 28, 28}, gen).to(kCUDA)), DeviceError);
 }

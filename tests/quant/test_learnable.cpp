@@ -4,6 +4,7 @@
 // against gradcheck (their gradients are true derivatives away from the kinks), boundary rules,
 // the alpha penalty; bad arguments.
 #include <catch2/catch.hpp>
+#include <limits>
 
 #include <cmath>
 
@@ -230,7 +231,20 @@ TEST_CASE("learnable quantizers reject bad arguments", "[quant][learnable]") {
   REQUIRE_THROWS_AS(pact_clip(x, full({1}, -1.0)), ValueError);
   REQUIRE_THROWS_AS(pact_quantize(x, full({1}, 1.0), 0), ValueError);
   REQUIRE_THROWS_WITH(learnable_clip(x, full({1}, 2.0), full({1}, 1.0)),
-                      Contains("learnable_clip") && Contains("cmin"));
+                      Contains("learnable_clip: cmax - cmin must be >= 0, got -1"));
+  // The checks run as the quant.check_parameter kernel (on a GPU: at the next wait): scalar
+  // bounds by their width (NaN in either fails), tensor bounds each for NaN.
+  const double nan = std::numeric_limits<double>::quiet_NaN();
+  REQUIRE_THROWS_WITH(learnable_clip(x, full({1}, nan), full({1}, 1.0)),
+                      Contains("learnable_clip: cmax - cmin must be >= 0, got nan"));
+  REQUIRE_THROWS_WITH(learnable_clip(x, full({1}, 0.0), full({1}, nan)),
+                      Contains("cmax - cmin must be >= 0, got nan"));
+  const Tensor x2 = ones({3, 2});
+  REQUIRE_THROWS_WITH(learnable_clip(x2, from_vector<float>({0.0f, float(nan)}), full({1}, 1.0)),
+                      Contains("learnable_clip: cmin[1] must not be NaN"));
+  REQUIRE_THROWS_WITH(learnable_clip(x2, full({1}, 0.0), from_vector<float>({float(nan), 1.0f})),
+                      Contains("learnable_clip: cmax[0] must not be NaN"));
+  CHECK_NOTHROW(learnable_clip(x, full({1}, 1.0), full({1}, 1.0)));
   REQUIRE_THROWS_AS(
       learnable_clip(ones({2}, TensorOptions().dtype(kInt32)), full({1}, 0.0), full({1}, 1.0)),
       DTypeError);

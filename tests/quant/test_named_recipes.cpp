@@ -134,7 +134,8 @@ TEST_CASE("quant.named_recipes: unknown names and other errors", "[quant][named_
 // quantizers with min/max observers (the fused one of torch_ao_default, FakeQuantize with a
 // separate one) run there on every zoo model, as do Horizon's, the LSQ recipes'
 // LearnableFakeQuantize, PACT's quantizers (with DoReFa weights), NVIDIA's TensorQuantizer
-// (without blocks, histogram calibration or learn_amax) and QuantConvBn2d (fuse_bn), so every
+// (without blocks or histogram calibration; learn_amax included) and QuantConvBn2d (fuse_bn), so
+// every
 // named recipe does, and AIMET's; a histogram observer, NVIDIA's block and histogram quantizers
 // and an int32 bias are named, in module-tree order, not the observer inside a named
 // FakeQuantize; on the CPU nothing is refused.
@@ -170,6 +171,10 @@ TEST_CASE("quant.named_recipes: quantizers_not_on names what cannot run on a GPU
     CHECK(!quant::quantizers_not_on(*m, kCUDA).empty());
     CHECK(quant::quantizers_not_on(*m, kCPU).empty());
   }
+  auto learned = nn::make_model("lenet5bn", 0);
+  quant::quantize_model(*learned,
+                        nlohmann::json{{"family", "nvidia"}, {"input", {{"learn_amax", true}}}});
+  CHECK(quant::quantizers_not_on(*learned, kCUDA).empty());  // the Clip runs there
   auto aimet = nn::make_model("lenet5bn", 0);
   quant::quantize_model(*aimet, nlohmann::json{{"family", "aimet"}});
   CHECK(quant::quantizers_not_on(*aimet, kCUDA).empty());
