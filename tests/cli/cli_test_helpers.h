@@ -16,6 +16,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "cli/command_dispatch.h"
 #include "cli/train_command.h"
 #include "cli/train_config.h"
 #include "cli/usage_error.h"
@@ -119,6 +120,17 @@ inline void write_synthetic_mnist(const std::string& dir, std::int64_t n_train =
   std::filesystem::create_directories(dir);
   write_split(dir, "train", n_train, 1);
   write_split(dir, "t10k", n_test, 2);
+}
+
+// A qgrad command line's exit status and what it wrote to stdout and stderr.
+struct CommandRun {
+  int status;
+  std::string out, err;
+};
+inline CommandRun run_qgrad(const std::vector<std::string>& args) {
+  std::ostringstream out, err;
+  const int status = qgrad::cli::run_command_line(args, out, err);
+  return {status, out.str(), err.str()};
 }
 
 // A tiny `qgrad train` run of `model` on the synthetic set in tmp/data: batch 32, test batches of

@@ -17,20 +17,11 @@
 #include "nn/serialize/safetensors.h"
 #include "support/fixtures.h"
 
+using qgrad_cli_test::CommandRun;
+using qgrad_cli_test::run_qgrad;
 using qgrad_cli_test::TempDir;
 
 namespace {
-
-struct Run {
-  int status;
-  std::string out, err;
-};
-
-Run qgrad_run(const std::vector<std::string>& args) {
-  std::ostringstream out, err;
-  const int status = qgrad::cli::run_command_line(args, out, err);
-  return {status, out.str(), err.str()};
-}
 
 std::string onnx_fixture(const std::string& file) {
   return qgrad_test::fixture_path("onnx_import", file);
@@ -41,7 +32,7 @@ std::string onnx_fixture(const std::string& file) {
 TEST_CASE("import --onnx --out writes the imported weights", "[cli][import]") {
   TempDir tmp;
   const std::string onnx = onnx_fixture("lenet5bn.onnx"), out = tmp.file("w.safetensors");
-  const Run r = qgrad_run({"import", "--onnx", onnx, "--out", out});
+  const CommandRun r = run_qgrad({"import", "--onnx", onnx, "--out", out});
   INFO(r.out << r.err);
   REQUIRE(r.status == 0);
   CHECK(r.out.find("tensors written to " + out) != std::string::npos);
@@ -65,19 +56,19 @@ TEST_CASE("import refuses bad input and leaves the output alone", "[cli][import]
        {Case{tmp.file("none.onnx"), "none.onnx"}, Case{tmp.file("text.onnx"), "not an ONNX model"},
         Case{tmp.file("half.onnx"), "not an ONNX model"},
         Case{onnx_fixture("sigmoid.onnx"), "operator 'Sigmoid' is not supported"}}) {
-    const Run r = qgrad_run({"import", "--onnx", c.onnx, "--out", out});
+    const CommandRun r = run_qgrad({"import", "--onnx", c.onnx, "--out", out});
     INFO(c.onnx << ": " << r.err);
     CHECK(r.status == 1);
     CHECK(r.err.find(c.message) != std::string::npos);
     CHECK(qgrad_cli_test::slurp(out) == "old");
   }
-  const Run same = qgrad_run({"import", "--onnx", out, "--out", out});
+  const CommandRun same = run_qgrad({"import", "--onnx", out, "--out", out});
   INFO(same.err);
   CHECK(same.status == 2);
   CHECK(qgrad_cli_test::slurp(out) == "old");
-  CHECK(qgrad_run({"import", "--onnx", onnx_fixture("lenet5bn.onnx")}).status == 2);
-  CHECK(qgrad_run({"import", "--out", out}).status == 2);
-  CHECK(qgrad_run({"help", "import"}).out.find("--onnx MODEL.onnx") != std::string::npos);
+  CHECK(run_qgrad({"import", "--onnx", onnx_fixture("lenet5bn.onnx")}).status == 2);
+  CHECK(run_qgrad({"import", "--out", out}).status == 2);
+  CHECK(run_qgrad({"help", "import"}).out.find("--onnx MODEL.onnx") != std::string::npos);
 }
 
 #endif  // QGRAD_WITH_ONNX

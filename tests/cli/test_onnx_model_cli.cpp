@@ -24,20 +24,11 @@
 using namespace qgrad;
 using namespace qgrad::cli;
 using nlohmann::json;
+using qgrad_cli_test::CommandRun;
+using qgrad_cli_test::run_qgrad;
 using qgrad_cli_test::TempDir;
 
 namespace {
-
-struct Run {
-  int status;
-  std::string out, err;
-};
-
-Run qgrad_run(const std::vector<std::string>& args) {
-  std::ostringstream out, err;
-  const int status = run_command_line(args, out, err);
-  return {status, out.str(), err.str()};
-}
 
 std::string onnx_fixture(const std::string& file) {
   return qgrad_test::fixture_path("onnx_import", file);
@@ -61,7 +52,7 @@ std::string qat_resnet20(const TempDir& tmp) {
   for (const char* run : {"float", "qat"}) {
     const std::string config = tmp.file(std::string(run) + ".json");
     qgrad_cli_test::write_text(config, c.dump());
-    const Run r = qgrad_run({"train", "--config", config});
+    const CommandRun r = run_qgrad({"train", "--config", config});
     INFO(r.out << r.err);
     REQUIRE(r.status == 0);
     const json stored =
@@ -80,30 +71,30 @@ TEST_CASE("onnx model: an imported ResNet-20 trains, quantizes, exports and depl
   TempDir tmp;
   const std::string qat = qat_resnet20(tmp);
   // PTQ of the float checkpoint, and of qgrad import's weights with --model FILE.onnx.
-  const Run ptq = qgrad_run({"ptq", "--checkpoint", tmp.file("float/last.safetensors"), "--recipe",
-                             "torch_ao_default", "--calibration-batches", "1", "--threads", "2",
-                             "--out", tmp.file("ptq.safetensors")});
+  const CommandRun ptq = run_qgrad({"ptq", "--checkpoint", tmp.file("float/last.safetensors"),
+                                    "--recipe", "torch_ao_default", "--calibration-batches", "1",
+                                    "--threads", "2", "--out", tmp.file("ptq.safetensors")});
   INFO(ptq.out << ptq.err);
   CHECK(ptq.status == 0);
   const std::string onnx = onnx_fixture("resnet20.onnx");
-  REQUIRE(qgrad_run({"import", "--onnx", onnx, "--out", tmp.file("w.safetensors")}).status == 0);
-  const Run ptq2 = qgrad_run({"ptq", "--checkpoint", tmp.file("w.safetensors"), "--model", onnx,
-                              "--data-dir", tmp.file("data"), "--calibration-batches", "1",
-                              "--threads", "2", "--out", tmp.file("ptq2.safetensors")});
+  REQUIRE(run_qgrad({"import", "--onnx", onnx, "--out", tmp.file("w.safetensors")}).status == 0);
+  const CommandRun ptq2 = run_qgrad({"ptq", "--checkpoint", tmp.file("w.safetensors"), "--model",
+                                     onnx, "--data-dir", tmp.file("data"), "--calibration-batches",
+                                     "1", "--threads", "2", "--out", tmp.file("ptq2.safetensors")});
   INFO(ptq2.out << ptq2.err);
   CHECK(ptq2.status == 0);
   CHECK(
-      qgrad_run({"eval", "--checkpoint", tmp.file("ptq2.safetensors"), "--threads", "2"}).status ==
+      run_qgrad({"eval", "--checkpoint", tmp.file("ptq2.safetensors"), "--threads", "2"}).status ==
       0);
   // Export (QDQ and float forms), int8 evaluation, verify-deploy without ONNX Runtime.
-  const Run exp = qgrad_run({"export", "--checkpoint", qat, "--onnx", tmp.file("qdq.onnx")});
+  const CommandRun exp = run_qgrad({"export", "--checkpoint", qat, "--onnx", tmp.file("qdq.onnx")});
   INFO(exp.out << exp.err);
   CHECK(exp.status == 0);
   CHECK(std::filesystem::file_size(tmp.file("qdq.onnx")) > 0);
-  CHECK(qgrad_run({"export", "--checkpoint", qat, "--onnx", tmp.file("float.onnx"), "--onnx-form",
+  CHECK(run_qgrad({"export", "--checkpoint", qat, "--onnx", tmp.file("float.onnx"), "--onnx-form",
                    "float"})
             .status == 0);
-  const Run eval = qgrad_run({"eval", "--checkpoint", qat, "--int8", "--threads", "2"});
+  const CommandRun eval = run_qgrad({"eval", "--checkpoint", qat, "--int8", "--threads", "2"});
   INFO(eval.out << eval.err);
   CHECK(eval.status == 0);
   CHECK(eval.out.find("int8 graph") == std::string::npos);  // the steps are listed, not the graph
@@ -139,7 +130,7 @@ TEST_CASE("onnx model: verify-deploy of an imported model with ONNX Runtime", "[
   for (const DeployPath& p : r.paths) CHECK(p.ran);
   for (const DeployPair& pair : r.pairs) {
     INFO(r.paths[pair.a].name << " vs " << r.paths[pair.b].name);
-    CHECK(pair.agreement.agree >= 63);  // measured: 64 of 64
+    CHECK(pair.agreement.agree >= 63);                        // measured: 64 of 64
     CHECK(pair.agreement.max_logit_diff < 4 * r.logit_step);  // measured: up to 1.71 steps
   }
 }
@@ -154,7 +145,7 @@ TEST_CASE("onnx model: bad model keys and files that do not fit the data are err
                  {"data", {{"dir", tmp.file("data")}}},
                  {"output", {{"progress", "off"}, {"dir", tmp.file("run")}}}};
     qgrad_cli_test::write_text(tmp.file("c.json"), c.dump());
-    const Run r = qgrad_run({"train", "--config", tmp.file("c.json")});
+    const CommandRun r = run_qgrad({"train", "--config", tmp.file("c.json")});
     INFO(r.out << r.err);
     CHECK(r.status != 0);
     CHECK_FALSE(std::filesystem::exists(tmp.file("run")));
