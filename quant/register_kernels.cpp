@@ -40,7 +40,6 @@ void register_quant_kernels(KernelRegistry& r) {
   aimet::register_affine_quantize_cpu_kernels(r);
   aimet::register_minmax_encoding_cpu_kernels(r);
 #ifdef QGRAD_WITH_CUDA
-  // NVIDIA's block-scale (MX, NVFP4) register_block_quant_cuda_kernels is declared only, so far.
   ao::register_fake_quantize_cuda_kernels(r);
   ao::register_fused_obs_fake_quant_cuda_kernels(r);
   ao::register_aminmax_cuda_kernels(r);
@@ -51,6 +50,7 @@ void register_quant_kernels(KernelRegistry& r) {
   learnable::register_learnable_clip_cuda_kernels(r);
   quant::register_parameter_check_cuda_kernels(r);
   nvidia::register_tensor_quant_cuda_kernels(r);
+  nvidia::register_block_quant_cuda_kernels(r);
   nvidia::register_calibrator_cuda_kernels(r);
   aimet::register_affine_quantize_cuda_kernels(r);
   aimet::register_minmax_encoding_cuda_kernels(r);

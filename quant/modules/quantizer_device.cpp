@@ -8,8 +8,8 @@
 namespace qgrad::quant {
 
 const char* gpu_quantizers_summary() {
-  return "every family's quantizers run there except histogram observers and calibrators, "
-         "NVIDIA's block formats (block_sizes), and layers with an int32 bias";
+  return "every family's quantizers run there except histogram observers and calibrators and "
+         "layers with an int32 bias";
 }
 
 void require_cpu_quantizer_input(const std::string& module, const Tensor& x) {

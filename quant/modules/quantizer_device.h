@@ -26,8 +26,7 @@ class RunsOn {
 };
 
 /// What runs on a GPU so far, as errors and help texts say it: every family's quantizers but
-/// histogram observers and calibrators, NVIDIA's block formats (block_sizes), and layers with an
-/// int32 bias.
+/// histogram observers and calibrators and layers with an int32 bias.
 const char* gpu_quantizers_summary();
 
 /// Throws DeviceError naming `module` unless `x` is undefined or on the CPU.

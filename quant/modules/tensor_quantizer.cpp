@@ -161,7 +161,7 @@ bool TensorQuantizer::calib_enabled() const {
 }
 
 bool TensorQuantizer::runs_on(Device device) const {
-  return device.is_cpu() || (device.is_cuda() && !desc_.block_sizes() && !hist_calib_);
+  return device.is_cpu() || (device.is_cuda() && !hist_calib_);
 }
 
 // ---------------------------------------------------------------------------------------------

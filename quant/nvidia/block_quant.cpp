@@ -110,7 +110,7 @@ BlockPlan make_plan(const char* op, const Tensor& x, const BlockQuantSpec& spec,
   Tensor A;
   if (static_amax.defined()) {
     require_floating(op, "amax", static_amax);
-    check_same_device(op, x, static_amax);  // read on the host below
+    check_same_device(op, x, static_amax);  // checked where it lives (checked_amax_copy)
     QGRAD_CHECK(static_amax.shape() == p.layout.grid_shape, ShapeError, op,
                 ": static block amax has shape ", static_amax.shape(), ", expected the grid ",
                 p.layout.grid_shape, " of an input of shape ", x.shape());

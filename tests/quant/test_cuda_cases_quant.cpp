@@ -15,6 +15,7 @@
 
 #include <functional>
 #include <limits>
+#include <optional>
 #include <utility>
 #include <vector>
 
@@ -279,6 +280,44 @@ void add_nvidia_cases(qgrad_test::OpCases& c) {
         return nvidia::block_amax(x, bs);
       },
       false);
+  // Block quantization: 4-bit integer blocks of 2 x 2 with double quantization of the amax grid
+  // (8-bit, blocks of 2 along the grid's last axis), MX (E2M1 elements, E8M0 scales) and NVFP4
+  // (E2M1 elements, E4M3 block scales under a global scale), each dynamic; and a static
+  // BlockQuantizer calibrated on two batches.
+  auto spec_of = [](nvidia::NumBits bits, std::optional<nvidia::NumBits> scale_bits,
+                    std::vector<std::pair<std::int64_t, std::int64_t>> scale_blocks = {}) {
+    nvidia::BlockQuantSpec spec;
+    spec.num_bits = bits;
+    spec.block_sizes.axes = {{-1, 2}, {1, 2}};
+    spec.block_sizes.type = nvidia::BlockQuantType::Dynamic;
+    spec.block_sizes.scale_bits = scale_bits;
+    spec.block_sizes.scale_block_sizes = std::move(scale_blocks);
+    return spec;
+  };
+  const nvidia::BlockQuantSpec int_double = spec_of(4, nvidia::NumBits(8), {{-1, 2}});
+  const nvidia::BlockQuantSpec mx = spec_of(nvidia::NumBits(2, 1), nvidia::NumBits(8, 0));
+  const nvidia::BlockQuantSpec nvfp4 = spec_of(nvidia::NumBits(2, 1), nvidia::NumBits(4, 3));
+  add("block_fake_quant", [=](const Tensor& x) {
+    return nvidia::block_fake_quant(x, int_double) + nvidia::block_fake_quant(x, nvfp4) +
+           nvidia::block_fake_quant(x, mx);
+  });
+  add(
+      "block_effective_amax",
+      [=](const Tensor& x) {
+        return concat({nvidia::block_effective_amax(x, int_double).reshape({-1}),
+                       nvidia::block_effective_amax(x, nvfp4).reshape({-1}),
+                       nvidia::block_effective_amax(x, mx).reshape({-1})},
+                      0);
+      },
+      false);
+  add("BlockQuantizer", [=](const Tensor& x) {
+    nvidia::BlockQuantSpec spec = int_double;
+    spec.block_sizes.type = nvidia::BlockQuantType::Static;
+    nvidia::BlockQuantizer q(spec);
+    q.calibrate(x.detach());
+    q.calibrate(x.detach() * 1.5 - 0.25);
+    return q(x);
+  });
   add(
       "MaxCalibrator",
       [](const Tensor& x) {

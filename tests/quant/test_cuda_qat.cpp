@@ -50,8 +50,8 @@ nlohmann::json main_job_recipe() {
 // (torch_ao_default), FakeQuantize with moving-average min/max observers (the recipe of
 // configs/lenet5bn_qat.json, qgrad's main job), Horizon's, LearnableFakeQuantize (LSQ with its
 // initialisation from the first batch, and LSQ+ with a learned zero point), PACT with DoReFa
-// weights, NVIDIA's TensorQuantizer (int8, FP8, learn_amax), and torch_ao's conv + batch norm folded for
-// QAT (QuantConvBn2d).
+// weights, NVIDIA's TensorQuantizer (int8, FP8, NVFP4 blocks, learn_amax), and torch_ao's conv +
+// batch norm folded for QAT (QuantConvBn2d).
 const std::vector<std::pair<std::string, nlohmann::json>>& gpu_recipes() {
   static const std::vector<std::pair<std::string, nlohmann::json>> r = {
       {"torch_ao_default", quant::named_recipe("torch_ao_default").recipe},
@@ -61,6 +61,12 @@ const std::vector<std::pair<std::string, nlohmann::json>>& gpu_recipes() {
       {"pact_w4a4", quant::named_recipe("pact_w4a4").recipe},
       {"nvidia_int8", quant::named_recipe("nvidia_int8").recipe},
       {"fp8_e4m3", quant::named_recipe("fp8_e4m3").recipe},
+      {"nvidia NVFP4 weights (dynamic E2M1 blocks of 16, E4M3 scales)",
+       nlohmann::json{
+           {"family", "nvidia"},
+           {"weight",
+            {{"num_bits", {2, 1}},
+             {"block_sizes", {{"-1", 16}, {"type", "dynamic"}, {"scale_bits", {4, 3}}}}}}}},
       {"nvidia with learn_amax (the Clip's bounds learned)",
        nlohmann::json{{"family", "nvidia"}, {"input", {{"learn_amax", true}}}}},
       {"torch_ao with fuse_bn (QuantConvBn2d)",

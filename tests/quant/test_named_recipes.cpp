@@ -134,10 +134,9 @@ TEST_CASE("quant.named_recipes: unknown names and other errors", "[quant][named_
 // quantizers with min/max observers (the fused one of torch_ao_default, FakeQuantize with a
 // separate one) run there on every zoo model, as do Horizon's, the LSQ recipes'
 // LearnableFakeQuantize, PACT's quantizers (with DoReFa weights), NVIDIA's TensorQuantizer
-// (without blocks or histogram calibration; learn_amax included) and QuantConvBn2d (fuse_bn), so
-// every
-// named recipe does, and AIMET's; a histogram observer, NVIDIA's block and histogram quantizers
-// and an int32 bias are named, in module-tree order, not the observer inside a named
+// (without histogram calibration; block formats and learn_amax included) and QuantConvBn2d
+// (fuse_bn), so every named recipe does, and AIMET's; a histogram observer, NVIDIA's histogram
+// quantizers and an int32 bias are named, in module-tree order, not the observer inside a named
 // FakeQuantize; on the CPU nothing is refused.
 TEST_CASE("quant.named_recipes: quantizers_not_on names what cannot run on a GPU",
           "[quant][recipes]") {
@@ -160,21 +159,17 @@ TEST_CASE("quant.named_recipes: quantizers_not_on names what cannot run on a GPU
                                        {"weight", {{"observer", "minmax"}}},
                                        {"input", {{"observer", "moving_average_minmax"}}}});
   CHECK(quant::quantizers_not_on(*minmax, kCUDA).empty());
-  for (const nlohmann::json& cpu_only :
-       {nlohmann::json{{"family", "nvidia"}, {"input", {{"calib_method", "histogram"}}}},
-        nlohmann::json{{"family", "nvidia"},
-                       {"weight", {{"block_sizes", {{"-1", 4}}}}},
-                       {"input", {{"learn_amax", true}}}}}) {
-    auto m = nn::make_model("lenet5bn", 0);
-    quant::quantize_model(*m, cpu_only);
-    INFO(cpu_only.dump());
-    CHECK(!quant::quantizers_not_on(*m, kCUDA).empty());
-    CHECK(quant::quantizers_not_on(*m, kCPU).empty());
-  }
-  auto learned = nn::make_model("lenet5bn", 0);
-  quant::quantize_model(*learned,
-                        nlohmann::json{{"family", "nvidia"}, {"input", {{"learn_amax", true}}}});
-  CHECK(quant::quantizers_not_on(*learned, kCUDA).empty());  // the Clip runs there
+  auto hist = nn::make_model("lenet5bn", 0);
+  quant::quantize_model(
+      *hist, nlohmann::json{{"family", "nvidia"}, {"input", {{"calib_method", "histogram"}}}});
+  CHECK(!quant::quantizers_not_on(*hist, kCUDA).empty());
+  CHECK(quant::quantizers_not_on(*hist, kCPU).empty());
+  // Block formats and learn_amax run there (the block scale kernels, the Clip).
+  auto blocks = nn::make_model("lenet5bn", 0);
+  quant::quantize_model(*blocks, nlohmann::json{{"family", "nvidia"},
+                                                {"weight", {{"block_sizes", {{"-1", 4}}}}},
+                                                {"input", {{"learn_amax", true}}}});
+  CHECK(quant::quantizers_not_on(*blocks, kCUDA).empty());
   auto aimet = nn::make_model("lenet5bn", 0);
   quant::quantize_model(*aimet, nlohmann::json{{"family", "aimet"}});
   CHECK(quant::quantizers_not_on(*aimet, kCUDA).empty());
