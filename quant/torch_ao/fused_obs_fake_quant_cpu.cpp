@@ -212,8 +212,12 @@ void fused_per_tensor(const float* px, float* py, std::uint8_t* pm, std::int64_t
   const float rmin0 = *st.rmin, rmax0 = *st.rmax;
   const BlockWriter writer{px, py, pm, n, st.fake_quant};
   TensorStep result{rmin0, rmax0, {}, true};
+  // A single chunk (at most kMinChunk elements) is observed before the region: a second thread
+  // could only wait at the barrier for it.
+  const bool split_observe = st.observe && K > 1;
+  if (st.observe && !split_observe) parts[0] = row_min_max(px, n, 0);
   const auto body = [&](std::int64_t nt, std::int64_t tid) {
-    if (st.observe) {
+    if (split_observe) {
       const std::int64_t per = (K + nt - 1) / nt;
       for (std::int64_t k = tid * per; k < std::min(K, (tid + 1) * per); ++k) {
         const std::int64_t b = k * chunk, e = std::min(n, b + chunk);
