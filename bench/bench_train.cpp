@@ -12,12 +12,18 @@
 // Prints one line: <model> <batch> <images per second> <peak RSS MiB (VmHWM)>, and on a GPU a
 // fifth field: the peak MiB held by tensors on it (the caching allocator's peak_bytes; cached
 // free blocks not counted, as torch.cuda.max_memory_allocated). bench_gpu.py runs it on CUDA.
+// --compare-qat <family> instead times the float model and its QAT twin (as --qat builds it) in
+// one process, one step of each in turn, and prints <model> <batch>, the median milliseconds per
+// step of both and their ratio (QAT / float), then the same for the tenth percentile: load from
+// other processes disturbs both alike, and these statistics ignore the steps it stretched.
 // Built by CMake with the library: build/bench/bench_train.
 #include <omp.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -37,13 +43,13 @@ int main(int argc, char** argv) {
   if (argc < 2) {
     std::fprintf(stderr,
                  "usage: bench_train <model> [--batch N] [--steps N] [--warmup N] [--threads N] "
-                 "[--device D] [--qat FAMILY]\n");
+                 "[--device D] [--qat FAMILY | --compare-qat FAMILY]\n");
     return 2;
   }
   const std::string model_name = argv[1];
   std::int64_t batch = 128, steps = 30, warmup = 5, threads = 0;
   Device device = kCPU;
-  std::string qat;
+  std::string qat, compare_qat;
   for (int i = 2; i + 1 < argc; i += 2) {
     const std::string k = argv[i];
     const std::int64_t v = std::atoll(argv[i + 1]);
@@ -51,6 +57,8 @@ int main(int argc, char** argv) {
       device = Device::parse(argv[i + 1]);
     else if (k == "--qat")
       qat = argv[i + 1];
+    else if (k == "--compare-qat")
+      compare_qat = argv[i + 1];
     else if (k == "--batch")
       batch = v;
     else if (k == "--steps")
@@ -74,22 +82,71 @@ int main(int argc, char** argv) {
     xs.push_back(randn({batch, 1, 28, 28}, gen).to(device));
     ys.push_back(randint(0, 10, {batch}, gen).to(device));
   }
-  auto model = nn::make_model(model_name, 0);
-  if (!qat.empty()) quant::quantize_model(*model, nlohmann::json{{"family", qat}});
-  model->to(device);
-  model->train();
-  optim::SGD sgd(model->parameters(), optim::SGDOptions(0.01).momentum(0.9).weight_decay(5e-4));
-  auto step = [&](int i) {
-    Tensor loss = cross_entropy(model->forward(xs[i % kPool]), ys[i % kPool]);
-    sgd.zero_grad();
-    loss.backward();
-    sgd.step();
+  // One model with its optimiser and step; the QAT twin (--compare-qat) starts from the same
+  // weights.
+  struct Trainee {
+    std::shared_ptr<nn::UnaryModule> model;
+    std::unique_ptr<optim::SGD> sgd;
   };
-  for (int i = 0; i < warmup; ++i) step(i);
+  auto make_trainee = [&](const std::string& family) {
+    Trainee t;
+    t.model = nn::make_model(model_name, 0);
+    if (!family.empty()) quant::quantize_model(*t.model, nlohmann::json{{"family", family}});
+    t.model->to(device);
+    t.model->train();
+    t.sgd = std::make_unique<optim::SGD>(t.model->parameters(),
+                                         optim::SGDOptions(0.01).momentum(0.9).weight_decay(5e-4));
+    return t;
+  };
+  auto step = [&](Trainee& t, int i) {
+    Tensor loss = cross_entropy(t.model->forward(xs[i % kPool]), ys[i % kPool]);
+    t.sgd->zero_grad();
+    loss.backward();
+    t.sgd->step();
+  };
+  if (!compare_qat.empty()) {
+    Trainee f = make_trainee(""), q = make_trainee(compare_qat);
+    for (int i = 0; i < warmup; ++i) {
+      step(f, i);
+      step(q, i);
+    }
+    std::vector<double> tf, tq;
+    auto timed = [&](Trainee& t, int i) {
+      synchronize(device);
+      const auto a = std::chrono::steady_clock::now();
+      step(t, i);
+      synchronize(device);
+      return std::chrono::duration<double>(std::chrono::steady_clock::now() - a).count();
+    };
+    for (int i = 0; i < steps; ++i) {
+      // Alternating which goes first, so neither always follows the other.
+      if (i % 2 == 0) {
+        tf.push_back(timed(f, i));
+        tq.push_back(timed(q, i));
+      } else {
+        tq.push_back(timed(q, i));
+        tf.push_back(timed(f, i));
+      }
+    }
+    // The median step, and the tenth percentile: the steps that other processes disturbed least.
+    auto quantile = [](std::vector<double> v, double q) {
+      std::sort(v.begin(), v.end());
+      return v[static_cast<std::size_t>(q * static_cast<double>(v.size() - 1))];
+    };
+    const double mf = quantile(tf, 0.5), mq = quantile(tq, 0.5);
+    const double ff = quantile(tf, 0.1), fq = quantile(tq, 0.1);
+    std::printf(
+        "%s %lld float %.3f ms qat %.3f ms ratio %.3f p10 float %.3f ms qat %.3f ms ratio %.3f\n",
+        model_name.c_str(), static_cast<long long>(batch), mf * 1e3, mq * 1e3, mq / mf, ff * 1e3,
+        fq * 1e3, fq / ff);
+    return 0;
+  }
+  Trainee t = make_trainee(qat);
+  for (int i = 0; i < warmup; ++i) step(t, i);
   synchronize(device);  // the clock starts with the GPU idle and stops once it has finished
   if (device.is_cuda()) reset_peak_bytes(device);
   const auto start = std::chrono::steady_clock::now();
-  for (int i = 0; i < steps; ++i) step(i);
+  for (int i = 0; i < steps; ++i) step(t, i);
   synchronize(device);
   const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   std::printf("%s %lld %.1f %.1f", model_name.c_str(), static_cast<long long>(batch),

@@ -1,13 +1,13 @@
 // CPU kernels of torch.ao's fused observer + fake quantization and of per-channel fake
 // quantization with float zero points, registered in the "torch_ao.*" tables at the end. Per
-// tensor the input is read twice: a min/max pass (split into a size-determined number of chunks,
-// so the result never depends on the thread count), then one pass that writes the output and the
-// gradient mask. Per channel (axis 0, each channel one contiguous row) every row is finished in
-// one go (min/max, running statistics, qparams, output and mask) while it is in cache; the
-// per-tensor mask is packed bits (fused_obs_fake_quant_kernels.h). The range, the step and the
-// element math are fused_obs_fake_quant_math.h's, which the CUDA kernels run too
-// (fused_obs_fake_quant_cuda.cu), and the value + mask rows are the fake quantizers' shared loop
-// (quant/value_mask_loop.h).
+// tensor the input is read twice, both passes in one parallel region (none for small tensors): a
+// min/max pass (split into a size-determined number of chunks, so the result never depends on the
+// thread count), then one pass that writes the output and the gradient mask. Per channel (axis 0,
+// each channel one contiguous row) every row is finished in one go (min/max, running statistics,
+// qparams, output and mask) while it is in cache; the per-tensor mask is packed bits
+// (fused_obs_fake_quant_kernels.h). The range, the step and the element math are
+// fused_obs_fake_quant_math.h's, which the CUDA kernels run too (fused_obs_fake_quant_cuda.cu), and
+// the value + mask rows are the fake quantizers' shared loop (quant/value_mask_loop.h).
 #if defined(__SSE2__)
 #include <emmintrin.h>
 #endif
@@ -163,51 +163,117 @@ struct HostState {
   std::int32_t* zp;
 };
 
+// What one thread of fused_per_tensor (or the caller alone) writes for the 64-element blocks
+// [b0, b1): the fake-quantized value and its mask bits, or a copy and all bits set when not fake
+// quantizing. Whole blocks, so no byte of the packed mask has two writers.
+struct BlockWriter {
+  const float* px;
+  float* py;
+  std::uint8_t* pm;  // null: no mask
+  std::int64_t n;
+  bool fake_quant;
+
+  void run(const fused::FakeQuantElem& elem, std::int64_t b0, std::int64_t b1) const {
+    const std::int64_t b = b0 * 64, e = std::min(n, b1 * 64);
+    if (b >= e) return;
+    if (!fake_quant) {
+      std::memcpy(py + b, px + b, static_cast<std::size_t>(e - b) * sizeof(float));
+      if (pm != nullptr) all_bits(pm + b / 8, e - b);
+    } else if (pm == nullptr) {
+      quant::value_mask_row(elem, px + b, py + b, nullptr, e - b);
+    } else {
+      fake_quant_row_bits(elem, px + b, py + b, pm, b, e - b);
+    }
+  }
+};
+
+// The outcome of the observe + qparams step, which every thread computes alike.
+struct TensorStep {
+  float rmin, rmax;
+  fused::ChosenQParams q{};
+  bool ok;
+};
+
+// The per-tensor op in at most one parallel region (the fixed cost of a region, a fork and a
+// join, shows on small activations): each thread takes its share of the min/max chunks, and after
+// one barrier every thread combines all chunks' ranges in chunk order (the same bits on any
+// number of threads), takes the running-statistics step on its own copy and writes its share of
+// the output and mask; thread 0 stores the statistics. Below kParallelGrain elements all of it
+// runs on the calling thread.
 void fused_per_tensor(const float* px, float* py, std::uint8_t* pm, std::int64_t n,
                       const FusedObsFakeQuantParams& p, const HostState& st) {
-  float bmin = 0, bmax = 0;
-  if (st.observe) {
-    const std::int64_t K =
-        std::max<std::int64_t>(1, std::min(kMaxChunks, (n + kMinChunk - 1) / kMinChunk));
-    const std::int64_t chunk = (n + K - 1) / K;
-    std::vector<ObservedRange> parts(static_cast<std::size_t>(K), fused::empty_range());
-    parallel_for(K, 2, [&](std::int64_t k0, std::int64_t k1) {
-      for (std::int64_t k = k0; k < k1; ++k) {
+  // The chunking depends on n only, so the min/max does not depend on the thread count.
+  const std::int64_t K =
+      std::max<std::int64_t>(1, std::min(kMaxChunks, (n + kMinChunk - 1) / kMinChunk));
+  const std::int64_t chunk = (n + K - 1) / K;
+  const std::int64_t blocks = (n + 63) / 64;
+  std::vector<ObservedRange> parts(st.observe ? static_cast<std::size_t>(K) : 0,
+                                   fused::empty_range());
+  const float rmin0 = *st.rmin, rmax0 = *st.rmax;
+  const BlockWriter writer{px, py, pm, n, st.fake_quant};
+  TensorStep result{rmin0, rmax0, {}, true};
+  // A single chunk (at most kMinChunk elements) is observed before the region: a second thread
+  // could only wait at the barrier for it.
+  const bool split_observe = st.observe && K > 1;
+  if (st.observe && !split_observe) parts[0] = row_min_max(px, n, 0);
+  const auto body = [&](std::int64_t nt, std::int64_t tid) {
+    if (split_observe) {
+      const std::int64_t per = (K + nt - 1) / nt;
+      for (std::int64_t k = tid * per; k < std::min(K, (tid + 1) * per); ++k) {
         const std::int64_t b = k * chunk, e = std::min(n, b + chunk);
         if (b < e) parts[static_cast<std::size_t>(k)] = row_min_max(px + b, e - b, b);
       }
-    });
-    ObservedRange t = fused::empty_range();
-    for (const ObservedRange& r : parts) t = fused::combine(t, r);
-    bmin = batch_min(t, px);
-    bmax = batch_max(t, px);
+      // Orphaned: a no-op when body runs outside a parallel region.
+#pragma omp barrier
+    }
+    float bmin = 0, bmax = 0;
+    if (st.observe) {
+      ObservedRange t = fused::empty_range();
+      for (const ObservedRange& r : parts) t = fused::combine(t, r);
+      bmin = batch_min(t, px);
+      bmax = batch_max(t, px);
+    }
+    TensorStep s{rmin0, rmax0, {}, false};
+    s.ok = fused::fused_step(p, st.observe, st.fake_quant, bmin, bmax, s.rmin, s.rmax, s.q);
+    if (tid == 0) result = s;
+    // A failed check leaves y unwritten: the caller throws.
+    if (!s.ok) return;
+    const fused::FakeQuantElem elem =
+        st.fake_quant
+            ? fused::make_fake_quant_elem(s.q.scale, s.q.zero_point, p.quant_min, p.quant_max)
+            : fused::FakeQuantElem{};
+    const std::int64_t per = (blocks + nt - 1) / nt;
+    writer.run(elem, tid * per, std::min(blocks, (tid + 1) * per));
+  };
+  if (n < kParallelGrain) {
+    body(1, 0);
+  } else {
+#pragma omp parallel
+    body(strided_loop_num_threads(), strided_loop_thread_id());
   }
-  fused::ChosenQParams q{};
-  const bool ok =
-      fused::fused_step(p, st.observe, st.fake_quant, bmin, bmax, *st.rmin, *st.rmax, q);
-  if (!st.fake_quant) {
-    std::memcpy(py, px, static_cast<std::size_t>(n) * sizeof(float));
-    if (pm != nullptr) all_bits(pm, n);
-    return;
+  *st.rmin = result.rmin;
+  *st.rmax = result.rmax;
+  if (!st.fake_quant) return;
+  check_range(result.ok, result.rmin, result.rmax, 0, false);
+  *st.scale = result.q.scale;
+  *st.zp = result.q.zero_point;
+}
+
+// dx = dy * bit over whole mask bytes, eight elements a byte: each byte's bits become eight
+// lanes of 1.0f / 0.0f and multiply dy's eight values in one vector operation (the loop over a
+// byte's bits with a variable length stayed scalar). dx may be dy: each group is loaded before
+// it is stored.
+QGRAD_NOINLINE void masked_bits_bytes(const float* g, const std::uint8_t* __restrict__ bits,
+                                      float* o, std::int64_t bytes) {
+  const I8 lane_bit = {1, 2, 4, 8, 16, 32, 64, 128};
+  for (std::int64_t b = 0; b < bytes; ++b) {
+    const I8 set = (lane_bit & static_cast<std::int32_t>(bits[b])) != 0;  // -1 or 0
+    const F8 one = __builtin_convertvector(set & 1, F8);                  // 1.0f or 0.0f
+    F8 v;
+    std::memcpy(&v, g + 8 * b, sizeof v);
+    v *= one;  // masked_bit_gradient: dy * bit
+    std::memcpy(o + 8 * b, &v, sizeof v);
   }
-  check_range(ok, *st.rmin, *st.rmax, 0, false);
-  *st.scale = q.scale;
-  *st.zp = q.zero_point;
-  const fused::FakeQuantElem elem =
-      fused::make_fake_quant_elem(q.scale, q.zero_point, p.quant_min, p.quant_max);
-  if (pm == nullptr) {
-    parallel_for(n, kParallelGrain, [&](std::int64_t b, std::int64_t e) {
-      quant::value_mask_row(elem, px + b, py + b, nullptr, e - b);
-    });
-    return;
-  }
-  // Threads take whole 64-element blocks, so no byte of the packed mask has two writers.
-  const std::int64_t blocks = (n + 63) / 64;
-  parallel_for(blocks, std::max<std::int64_t>(1, kParallelGrain / 64),
-               [&](std::int64_t b0, std::int64_t b1) {
-                 const std::int64_t b = b0 * 64, e = std::min(n, b1 * 64);
-                 fake_quant_row_bits(elem, px + b, py + b, pm, b, e - b);
-               });
 }
 
 void masked_gradient_bits_cpu(const Tensor& dy, const Tensor& bits, const Tensor& dx) {
@@ -216,16 +282,15 @@ void masked_gradient_bits_cpu(const Tensor& dy, const Tensor& bits, const Tensor
   const float* pg = dy.data_ptr<float>();
   const std::uint8_t* pb = bits.data_ptr<std::uint8_t>();
   float* po = dx.data_ptr<float>();
-  const std::int64_t blocks = (n + 7) / 8;
-  parallel_for(
-      blocks, std::max<std::int64_t>(1, kParallelGrain / 8), [&](std::int64_t b0, std::int64_t b1) {
-        for (std::int64_t b = b0; b < b1; ++b) {
-          const std::int64_t i0 = b * 8, len = std::min<std::int64_t>(8, n - i0);
-          const unsigned byte = pb[b];
-          for (std::int64_t k = 0; k < len; ++k)
-            po[i0 + k] = fused::masked_bit_gradient(pg[i0 + k], byte, static_cast<unsigned>(k));
-        }
-      });
+  const std::int64_t whole = n / 8;
+  parallel_for(whole, std::max<std::int64_t>(1, kParallelGrain / 8),
+               [&](std::int64_t b0, std::int64_t b1) {
+                 masked_bits_bytes(pg + 8 * b0, pb + b0, po + 8 * b0, b1 - b0);
+               });
+  // The last, partial byte.
+  const unsigned last = n % 8 != 0 ? pb[whole] : 0u;
+  for (std::int64_t i = whole * 8; i < n; ++i)
+    po[i] = fused::masked_bit_gradient(pg[i], last, static_cast<unsigned>(i - whole * 8));
 }
 
 void fused_per_channel(const float* px, float* py, std::uint8_t* pm, std::int64_t channels,

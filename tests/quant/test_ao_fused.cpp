@@ -6,6 +6,8 @@
 // all-zero and tiny batches), the scalar qparams rule, state-dict keys and bad-argument errors.
 #include <catch2/catch.hpp>
 
+#include <omp.h>
+
 #include <cmath>
 #include <limits>
 #include <string>
@@ -375,6 +377,90 @@ TEST_CASE(
   for (float v : gr) zeros_in_mask += v == 0.0f;
   CHECK(zeros_in_mask > 50000);  // both mask values are exercised
   CHECK(zeros_in_mask < 150000);
+}
+
+namespace {
+
+// Everything one per-tensor call of the fused op produces, as bits.
+struct FusedRun {
+  std::vector<std::uint32_t> y, dx, state;
+  std::int64_t zp = 0;
+  bool threw = false;
+};
+
+std::vector<std::uint32_t> float_bits(const Tensor& t) {
+  std::vector<std::uint32_t> b;
+  for (float v : t.to_vector<float>()) b.push_back(hd::bits_of(v));
+  return b;
+}
+
+FusedRun fused_run(const Tensor& x0, const Tensor& dy, int threads, bool observe, bool fake_quant) {
+  const int before = omp_get_max_threads();
+  omp_set_num_threads(threads);
+  const TensorOptions i64 = TensorOptions().dtype(kInt64);
+  const Tensor obs = full({1}, observe ? 1.0 : 0.0, i64),
+               fq = full({1}, fake_quant ? 1.0 : 0.0, i64);
+  // A warm state (not the first step), so the moving average and qparams both matter.
+  Tensor rmin = scalar_tensor(-0.75f), rmax = scalar_tensor(1.25f);
+  Tensor scale = ones({1}), zp = zeros({1}, TensorOptions().dtype(kInt32));
+  FusedRun r;
+  Tensor x = x0.clone().set_requires_grad(true);
+  try {
+    Tensor y = ao::fused_moving_avg_obs_fake_quant(x, obs, fq, rmin, rmax, scale, zp, 0.01, 0, 255,
+                                                   -1, false, false);
+    y.backward(dy);
+    r.y = float_bits(y);
+    r.dx = float_bits(x.grad());
+  } catch (const ValueError&) {
+    r.threw = true;
+  }
+  omp_set_num_threads(before);
+  for (const Tensor& t : {rmin, rmax, scale}) r.state.push_back(float_bits(t.reshape({1}))[0]);
+  r.zp = zp.item<std::int64_t>();
+  return r;
+}
+
+}  // namespace
+
+// Per tensor the CPU observes, chooses the qparams and writes the output and mask in one
+// parallel region (or none below its size threshold): the result is the same bits on any number
+// of threads, for every combination of the flags and for a NaN input (a ValueError after the
+// statistics became NaN), at sizes on both sides of the threshold.
+TEST_CASE("fused_moving_avg_obs_fake_quant: per tensor, the same bits on 1, 2 and 3 threads",
+          "[quant][torch_ao][fused]") {
+  Generator gen(23);
+  for (const std::int64_t n :
+       {std::int64_t{1000}, std::int64_t{32767}, std::int64_t{32768}, std::int64_t{131073}}) {
+    Tensor x = uniform({n}, -3, 3, gen);
+    const Tensor dy = uniform({n}, -1, 1, gen);
+    for (const bool nan : {false, true}) {
+      if (nan) {
+        std::vector<float> v = x.to_vector<float>();
+        v[static_cast<std::size_t>(n * 2 / 3)] = std::nanf("");
+        x = from_vector<float>(v, {n});
+      }
+      for (const bool observe : {false, true}) {
+        for (const bool fake_quant : {false, true}) {
+          INFO("n " << n << ", NaN " << nan << ", observe " << observe << ", fake_quant "
+                    << fake_quant);
+          const FusedRun one = fused_run(x, dy, 1, observe, fake_quant);
+          CHECK(one.threw == (nan && observe && fake_quant));
+          if (!fake_quant) {
+            CHECK(one.y == float_bits(x));
+            CHECK(one.dx == float_bits(dy));
+          }
+          for (const int threads : {2, 3}) {
+            const FusedRun t = fused_run(x, dy, threads, observe, fake_quant);
+            CHECK(t.threw == one.threw);
+            CHECK(t.y == one.y);
+            CHECK(t.dx == one.dx);
+            CHECK(t.state == one.state);
+            CHECK(t.zp == one.zp);
+          }
+        }
+      }
+    }
+  }
 }
 
 TEST_CASE("FusedMovingAvgObsFakeQuantize module: PyTorch's state and checks",
