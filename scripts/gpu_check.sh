@@ -5,8 +5,8 @@
 # no apt), builds qgrad with CUDA for the GPU it finds and, the GPU's own steps first since a lent
 # GPU's time is short: runs the gpu: tests (test_gpu), trains lenet5bn for one epoch on the CPU and
 # on the GPU from the same seed, float and QAT (configs/lenet5bn_qat.json), and compares their
-# test accuracies, runs bench/bench_gpu.py (float, then --qat torch_ao) and
-# bench/bench_fake_quant_gpu.py, then
+# test accuracies, runs bench/bench_gpu.py (float, then --qat torch_ao, then MobileNetV2 for the
+# depthwise convolutions) and bench/bench_fake_quant_gpu.py, then
 # builds everything else and runs the rest of the ctest suite. It ends with a summary of every step.
 #   bash scripts/gpu_check.sh                  # everything
 #   bash scripts/gpu_check.sh --quick          # build test_gpu only and run the gpu: tests
@@ -264,6 +264,15 @@ if [[ -f bench/bench_fake_quant_gpu.py && -n $gpu_name ]] && in_time bench_fake_
     cat "$logs/bench_fake_quant_gpu.log"
   else
     step bench_fake_quant_gpu FAIL "$(tail -3 "$logs/bench_fake_quant_gpu.log" | tr '\n' ' ')"
+  fi
+fi
+# MobileNetV2's training step (cuDNN's depthwise convolutions) against PyTorch's (issue 29).
+if [[ -f bench/bench_gpu.py && -n $gpu_name ]] && in_time "bench_gpu depthwise"; then
+  if PYTHONUNBUFFERED=1 python3 bench/bench_gpu.py --build "$build" --models mobilenet_v2_cifar --batches 128 --rounds 2 --steps 20 >"$logs/bench_gpu_depthwise.log" 2>&1; then
+    step "bench_gpu depthwise" OK "see bench_gpu_depthwise.log"
+    cat "$logs/bench_gpu_depthwise.log"
+  else
+    step "bench_gpu depthwise" FAIL "$(tail -3 "$logs/bench_gpu_depthwise.log" | tr '\n' ' ')"
   fi
 fi
 
