@@ -21,7 +21,9 @@ void execute(const dnnl::primitive& prim, const std::unordered_map<int, dnnl::me
 
 void execute_weighted(const FloatWeightedPrimitive& p, const dnnl::memory& src,
                       const dnnl::memory& dst) {
-  const dnnl::memory in = src.get_desc() == p.src_md ? src : reordered(src, p.src_md);
+  const dnnl::memory in = src.get_desc() == p.src_md ? src
+                          : p.view_input ? dnnl::memory(p.src_md, engine(), src.get_data_handle())
+                                         : reordered(src, p.src_md);
   execute(p.prim, {{DNNL_ARG_SRC, in},
                    {DNNL_ARG_WEIGHTS, p.weights},
                    {DNNL_ARG_BIAS, p.bias},

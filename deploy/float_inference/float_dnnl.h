@@ -19,6 +19,9 @@ struct FloatWeightedPrimitive {
   dnnl::memory::desc src_md, dst_md;
   dnnl::memory weights, bias;
   std::string impl;
+  // The input's buffer is read as src_md as it is (a dense image batch read as a matrix), without
+  // a reorder.
+  bool view_input = false;
 };
 
 }  // namespace qgrad::deploy
@@ -31,7 +34,8 @@ dnnl::stream& stream();
 // Runs `prim` with `args` on the calling thread's stream and waits.
 void execute(const dnnl::primitive& prim, const std::unordered_map<int, dnnl::memory>& args);
 
-// Runs `p` on `src` (reordered first when laid out otherwise than p.src_md) into `dst`, waits.
+// Runs `p` on `src` (reordered first when laid out otherwise than p.src_md, unless p.view_input)
+// into `dst`, and waits.
 void execute_weighted(const FloatWeightedPrimitive& p, const dnnl::memory& src,
                       const dnnl::memory& dst);
 

@@ -14,6 +14,39 @@ using md = dnnl::memory::desc;
 using dt = dnnl::memory::data_type;
 using tag = dnnl::memory::format_tag;
 
+namespace {
+
+// The offset of element (c, h, w) within an image of a 4-D descriptor laid out as a dense
+// permutation of its dims (NCHW, NHWC, ...: no blocking, no padding), in PyTorch's flatten order;
+// empty for any other layout.
+std::vector<std::int64_t> dense_image_offsets(const md& d) {
+  const dnnl_memory_desc_t& c = d.data;
+  const dnnl::memory::dims dims = d.dims();
+  if (c.format_kind != dnnl_blocked || c.format_desc.blocking.inner_nblks != 0 || c.offset0 != 0)
+    return {};
+  const auto* st = c.format_desc.blocking.strides;
+  std::int64_t image = 1;
+  for (int i = 1; i < 4; ++i) {
+    if (c.padded_dims[i] != dims[i]) return {};
+    image *= dims[i];
+  }
+  if (st[0] != image) return {};
+  std::vector<std::int64_t> off;
+  off.reserve(static_cast<std::size_t>(image));
+  for (std::int64_t ch = 0; ch < dims[1]; ++ch)
+    for (std::int64_t h = 0; h < dims[2]; ++h)
+      for (std::int64_t w = 0; w < dims[3]; ++w) off.push_back(ch * st[1] + h * st[2] + w * st[3]);
+  // A permutation of [0, image) only if the strides tile the image exactly.
+  std::vector<bool> seen(static_cast<std::size_t>(image), false);
+  for (std::int64_t o : off) {
+    if (o < 0 || o >= image || seen[static_cast<std::size_t>(o)]) return {};
+    seen[static_cast<std::size_t>(o)] = true;
+  }
+  return off;
+}
+
+}  // namespace
+
 FloatLinear::FloatLinear(FloatLinearSpec spec)
     : spec_(std::move(spec)),
       cache_(std::make_unique<FloatPrimitiveCache<FloatWeightedPrimitive>>()) {
@@ -47,36 +80,47 @@ FloatActivation FloatLinear::forward(const FloatActivation& x) {
               "] or [N, C, H, W] with C*H*W = ", s.in_features);
   FloatWeightedPrimitive& e = cache_->get(x_md, [&] {
     return fd::guarded(describe(), [&] {
-      const std::int64_t o = s.out_features;
-      const bool image = in.size() == 4;
+      const std::int64_t o = s.out_features, k = s.in_features;
+      // A dense image batch is read as the matrix it is, the weight's columns moved to its order.
+      const std::vector<std::int64_t> offsets =
+          in.size() == 4 ? dense_image_offsets(x_md) : std::vector<std::int64_t>{};
+      const bool flat = !offsets.empty(), image = in.size() == 4 && !flat;
+      std::vector<float> permuted;
+      if (flat) {
+        permuted.resize(s.weight.size());
+        for (std::int64_t oo = 0; oo < o; ++oo)
+          for (std::int64_t i = 0; i < k; ++i) permuted[oo * k + offsets[i]] = s.weight[oo * k + i];
+      }
       const dnnl::memory::dims wdims =
-          image ? dnnl::memory::dims{o, in[1], in[2], in[3]} : dnnl::memory::dims{o, in[1]};
+          image ? dnnl::memory::dims{o, in[1], in[2], in[3]} : dnnl::memory::dims{o, k};
       const md w_any(wdims, dt::f32, tag::any), b_md({o}, dt::f32, tag::x),
           dst_any({in[0], o}, dt::f32, tag::any);
       dnnl::post_ops po;
       if (s.relu) append_relu(po);
       dnnl::primitive_attr attr;
       attr.set_post_ops(po);
-      // The input as it is laid out; a layout the inner product cannot pair with its weights
-      // gets oneDNN's choice (and a reorder per call).
       auto make_pd = [&](const md& src) {
         const dnnl::inner_product_forward::desc d(dnnl::prop_kind::forward_inference, src, w_any,
                                                   b_md, dst_any);
         return dnnl::inner_product_forward::primitive_desc(d, attr, fd::engine());
       };
+      // The input as it is laid out; a layout the inner product cannot pair with its weights
+      // gets oneDNN's choice (and a reorder per call).
       dnnl::inner_product_forward::primitive_desc pd;
       try {
-        pd = make_pd(x_md);
+        pd = make_pd(flat ? md({in[0], k}, dt::f32, tag::ab) : x_md);
       } catch (const dnnl::error&) {
+        if (flat) throw;
         pd = make_pd(md(in, dt::f32, tag::any));
       }
       FloatWeightedPrimitive n;
       n.prim = dnnl::inner_product_forward(pd);
       n.src_md = pd.src_desc();
+      n.view_input = flat;
       n.dst_md = pd.dst_desc();
       n.impl = pd.impl_info_str();
       const md w_user(wdims, dt::f32, image ? tag::oihw : tag::oi);
-      n.weights = fd::weights_memory(w_user, s.weight, pd.weights_desc());
+      n.weights = fd::weights_memory(w_user, flat ? permuted : s.weight, pd.weights_desc());
       n.bias = fd::bias_memory(b_md, s.bias);
       return n;
     });
