@@ -2,10 +2,11 @@
 // into its weight and bias (compile_inference does that), a fused ReLU or ReLU6 as an eltwise
 // post-op and, with `residual`, a residual add as oneDNN's sum post-op before it: the output
 // starts as the residual (in place when the residual is the model's own activation in the output's
-// layout) and oneDNN computes conv(x) + bias + residual, then the ReLU. Source, weight and output
-// layouts are oneDNN's choice (format_tag::any); an input in another layout (the model's NCHW
-// input) is reordered first. The weight is reordered into the chosen layout once per input
-// descriptor, when the primitive is built.
+// layout) and oneDNN computes conv(x) + bias + residual, then the ReLU. Activations with a multiple
+// of 16 channels are nChw16c (oneDNN's blocked layout; its direct AVX-512 kernel beat its NHWC
+// brgconv choice on the zoo's small convolutions), other layouts and the weight's are oneDNN's
+// choice (format_tag::any); an input in another layout is reordered first. The weight is reordered
+// into the chosen layout once per input descriptor, when the primitive is built.
 #pragma once
 
 #include <array>

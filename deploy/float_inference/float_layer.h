@@ -1,10 +1,10 @@
 // FloatLayer: one step of a compiled float model (deploy::FloatInferenceModel), internal to
 // deploy/float_inference (its users see float_model.h, free of oneDNN). Activations travel between
-// layers as FloatActivation: a oneDNN memory in whatever layout the primitive that wrote it chose
-// (format_tag::any: nChw16c for most float convolutions on AVX-512), so consecutive convolutions
-// and pools run without reorders; only the model's input and output are plain NCHW / NC. Each
-// layer builds its primitives on the first input of a given memory descriptor and keeps them
-// (FloatPrimitiveCache). Layers are not thread-safe: one forward at a time.
+// layers as FloatActivation: a oneDNN memory in the layout the primitive that wrote it used
+// (nChw16c for convolutions with a multiple of 16 channels, otherwise oneDNN's choice), so
+// consecutive convolutions and pools run without reorders; only the model's input and output are
+// plain NCHW / NC. Each layer builds its primitives on the first input of a given memory descriptor
+// and keeps them (FloatPrimitiveCache). Layers are not thread-safe: one forward at a time.
 #pragma once
 
 #include <dnnl.hpp>

@@ -1,6 +1,7 @@
 // FloatLinear: oneDNN float32 inner product on the previous layer's layout.
 #include "deploy/float_inference/float_linear.h"
 
+#include <array>
 #include <sstream>
 
 #include "core/error.h"
@@ -16,27 +17,38 @@ using tag = dnnl::memory::format_tag;
 
 namespace {
 
-// The offset of element (c, h, w) within an image of a 4-D descriptor laid out as a dense
-// permutation of its dims (NCHW, NHWC, ...: no blocking, no padding), in PyTorch's flatten order;
-// empty for any other layout.
+// The offset of element (c, h, w) within an image of a 4-D descriptor whose images are dense
+// (no padding; plain NCHW / NHWC or blocked with at most one block per dim, nChw16c with C a
+// multiple of 16), in PyTorch's flatten order; empty for any other layout.
 std::vector<std::int64_t> dense_image_offsets(const md& d) {
   const dnnl_memory_desc_t& c = d.data;
-  const dnnl::memory::dims dims = d.dims();
-  if (c.format_kind != dnnl_blocked || c.format_desc.blocking.inner_nblks != 0 || c.offset0 != 0)
-    return {};
-  const auto* st = c.format_desc.blocking.strides;
+  if (c.format_kind != dnnl_blocked || c.offset0 != 0) return {};
+  const dnnl_blocking_desc_t& b = c.format_desc.blocking;
+  std::array<std::int64_t, 4> block{1, 1, 1, 1};
+  for (int k = 0; k < b.inner_nblks; ++k) {
+    if (block[b.inner_idxs[k]] != 1) return {};  // two blocks of one dim
+    block[b.inner_idxs[k]] = b.inner_blks[k];
+  }
+  if (block[0] != 1) return {};
   std::int64_t image = 1;
   for (int i = 1; i < 4; ++i) {
-    if (c.padded_dims[i] != dims[i]) return {};
-    image *= dims[i];
+    if (c.padded_dims[i] != c.dims[i]) return {};
+    image *= c.dims[i];
   }
-  if (st[0] != image) return {};
+  if (b.strides[0] != image) return {};
   std::vector<std::int64_t> off;
   off.reserve(static_cast<std::size_t>(image));
-  for (std::int64_t ch = 0; ch < dims[1]; ++ch)
-    for (std::int64_t h = 0; h < dims[2]; ++h)
-      for (std::int64_t w = 0; w < dims[3]; ++w) off.push_back(ch * st[1] + h * st[2] + w * st[3]);
-  // A permutation of [0, image) only if the strides tile the image exactly.
+  std::array<std::int64_t, 4> i{0, 0, 0, 0};
+  for (i[1] = 0; i[1] < c.dims[1]; ++i[1])
+    for (i[2] = 0; i[2] < c.dims[2]; ++i[2])
+      for (i[3] = 0; i[3] < c.dims[3]; ++i[3]) {
+        std::int64_t o = 0, inner = 0;
+        for (int dim = 1; dim < 4; ++dim) o += i[dim] / block[dim] * b.strides[dim];
+        for (int k = 0; k < b.inner_nblks; ++k)  // the inner block, row-major
+          inner = inner * b.inner_blks[k] + i[b.inner_idxs[k]] % b.inner_blks[k];
+        off.push_back(o + inner);
+      }
+  // A permutation of [0, image) only if the layout tiles the image exactly.
   std::vector<bool> seen(static_cast<std::size_t>(image), false);
   for (std::int64_t o : off) {
     if (o < 0 || o >= image || seen[static_cast<std::size_t>(o)]) return {};

@@ -2,8 +2,8 @@
 // fused as an eltwise post-op. A 4-D input [N, C, H, W] (a Flatten before the layer) is read in
 // the layout the layer before wrote it, blocked included: the weight [out, C*H*W] is viewed as
 // [out, C, H, W] (PyTorch's flatten order) and reordered once into the layout oneDNN pairs with
-// that input, so the flatten costs nothing. An image batch in a plain dense layout (NHWC, what
-// oneDNN's float convolutions mostly choose here) is read as the [N, C*H*W] matrix it is, with the
+// that input, so the flatten costs nothing. An image batch whose images are dense (NHWC,
+// nChw16c with a multiple of 16 channels) is read as the [N, C*H*W] matrix it is, with the
 // weight's columns permuted to its order once: oneDNN 2.6 runs the 4-D form through a GEMM path
 // about 10 times slower than its 2-D kernel. Output [N, out], oneDNN's layout (plain NC).
 #pragma once
