@@ -6,11 +6,13 @@
 //     the QDQ ONNX export (qdq.onnx), the float model (the checkpoint's weights without its
 //     quantizers) as ONNX (float.onnx, batch norm folded) and as a state dict (float.safetensors,
 //     for the PyTorch twin); every file written to a temporary name and renamed.
-//   bench_deploy run --checkpoint F --path int8|fp32 --input DIR [--batch 256] [--threads 2]
-//                    [--passes 2]
-//     times qgrad's int8 model (quant::convert) or the float model over DIR/input.f32 in
-//     batches: one untimed warm-up batch, then `passes` timed passes (forward only). Prints one
-//     line: <path> <images/s of the best pass> <correct> <count> <peak RSS MiB (VmHWM)>.
+//   bench_deploy run --checkpoint F --path int8|fp32|fp32-fused --input DIR [--batch 256]
+//                    [--threads 2] [--passes 2]
+//     times qgrad's int8 model (quant::convert), the float model's module forward (fp32) or the
+//     float model compiled for inference (fp32-fused: deploy::compile_inference, batch norms
+//     folded and activations fused) over DIR/input.f32 in batches: one untimed warm-up batch, then
+//     `passes` timed passes (forward only). Prints one line: <path> <images/s of the best pass>
+//     <correct> <count> <peak RSS MiB (VmHWM)>.
 // Built with the library (and qgrad_onnx for prepare): build/bench/bench_deploy.
 #include <omp.h>
 
@@ -33,6 +35,7 @@
 #include "core/error.h"
 #include "core/factory.h"
 #include "core/file_io.h"
+#include "deploy/float_inference/compile_inference.h"
 #include "deploy/int8/convert.h"
 #include "nn/serialize/checkpoint.h"
 #include "nn/serialize/safetensors.h"
@@ -113,6 +116,7 @@ int run(const std::string& checkpoint, const std::string& path, const std::strin
   std::function<Tensor(const Tensor&)> forward;
   std::shared_ptr<nn::UnaryModule> model;
   std::unique_ptr<quant::Int8Model> int8;
+  std::unique_ptr<deploy::FloatInferenceModel> fused;
   if (path == "int8") {
     const serialize::Checkpoint ckpt = serialize::load_checkpoint(checkpoint);
     const cli::TrainConfig config = cli::stored_train_config(ckpt, "bench_deploy", checkpoint);
@@ -126,8 +130,13 @@ int run(const std::string& checkpoint, const std::string& path, const std::strin
   } else if (path == "fp32") {
     model = float_model(checkpoint);
     forward = [&](const Tensor& x) { return model->forward(x); };
+  } else if (path == "fp32-fused") {
+    fused = std::make_unique<deploy::FloatInferenceModel>(
+        deploy::compile_inference(*float_model(checkpoint)));
+    forward = [&](const Tensor& x) { return fused->forward(x); };
   } else {
-    std::fprintf(stderr, "bench_deploy run: --path must be int8 or fp32, got '%s'\n", path.c_str());
+    std::fprintf(stderr, "bench_deploy run: --path must be int8, fp32 or fp32-fused, got '%s'\n",
+                 path.c_str());
     return 2;
   }
   NoGradGuard no_grad;
@@ -161,8 +170,8 @@ int run(const std::string& checkpoint, const std::string& path, const std::strin
 int main(int argc, char** argv) {
   const char* usage =
       "usage: bench_deploy prepare --checkpoint F --out DIR [--data-dir D]\n"
-      "       bench_deploy run --checkpoint F --path int8|fp32 --input DIR [--batch 256]\n"
-      "                        [--threads 2] [--passes 2]\n";
+      "       bench_deploy run --checkpoint F --path int8|fp32|fp32-fused --input DIR\n"
+      "                        [--batch 256] [--threads 2] [--passes 2]\n";
   if (argc < 2 || argc % 2 != 0) {
     std::fputs(usage, stderr);
     return 2;

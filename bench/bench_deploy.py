@@ -1,9 +1,13 @@
 #!/usr/bin/python3
-"""Deploy throughput of trained quantization-aware lenet5bn / vggfm checkpoints, five paths side by
-side in one run, each on the same normalised Fashion-MNIST test images (all 10,000) in batches of
-256 with 2 threads:
+"""Deploy throughput of trained quantization-aware lenet5bn / vggfm / resnet20 checkpoints (any zoo
+model trained on Fashion-MNIST), six paths side by side in one run, each on the same normalised
+Fashion-MNIST test images (all 10,000) in batches of 256 with 2 threads:
   qgrad int8     quant::convert on oneDNN (build/bench/bench_deploy run --path int8)
-  qgrad FP32     the checkpoint's weights in the unquantized model (bench_deploy run --path fp32)
+  qgrad FP32     the checkpoint's weights in the unquantized model, its module forward
+                 (bench_deploy run --path fp32)
+  qgrad FP32 fused
+                 the same float model compiled by deploy::compile_inference: batch norms folded,
+                 activations and residual adds fused, blocked layouts (--path fp32-fused)
   ORT int8       ONNX Runtime (npm onnxruntime-node, CPU) on the QDQ export of the checkpoint
   ORT FP32       ONNX Runtime on the float export of the same weights (batch norm folded)
   PyTorch FP32   PyTorch 1.13 eager, torch.no_grad, the twin of the zoo model
@@ -19,6 +23,8 @@ qgrad FP32 and to ONNX Runtime of the same precision (> 1: faster).
 Usage: /usr/bin/python3 bench/bench_deploy.py lenet5bn=RUN/last.safetensors [vggfm=...]
            [--bench build/bench/bench_deploy] [--ort-dir build/onnxruntime]
            [--rounds 3] [--passes 2] [--batch 256] [--threads 2] [--data-dir D]
+           [--paths "qgrad FP32 fused,ORT FP32"]
+--paths runs only the named paths (comma-separated, as in the table).
 ONNX Runtime comes from --ort-dir/node_modules/onnxruntime-node (ctest's ONNX Runtime test
 installs it into build/onnxruntime); without node or the package its rows say "skipped".
 """
@@ -34,7 +40,8 @@ import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ORT_SCRIPT = os.path.join(HERE, "..", "deploy", "ort", "run_onnx_batches.js")
-PATHS = ["qgrad int8", "qgrad FP32", "ORT int8", "ORT FP32", "PyTorch FP32"]
+PATHS = ["qgrad int8", "qgrad FP32", "qgrad FP32 fused", "ORT int8", "ORT FP32", "PyTorch FP32"]
+QGRAD_PATH_FLAG = {"qgrad int8": "int8", "qgrad FP32": "fp32", "qgrad FP32 fused": "fp32-fused"}
 
 
 def peak_rss_mib():
@@ -102,8 +109,8 @@ def run_path(path, a, model, ckpt, prep, labels):
     """(images/s, correct, count, peak RSS MiB) of one fresh process, or None when skipped."""
     common = ["--batch", str(a.batch), "--threads", str(a.threads), "--passes", str(a.passes)]
     if path.startswith("qgrad"):
-        cmd = [a.bench, "run", "--checkpoint", ckpt, "--path",
-               "int8" if "int8" in path else "fp32", "--input", prep] + common
+        cmd = [a.bench, "run", "--checkpoint", ckpt, "--path", QGRAD_PATH_FLAG[path], "--input",
+               prep] + common
         _, ips, correct, count, rss = subprocess.run(cmd, check=True, capture_output=True,
                                                      text=True).stdout.split()
         return float(ips), int(correct), int(count), float(rss)
@@ -148,7 +155,13 @@ def main():
     ap.add_argument("--batch", type=int, default=256)
     ap.add_argument("--threads", type=int, default=2)
     ap.add_argument("--data-dir", default="")
+    ap.add_argument("--paths", default=",".join(PATHS),
+                    help="comma-separated paths to run (default: all)")
     a = ap.parse_args()
+    paths = [p.strip() for p in a.paths.split(",")]
+    unknown = [p for p in paths if p not in PATHS]
+    if unknown:
+        ap.error(f"unknown paths {unknown}; choose from {PATHS}")
     print(f"bench_deploy.py: batch {a.batch}, {a.threads} threads, {a.rounds} rounds of "
           f"{a.passes} passes, {time.strftime('%Y-%m-%d %H:%M')}, load average "
           f"{os.getloadavg()[0]:.1f}", flush=True)
@@ -162,7 +175,7 @@ def main():
             labels = np.fromfile(os.path.join(prep, "labels.i64"), dtype=np.int64)
             results = {p: [] for p in PATHS}
             for _ in range(a.rounds):
-                for p in PATHS:
+                for p in paths:
                     r = run_path(p, a, model, ckpt, prep, labels)
                     if r is not None:
                         results[p].append(r)
@@ -177,7 +190,7 @@ def report(model, ckpt, results):
     for p in PATHS:
         rs = results[p]
         if not rs:
-            print(f"| {p} | skipped (no ONNX Runtime) | | | | | |")
+            print(f"| {p} | skipped | | | | | |")
             continue
         ips = [r[0] for r in rs]
         acc = 100.0 * rs[-1][1] / rs[-1][2]

@@ -25,6 +25,10 @@ struct EvalOptions {
   bool int8 = false;            // --int8: compare with the int8 conversion (run_eval_int8)
   std::string quantizers;       // --quantizers Q.json: quantizer state applied after the checkpoint
   std::string device = "cpu";   // --device: where the (fake-quantized) model is evaluated
+  // A float checkpoint on the CPU runs compiled (deploy::compile_inference: batch norm folded,
+  // activations fused) unless false (--no-fuse: the module's forward) or the model has a layer
+  // the compiler does not map (then the module's forward, with a note).
+  bool fuse = true;
 };
 
 // Evaluates and prints the result to `out`.

@@ -22,17 +22,18 @@ std::int64_t count_correct(const Tensor& logits, const Tensor& target) {
   return n;
 }
 
-EvalResult evaluate(nn::UnaryModule& model, data::DataLoader& loader, Device device,
-                    distributed::ProcessGroup* group) {
+namespace {
+
+// The pass over the loader with `forward` giving the logits (autograd off by the caller).
+EvalResult evaluate_batches(const std::function<Tensor(const Tensor&)>& forward,
+                            data::DataLoader& loader, Device device,
+                            distributed::ProcessGroup* group) {
   const auto start = std::chrono::steady_clock::now();
-  NoGradGuard no_grad;
-  model.eval();
-  quant::FrozenQuantizerStatistics frozen(model);
   EvalResult r;
   double loss_sum = 0;
   auto add = [&](const data::Batch& b) {
     Tensor x = b.data.to(device), t = b.target.to(device);
-    Tensor logits = model.forward(x);
+    Tensor logits = forward(x);
     const std::int64_t n = t.shape()[0];
     loss_sum += cross_entropy(logits, t, CrossEntropyOptions().reduction("sum")).item<double>();
     r.correct += count_correct(logits, t);
@@ -59,6 +60,22 @@ EvalResult evaluate(nn::UnaryModule& model, data::DataLoader& loader, Device dev
   }
   r.time_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   return r;
+}
+
+}  // namespace
+
+EvalResult evaluate(nn::UnaryModule& model, data::DataLoader& loader, Device device,
+                    distributed::ProcessGroup* group) {
+  NoGradGuard no_grad;
+  model.eval();
+  quant::FrozenQuantizerStatistics frozen(model);
+  return evaluate_batches([&](const Tensor& x) { return model.forward(x); }, loader, device, group);
+}
+
+EvalResult evaluate_forward(const std::function<Tensor(const Tensor&)>& forward,
+                            data::DataLoader& loader) {
+  NoGradGuard no_grad;
+  return evaluate_batches(forward, loader, Device(), nullptr);
 }
 
 }  // namespace qgrad::cli

@@ -1,10 +1,12 @@
 // One evaluation pass: the model in eval mode, without autograd and with its quantizers'
 // statistics frozen (quant/modules/frozen_quantizer_statistics.h), over the rest of the current
 // epoch of a loader (a whole test set for a fresh epoch), giving the mean cross-entropy loss and
-// the accuracy. Shared by `qgrad train` (after every epoch) and `qgrad eval`.
+// the accuracy. Shared by `qgrad train` (after every epoch) and `qgrad eval`, which can also run
+// the batches through a compiled float inference model (evaluate_forward).
 #pragma once
 
 #include <cstdint>
+#include <functional>
 
 #include "core/device.h"
 #include "distributed/process_group.h"
@@ -30,5 +32,10 @@ std::int64_t count_correct(const Tensor& logits, const Tensor& target);
 // the result of the whole set.
 EvalResult evaluate(nn::UnaryModule& model, data::DataLoader& loader, Device device,
                     distributed::ProcessGroup* group = nullptr);
+
+// The same pass on the CPU, in one process, with `forward` giving each batch's logits (a
+// deploy::FloatInferenceModel's forward, say) instead of a module's; autograd is off.
+EvalResult evaluate_forward(const std::function<Tensor(const Tensor&)>& forward,
+                            data::DataLoader& loader);
 
 }  // namespace qgrad::cli

@@ -49,19 +49,6 @@ namespace {
 
 using namespace convert_detail;
 
-// The children of nested Sequentials in forward order, with qualified names. An
-// InvertedResidual without a shortcut is a Sequential here (its "conv" in forward order).
-void flatten_into(const nn::Module& module, const std::string& path, std::vector<Item>& out) {
-  for (const auto& c : module.named_children()) {
-    const std::string name = path.empty() ? c.key : path + "." + c.key;
-    const auto* ir = dynamic_cast<const nn::InvertedResidual*>(c.value.get());
-    if (dynamic_cast<const nn::Sequential*>(c.value.get()) || (ir && !ir->use_res_connect()))
-      flatten_into(*c.value, name, out);
-    else
-      out.emplace_back(name, c.value);
-  }
-}
-
 // The grid a residual block's input must be on: its conv1's input grid, which must equal the
 // shortcut's (the downsample conv's input grid, or the add's input 1 grid).
 Int8Grid block_input_grid(const nn::BasicBlock& b, const std::string& path) {

@@ -8,6 +8,7 @@
 
 #include "core/error.h"
 #include "core/shape.h"
+#include "deploy/common/layer_geometry.h"
 #include "deploy/int8/int8_dnnl.h"
 #include "deploy/int8/int8_post_ops.h"
 #include "ops/dnnl/dnnl_context.h"
@@ -131,12 +132,12 @@ Tensor Int8Conv2d::run(const Tensor& x, const Tensor* residual) {
               dtype_name(x.dtype()));
   std::array<std::int64_t, 2> out{}, pad_r{};
   for (int d = 0; d < 2; ++d) {
-    const std::int64_t in = x.size(2 + d), span = s.dilation[d] * (s.kernel[d] - 1) + 1;
-    out[d] = (in + 2 * s.padding[d] - span) / s.stride[d] + 1;
-    QGRAD_CHECK(in + 2 * s.padding[d] >= span, ShapeError, "int8 conv2d: ", s.name, ": input ",
-                shape_str(x.shape()), " is smaller than the kernel");
-    // oneDNN wants the right padding that gives exactly `out` positions.
-    pad_r[d] = (out[d] - 1) * s.stride[d] + span - in - s.padding[d];
+    const deploy::WindowExtent e =
+        deploy::window_extent(x.size(2 + d), s.kernel[d], s.stride[d], s.padding[d], s.dilation[d]);
+    QGRAD_CHECK(e.valid, ShapeError, "int8 conv2d: ", s.name, ": input ", shape_str(x.shape()),
+                " is smaller than the kernel");
+    out[d] = e.out;
+    pad_r[d] = e.pad_right;
   }
   const DType out_dtype = s.output ? s.output->dtype() : DType::Float32;
   Tensor y = dn::new_activation({x.size(0), s.out_channels, out[0], out[1]}, out_dtype);

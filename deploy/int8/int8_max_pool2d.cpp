@@ -6,6 +6,7 @@
 
 #include "core/error.h"
 #include "core/shape.h"
+#include "deploy/common/layer_geometry.h"
 #include "deploy/int8/int8_dnnl.h"
 #include "ops/dnnl/dnnl_context.h"
 
@@ -48,14 +49,12 @@ Tensor Int8MaxPool2d::forward(const Tensor& x) {
               ": input must be [N, C, H, W], got ", shape_str(x.shape()));
   std::array<std::int64_t, 2> out{}, pad_r{};
   for (int d = 0; d < 2; ++d) {
-    const std::int64_t in = x.size(2 + d), span = s.dilation[d] * (s.kernel[d] - 1) + 1;
-    const std::int64_t room = in + 2 * s.padding[d] - span;
-    QGRAD_CHECK(room >= 0, ShapeError, "int8 max_pool2d: ", s.name, ": input ",
-                shape_str(x.shape()), " is smaller than the window");
-    out[d] = (s.ceil_mode ? (room + s.stride[d] - 1) / s.stride[d] : room / s.stride[d]) + 1;
-    // PyTorch: with ceil_mode the last window must start inside the input or left padding.
-    if (s.ceil_mode && (out[d] - 1) * s.stride[d] >= in + s.padding[d]) --out[d];
-    pad_r[d] = (out[d] - 1) * s.stride[d] + span - in - s.padding[d];
+    const deploy::WindowExtent e = deploy::window_extent(x.size(2 + d), s.kernel[d], s.stride[d],
+                                                         s.padding[d], s.dilation[d], s.ceil_mode);
+    QGRAD_CHECK(e.valid, ShapeError, "int8 max_pool2d: ", s.name, ": input ", shape_str(x.shape()),
+                " is smaller than the window");
+    out[d] = e.out;
+    pad_r[d] = e.pad_right;
   }
   Tensor y = dn::new_activation({x.size(0), x.size(1), out[0], out[1]}, x.dtype());
   std::ostringstream key;

@@ -4,6 +4,7 @@
 #include <algorithm>
 
 #include "core/error.h"
+#include "deploy/common/relu_post_op.h"
 
 namespace qgrad::quant {
 
@@ -28,10 +29,7 @@ dnnl::post_ops requantize_post_ops(const std::optional<Int8Grid>& output, bool r
   if (!output) {
     if (shift != 0)
       po.append_eltwise(1.0f, dnnl::algorithm::eltwise_linear, 1.0f, static_cast<float>(shift));
-    if (relu && relu_max > 0)
-      po.append_eltwise(1.0f, dnnl::algorithm::eltwise_clip, 0.0f, static_cast<float>(relu_max));
-    else if (relu)
-      po.append_eltwise(1.0f, dnnl::algorithm::eltwise_relu, 0.0f, 0.0f);
+    if (relu) deploy::append_relu(po, relu_max);
     return po;
   }
   const std::int64_t zp = output->zero_point;

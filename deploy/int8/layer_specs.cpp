@@ -6,6 +6,7 @@
 #include "core/error.h"
 #include "core/shape.h"
 #include "deploy/common/bn_affine.h"
+#include "deploy/common/layer_geometry.h"
 #include "nn/modules/batchnorm.h"
 #include "quant/modules/fold_conv_bn.h"
 #include "quant/modules/int32_bias.h"
@@ -72,19 +73,8 @@ std::vector<double> real_bias(const Layer& l, std::int64_t n, float input_scale,
 
 }  // namespace
 
-std::string describe(const Item& item) {
-  return item.first.empty() ? "the model (" + item.second->name() + ")"
-                            : "layer '" + item.first + "' (" + item.second->name() + ")";
-}
-
 bool is_quantized_layer(const Item& item) {
   return is<QuantConv2d>(item) || is<QuantConvBn2d>(item) || is<QuantLinear>(item);
-}
-
-std::array<std::int64_t, 2> pair_of(const Shape& s, const std::string& where, const char* what) {
-  QGRAD_CHECK(s.size() == 1 || s.size() == 2, ValueError, kOp, ": ", where, ": ", what,
-              " must have 1 or 2 values, got ", shape_str(s));
-  return {s[0], s.size() == 1 ? s[0] : s[1]};
 }
 
 QdqParams params_of(const nn::UnaryModule& quantizer, const std::string& where) {
@@ -124,14 +114,7 @@ Int8Conv2dSpec conv_spec(const Item& conv_item, const Item* bn_item, bool relu,
               " is not a quantized convolution (QuantConv2d or QuantConvBn2d)");
   const nn::Conv2dOptions& o = conv->options();
   Int8Conv2dSpec s;
-  s.name = where;
-  s.in_channels = o.in_channels_;
-  s.out_channels = o.out_channels_;
-  s.groups = o.groups_;
-  s.kernel = pair_of(o.kernel_size_, where, "kernel_size");
-  s.stride = pair_of(o.stride_, where, "stride");
-  s.padding = pair_of(o.padding_, where, "padding");
-  s.dilation = pair_of(o.dilation_, where, "dilation");
+  deploy::set_conv_geometry(s, o, kOp, where);
   s.input = input_grid(conv->input_quantizer(), where);
   IntWeight w = int_weight(conv->weight_quantizer(), conv->weight(), where);
   s.weight = std::move(w.values);
@@ -190,15 +173,8 @@ Int8LinearSpec linear_spec(const Item& item, bool relu, std::optional<Int8Grid> 
 }
 
 Int8MaxPool2dSpec pool_spec(const Item& item, const nn::MaxPool2d& p) {
-  const std::string where = describe(item);
-  const nn::MaxPool2dOptions& o = p.options();
   Int8MaxPool2dSpec s;
-  s.name = where;
-  s.kernel = pair_of(o.kernel_size_, where, "kernel_size");
-  s.stride = pair_of(o.stride_.empty() ? o.kernel_size_ : o.stride_, where, "stride");
-  s.padding = pair_of(o.padding_, where, "padding");
-  s.dilation = pair_of(o.dilation_, where, "dilation");
-  s.ceil_mode = o.ceil_mode_;
+  deploy::set_pool_geometry(s, p.options(), kOp, describe(item));
   return s;
 }
 

@@ -13,12 +13,11 @@
 #include <utility>
 
 #include "core/shape.h"
+#include "deploy/common/module_walk.h"
 #include "deploy/int8/int8_conv2d.h"
 #include "deploy/int8/int8_grid.h"
 #include "deploy/int8/int8_linear.h"
 #include "deploy/int8/int8_max_pool2d.h"
-#include "nn/modules/dropout.h"
-#include "nn/modules/identity.h"
 #include "nn/modules/pooling.h"
 #include "quant/modules/qdq_params.h"
 
@@ -26,27 +25,15 @@ namespace qgrad::quant::convert_detail {
 
 inline constexpr const char kOp[] = "int8 convert";
 
-// A layer and its qualified name ("" for the model itself).
-using Item = std::pair<std::string, std::shared_ptr<nn::Module>>;
-
-// "layer 'x' (Type)", or "the model (Type)" for the root.
-std::string describe(const Item& item);
-
-template <typename T>
-bool is(const Item& item) {
-  return dynamic_cast<const T*>(item.second.get()) != nullptr;
-}
-
-// Identity and Dropout: nothing at inference.
-inline bool skipped(const Item& item) {
-  return is<nn::Identity>(item) || is<nn::Dropout>(item);
-}
+// The shared walk (deploy/common/module_walk.h): Item, describe, is<T>, skipped, flatten_into.
+using deploy::describe;
+using deploy::flatten_into;
+using deploy::is;
+using deploy::Item;
+using deploy::skipped;
 
 // QuantConv2d, QuantConvBn2d or QuantLinear.
 bool is_quantized_layer(const Item& item);
-
-// A 1- or 2-value kernel / stride / padding as two values; ValueError naming `where` otherwise.
-std::array<std::int64_t, 2> pair_of(const Shape& s, const std::string& where, const char* what);
 
 // The 8-bit parameters of a quantizer: deploy/common's, LSQ's learned affine grid included.
 QdqParams params_of(const nn::UnaryModule& quantizer, const std::string& where);

@@ -1,8 +1,8 @@
 // oneDNN (2.6 API) plumbing shared by the CPU kernels built on it: the one CPU engine and
 // stream, dtype/shape conversion to memory descriptors, an LRU cache of primitive descriptors
 // and primitives keyed by the op's parameters, and translation of dnnl::error into qgrad errors
-// naming the op. Only files under ops/ and deploy/int8 (which shares the engine and streams)
-// include this header: oneDNN stays an implementation detail.
+// naming the op. Only files under ops/, deploy/int8 and deploy/float_inference (which share the
+// engine and streams) include this header: oneDNN stays an implementation detail.
 #pragma once
 
 #include <dnnl.hpp>

@@ -94,7 +94,15 @@ TEST_CASE("train: a short run writes metrics and config and checkpoints and eval
   CHECK(e.count == 100);
   CHECK(e.accuracy == m.test_acc);
   CHECK(e.loss == Approx(m.test_loss).epsilon(1e-5));
-  CHECK_THAT(eval_out.str(), Catch::Contains("test accuracy"));
+  CHECK_THAT(eval_out.str(), Catch::Contains("test accuracy") &&
+                                 Catch::Contains("compiled (batch norm folded, fused)"));
+  // --no-fuse: the module's forward, the same result up to float rounding.
+  eo.fuse = false;
+  std::ostringstream module_out;
+  const EvalResult unfused = run_eval(eo, module_out);
+  CHECK(unfused.accuracy == e.accuracy);
+  CHECK(unfused.loss == Approx(e.loss).epsilon(1e-5));
+  CHECK_THAT(module_out.str(), Catch::Contains("module forward (--no-fuse)"));
 }
 
 TEST_CASE("train: output.dir is a folder, and an earlier run there is never overwritten", "[cli]") {
