@@ -169,8 +169,9 @@ class Compiler {
 
   // The add of a residual block must be a plain float nn::Add (a QuantAdd is a QAT model's).
   static void check_add(const Item& add) {
-    QGRAD_CHECK(add.second != nullptr && typeid(*add.second) == typeid(nn::Add), ValueError, kOp,
-                ": ", describe(add), " is not a float Add");
+    const nn::Module* m = add.second.get();
+    QGRAD_CHECK(m != nullptr && typeid(*m) == typeid(nn::Add), ValueError, kOp, ": ", describe(add),
+                " is not a float Add");
   }
 
   // conv1 (+ bn1, relu1) -> conv2 (+ bn2) + shortcut -> relu2, the add and relu2 fused into conv2.
